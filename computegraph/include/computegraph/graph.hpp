@@ -1,0 +1,107 @@
+#pragma once
+// Graph: the unit that build, linearize and linear_transpose produce (spec ad-architecture §II).
+//
+// A graph owns its local values and operations. An operation input is either Local (a value of this
+// graph) or External (a ValueKey defined in some other graph, found later through `resolve`).
+// Every local value carries its global ValueKey, computed when it is added, so identity never
+// depends on local ids. Graphs are immutable once built and shared through shared_ptr.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "computegraph/value_key.hpp"
+
+namespace computegraph {
+
+/// Graph-scoped value and operation ids: meaningful only inside one graph.
+using LocalValueId = std::uint32_t;
+using LocalOperationId = std::uint32_t;
+
+/// An operation input: a local value or an external key.
+template <GraphOperation Op>
+class ValueRef {
+ public:
+  static ValueRef local(LocalValueId id) { return ValueRef(id); }
+  static ValueRef external(ValueKey<Op> key) { return ValueRef(std::move(key)); }
+
+  bool is_local() const { return std::holds_alternative<LocalValueId>(ref_); }
+  bool is_external() const { return !is_local(); }
+  /// Precondition: is_local().
+  LocalValueId local_id() const { return std::get<LocalValueId>(ref_); }
+  /// Precondition: is_external().
+  const ValueKey<Op>& external_key() const { return std::get<ValueKey<Op>>(ref_); }
+  bool operator==(const ValueRef&) const = default;
+
+ private:
+  explicit ValueRef(LocalValueId id) : ref_(id) {}
+  explicit ValueRef(ValueKey<Op> key) : ref_(std::move(key)) {}
+  std::variant<LocalValueId, ValueKey<Op>> ref_;
+};
+
+template <GraphOperation Op>
+struct ValueNode {
+  ValueKey<Op> key;
+  /// (operation, output slot) that defines the value; nullopt for a graph input.
+  std::optional<std::pair<LocalOperationId, std::uint32_t>> producer;
+};
+
+template <GraphOperation Op>
+struct OperationNode {
+  Op operation;
+  std::vector<ValueRef<Op>> inputs;
+  std::vector<LocalValueId> outputs;
+  OperationRole role;
+};
+
+template <GraphOperation Op>
+class GraphBuilder;
+
+template <GraphOperation Op>
+class Graph {
+ public:
+  using GraphPtr = std::shared_ptr<const Graph>;
+
+  const std::vector<ValueNode<Op>>& values() const { return values_; }
+  const std::vector<OperationNode<Op>>& operations() const { return operations_; }
+  /// Local ids of the graph's inputs, in declaration order.
+  const std::vector<LocalValueId>& inputs() const { return inputs_; }
+  /// Local ids of the graph's outputs, in declaration order (may repeat).
+  const std::vector<LocalValueId>& outputs() const { return outputs_; }
+  /// Graphs whose values this graph may reference externally; the lookup base of `resolve`.
+  const std::vector<GraphPtr>& parents() const { return parents_; }
+
+  const ValueKey<Op>& key(LocalValueId id) const { return values_[id].key; }
+  /// The global key of a reference (a local id's key, or the external key itself).
+  const ValueKey<Op>& key_of(const ValueRef<Op>& ref) const {
+    return ref.is_local() ? values_[ref.local_id()].key : ref.external_key();
+  }
+  std::vector<ValueKey<Op>> output_keys() const {
+    std::vector<ValueKey<Op>> keys;
+    keys.reserve(outputs_.size());
+    for (LocalValueId id : outputs_) keys.push_back(values_[id].key);
+    return keys;
+  }
+  /// The local value with this key, if this graph defines it (not through parents).
+  std::optional<LocalValueId> find(const ValueKey<Op>& key) const {
+    auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  friend class GraphBuilder<Op>;
+  std::vector<ValueNode<Op>> values_;
+  std::vector<OperationNode<Op>> operations_;
+  std::vector<LocalValueId> inputs_;
+  std::vector<LocalValueId> outputs_;
+  std::vector<GraphPtr> parents_;
+  std::unordered_map<ValueKey<Op>, LocalValueId> index_;
+};
+
+template <GraphOperation Op>
+using GraphPtr = std::shared_ptr<const Graph<Op>>;
+
+}  // namespace computegraph

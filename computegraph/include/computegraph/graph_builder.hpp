@@ -1,0 +1,136 @@
+#pragma once
+// GraphBuilder: the only way to make a Graph. Validates arity and local references as operations
+// are added, computes each value's global key, and deduplicates structurally equal operations
+// within the graph (cross-graph deduplication is materialize_merge's job).
+#include <sstream>
+#include <string>
+
+#include "computegraph/error.hpp"
+#include "computegraph/graph.hpp"
+
+namespace computegraph {
+
+template <GraphOperation Op>
+class GraphBuilder {
+ public:
+  using InputKey = typename Op::InputKey;
+
+  /// `parents`: graphs whose values the new graph references through External keys.
+  explicit GraphBuilder(std::vector<GraphPtr<Op>> parents = {}) {
+    graph_ = std::make_shared<Graph<Op>>();
+    graph_->parents_ = std::move(parents);
+  }
+
+  /// Declares an input. Declaring the same key twice returns the same value.
+  LocalValueId add_input(InputKey key) {
+    auto value_key = ValueKey<Op>::input(std::move(key));
+    if (auto existing = graph_->find(value_key)) {
+      if (!graph_->values_[*existing].producer) return *existing;
+      std::ostringstream msg;
+      msg << "GraphBuilder::add_input: input " << value_key.input_key()
+          << " is already defined by an operation in this graph";
+      throw GraphError(msg.str());
+    }
+    LocalValueId id = push_value(std::move(value_key), std::nullopt);
+    graph_->inputs_.push_back(id);
+    return id;
+  }
+
+  /// Adds `op` applied to `inputs` and returns its output values. Throws GraphError on an arity
+  /// mismatch or an out-of-range local id. An operation equal (by key) to one already in this graph
+  /// returns the existing outputs.
+  std::vector<LocalValueId> add_operation(Op op, std::vector<ValueRef<Op>> inputs,
+                                          OperationRole role = OperationRole::primary()) {
+    check_operation(op, inputs, role);
+    std::vector<ValueKey<Op>> input_keys;
+    input_keys.reserve(inputs.size());
+    for (const auto& ref : inputs) input_keys.push_back(graph_->key_of(ref));
+    auto op_key = OperationKey<Op>::make(op, std::move(input_keys), role);
+    const std::size_t n_out = op.output_count();
+    std::vector<LocalValueId> outputs;
+    outputs.reserve(n_out);
+    if (n_out > 0) {
+      if (auto existing = graph_->find(op_key.output(0))) {
+        auto op_id = graph_->values_[*existing].producer->first;
+        return graph_->operations_[op_id].outputs;
+      }
+    }
+    auto op_id = static_cast<LocalOperationId>(graph_->operations_.size());
+    for (std::size_t slot = 0; slot < n_out; ++slot) {
+      auto s = static_cast<std::uint32_t>(slot);
+      outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
+    }
+    graph_->operations_.push_back({std::move(op), std::move(inputs), outputs, std::move(role)});
+    return outputs;
+  }
+
+  /// Convenience for single-output operations.
+  LocalValueId add(Op op, std::vector<ValueRef<Op>> inputs,
+                   OperationRole role = OperationRole::primary()) {
+    if (op.output_count() != 1) {
+      throw GraphError("GraphBuilder::add: operation " + std::string(op.name()) + " has " +
+                       std::to_string(op.output_count()) +
+                       " outputs; use add_operation for operations without exactly one output");
+    }
+    return add_operation(std::move(op), std::move(inputs), std::move(role))[0];
+  }
+
+  void add_output(LocalValueId id) {
+    check_local(id, "add_output");
+    graph_->outputs_.push_back(id);
+  }
+  void set_outputs(std::vector<LocalValueId> ids) {
+    for (auto id : ids) check_local(id, "set_outputs");
+    graph_->outputs_ = std::move(ids);
+  }
+
+  const ValueKey<Op>& key(LocalValueId id) const {
+    check_local(id, "key");
+    return graph_->values_[id].key;
+  }
+  const Graph<Op>& graph() const { return *graph_; }
+  std::size_t value_count() const { return graph_->values_.size(); }
+
+  /// Finishes the graph. The builder must not be used afterwards.
+  GraphPtr<Op> finish() { return std::move(graph_); }
+
+ private:
+  LocalValueId push_value(ValueKey<Op> key,
+                          std::optional<std::pair<LocalOperationId, std::uint32_t>> producer) {
+    auto id = static_cast<LocalValueId>(graph_->values_.size());
+    graph_->index_.emplace(key, id);
+    graph_->values_.push_back({std::move(key), producer});
+    return id;
+  }
+
+  void check_local(LocalValueId id, const char* what) const {
+    if (!graph_) throw GraphError(std::string("GraphBuilder::") + what + ": builder already finished");
+    if (id >= graph_->values_.size()) {
+      throw GraphError(std::string("GraphBuilder::") + what + ": local value %" +
+                       std::to_string(id) + " does not exist (graph has " +
+                       std::to_string(graph_->values_.size()) + " values)");
+    }
+  }
+
+  void check_operation(const Op& op, const std::vector<ValueRef<Op>>& inputs,
+                       const OperationRole& role) const {
+    const std::string name = op.name();
+    if (inputs.size() != op.input_count()) {
+      throw GraphError("GraphBuilder::add_operation: " + name + " expects " +
+                       std::to_string(op.input_count()) + " inputs, got " +
+                       std::to_string(inputs.size()));
+    }
+    if (role.is_linearized() && role.active_mask().size() != inputs.size()) {
+      throw GraphError("GraphBuilder::add_operation: " + name + " has " +
+                       std::to_string(inputs.size()) + " inputs but its active_mask has " +
+                       std::to_string(role.active_mask().size()) + " entries");
+    }
+    for (const auto& ref : inputs) {
+      if (ref.is_local()) check_local(ref.local_id(), "add_operation");
+    }
+  }
+
+  std::shared_ptr<Graph<Op>> graph_;
+};
+
+}  // namespace computegraph

@@ -1,0 +1,178 @@
+#pragma once
+// Structural identity of values and operations across graphs (spec ad-architecture §II).
+//
+//   ValueKey     = Input(InputKey) | Derived{operation: OperationKey, output_slot}
+//   OperationKey = (op, input ValueKeys, OperationRole)
+//
+// Keys are hash-consed (DESIGN.md "Identity"): structurally equal keys share one interned node, so
+// `==` compares a pointer and a slot, and `hash()` reads a stored structural hash. Keys are cheap
+// handles (one reference count) and are safe to copy, compare and drop from any thread.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "computegraph/detail/key_node.hpp"
+#include "computegraph/operation.hpp"
+#include "computegraph/role.hpp"
+
+namespace computegraph {
+
+template <GraphOperation Op>
+class OperationKey;
+
+template <GraphOperation Op>
+class ValueKey;
+
+namespace detail {
+
+template <class Op>
+struct InputNode : KeyNode {
+  explicit InputNode(typename Op::InputKey k) : key(std::move(k)) { is_input = true; }
+  typename Op::InputKey key;
+};
+
+template <class Op>
+struct OperationNode : KeyNode {
+  OperationNode(Op o, std::vector<ValueKey<Op>> in, OperationRole r)
+      : op(std::move(o)), inputs(std::move(in)), role(std::move(r)) {}
+  Op op;
+  std::vector<ValueKey<Op>> inputs;
+  OperationRole role;
+};
+
+/// An owning handle to a KeyNode (intrusive reference count).
+class NodeHandle {
+ public:
+  NodeHandle() = default;
+  /// Adopts a node that was already retained for this handle.
+  static NodeHandle adopt(KeyNode* node) {
+    NodeHandle h;
+    h.node_ = node;
+    return h;
+  }
+  NodeHandle(const NodeHandle& other) noexcept : node_(other.node_) {
+    if (node_) retain(node_);
+  }
+  NodeHandle(NodeHandle&& other) noexcept : node_(std::exchange(other.node_, nullptr)) {}
+  NodeHandle& operator=(NodeHandle other) noexcept {
+    std::swap(node_, other.node_);
+    return *this;
+  }
+  ~NodeHandle() {
+    if (node_) release(node_);
+  }
+  KeyNode* get() const { return node_; }
+
+ private:
+  KeyNode* node_ = nullptr;
+};
+
+}  // namespace detail
+
+/// The identity of one operation application: descriptor, input keys and role.
+template <GraphOperation Op>
+class OperationKey {
+ public:
+  /// Interns (op, inputs, role). Structurally equal arguments return the identical key.
+  static OperationKey make(Op op, std::vector<ValueKey<Op>> inputs, OperationRole role) {
+    std::size_t h = detail::hash_mix(static_cast<std::size_t>(op.hash()), role.hash());
+    for (const auto& in : inputs) h = detail::hash_mix(h, in.hash());
+    using Node = detail::OperationNode<Op>;
+    Node* node = detail::InternTable<Node>::instance().intern(
+        h,
+        [&](const Node& n) { return n.op == op && n.role == role && n.inputs == inputs; },
+        [&] { return new Node(std::move(op), std::move(inputs), std::move(role)); });
+    OperationKey key;
+    key.node_ = detail::NodeHandle::adopt(node);
+    return key;
+  }
+
+  const Op& operation() const { return node()->op; }
+  const std::vector<ValueKey<Op>>& inputs() const { return node()->inputs; }
+  const OperationRole& role() const { return node()->role; }
+  ValueKey<Op> output(std::uint32_t slot) const { return ValueKey<Op>::derived(*this, slot); }
+
+  std::size_t hash() const { return node_.get()->hash; }
+  /// Opaque identity: equal keys have the same pointer while either is alive.
+  const void* identity() const { return node_.get(); }
+  bool operator==(const OperationKey& other) const { return node_.get() == other.node_.get(); }
+
+ private:
+  friend class ValueKey<Op>;
+  const detail::OperationNode<Op>* node() const {
+    return static_cast<const detail::OperationNode<Op>*>(node_.get());
+  }
+  detail::NodeHandle node_;
+};
+
+/// The identity of one value: a graph input, or one output slot of an operation.
+template <GraphOperation Op>
+class ValueKey {
+ public:
+  using InputKey = typename Op::InputKey;
+
+  static ValueKey input(InputKey k) {
+    std::size_t h = detail::hash_mix(0x1b873593, std::hash<InputKey>{}(k));
+    using Node = detail::InputNode<Op>;
+    Node* node = detail::InternTable<Node>::instance().intern(
+        h, [&](const Node& n) { return n.key == k; }, [&] { return new Node(k); });
+    ValueKey key;
+    key.node_ = detail::NodeHandle::adopt(node);
+    return key;
+  }
+  static ValueKey derived(const OperationKey<Op>& operation, std::uint32_t output_slot) {
+    ValueKey key;
+    key.node_ = operation.node_;
+    key.slot_ = output_slot;
+    return key;
+  }
+
+  bool is_input() const { return node_.get()->is_input; }
+  bool is_derived() const { return !is_input(); }
+  /// Precondition: is_input().
+  const InputKey& input_key() const {
+    return static_cast<const detail::InputNode<Op>*>(node_.get())->key;
+  }
+  /// Precondition: is_derived().
+  OperationKey<Op> operation() const {
+    OperationKey<Op> key;
+    key.node_ = node_;
+    return key;
+  }
+  /// Precondition: is_derived(). Cheap access to the producer without copying a handle.
+  const Op& producer_op() const { return op_node()->op; }
+  const std::vector<ValueKey>& producer_inputs() const { return op_node()->inputs; }
+  const OperationRole& producer_role() const { return op_node()->role; }
+  std::uint32_t output_slot() const { return slot_; }
+
+  std::size_t hash() const { return detail::hash_mix(node_.get()->hash, slot_); }
+  /// Opaque identity of the input or operation node (shared by all slots of one operation).
+  const void* node_identity() const { return node_.get(); }
+  bool operator==(const ValueKey& other) const {
+    return node_.get() == other.node_.get() && slot_ == other.slot_;
+  }
+
+ private:
+  friend class OperationKey<Op>;
+  ValueKey() = default;
+  const detail::OperationNode<Op>* op_node() const {
+    return static_cast<const detail::OperationNode<Op>*>(node_.get());
+  }
+  detail::NodeHandle node_;
+  std::uint32_t slot_ = 0;
+};
+
+}  // namespace computegraph
+
+template <computegraph::GraphOperation Op>
+struct std::hash<computegraph::ValueKey<Op>> {
+  std::size_t operator()(const computegraph::ValueKey<Op>& k) const noexcept { return k.hash(); }
+};
+template <computegraph::GraphOperation Op>
+struct std::hash<computegraph::OperationKey<Op>> {
+  std::size_t operator()(const computegraph::OperationKey<Op>& k) const noexcept {
+    return k.hash();
+  }
+};
