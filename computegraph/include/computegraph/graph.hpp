@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <variant>
 #include <vector>
 
+#include "computegraph/detail/open_table.hpp"
 #include "computegraph/value_key.hpp"
 
 namespace computegraph {
@@ -21,7 +21,7 @@ using LocalValueId = std::uint32_t;
 using LocalOperationId = std::uint32_t;
 
 /// An operation input: a local value or an external key.
-template <GraphOperation Op>
+template <class Op>
 class ValueRef {
  public:
   static ValueRef local(LocalValueId id) { return ValueRef(id); }
@@ -41,14 +41,14 @@ class ValueRef {
   std::variant<LocalValueId, ValueKey<Op>> ref_;
 };
 
-template <GraphOperation Op>
+template <class Op>
 struct ValueNode {
   ValueKey<Op> key;
   /// (operation, output slot) that defines the value; nullopt for a graph input.
   std::optional<std::pair<LocalOperationId, std::uint32_t>> producer;
 };
 
-template <GraphOperation Op>
+template <class Op>
 struct OperationNode {
   Op operation;
   std::vector<ValueRef<Op>> inputs;
@@ -56,10 +56,10 @@ struct OperationNode {
   OperationRole role;
 };
 
-template <GraphOperation Op>
+template <class Op>
 class GraphBuilder;
 
-template <GraphOperation Op>
+template <class Op>
 class Graph {
  public:
   using GraphPtr = std::shared_ptr<const Graph>;
@@ -86,9 +86,15 @@ class Graph {
   }
   /// The local value with this key, if this graph defines it (not through parents).
   std::optional<LocalValueId> find(const ValueKey<Op>& key) const {
-    auto it = index_.find(key);
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+    return find_identity(key.node_identity(), key.output_slot());
+  }
+  /// find() by the parts of a key's identity, for callers that have no ValueKey at hand.
+  std::optional<LocalValueId> find_identity(const void* node, std::uint32_t slot) const {
+    const auto* entry = index_.find(detail::address_hash(node, slot), [&](const auto& e) {
+      return e.node == node && e.slot == slot;
+    });
+    if (!entry) return std::nullopt;
+    return entry->id;
   }
 
  private:
@@ -98,10 +104,11 @@ class Graph {
   std::vector<LocalValueId> inputs_;
   std::vector<LocalValueId> outputs_;
   std::vector<GraphPtr> parents_;
-  std::unordered_map<ValueKey<Op>, LocalValueId> index_;
+  /// Key identity -> local id of every value (keys are unique within a graph).
+  detail::OpenTable<detail::ValueIndexEntry, detail::ValueIndexTraits> index_;
 };
 
-template <GraphOperation Op>
+template <class Op>
 using GraphPtr = std::shared_ptr<const Graph<Op>>;
 
 }  // namespace computegraph

@@ -10,7 +10,7 @@
 
 namespace computegraph {
 
-template <GraphOperation Op>
+template <class Op>
 class GraphBuilder {
  public:
   using InputKey = typename Op::InputKey;
@@ -23,6 +23,7 @@ class GraphBuilder {
 
   /// Declares an input. Declaring the same key twice returns the same value.
   LocalValueId add_input(InputKey key) {
+    check_live("add_input");
     auto value_key = ValueKey<Op>::input(std::move(key));
     if (auto existing = graph_->find(value_key)) {
       if (!graph_->values_[*existing].producer) return *existing;
@@ -41,6 +42,7 @@ class GraphBuilder {
   /// returns the existing outputs.
   std::vector<LocalValueId> add_operation(Op op, std::vector<ValueRef<Op>> inputs,
                                           OperationRole role = OperationRole::primary()) {
+    check_live("add_operation");
     check_operation(op, inputs, role);
     std::vector<ValueKey<Op>> input_keys;
     input_keys.reserve(inputs.size());
@@ -88,11 +90,20 @@ class GraphBuilder {
     check_local(id, "key");
     return graph_->values_[id].key;
   }
-  const Graph<Op>& graph() const { return *graph_; }
-  std::size_t value_count() const { return graph_->values_.size(); }
+  const Graph<Op>& graph() const {
+    check_live("graph");
+    return *graph_;
+  }
+  std::size_t value_count() const {
+    check_live("value_count");
+    return graph_->values_.size();
+  }
 
-  /// Finishes the graph. The builder must not be used afterwards.
-  GraphPtr<Op> finish() { return std::move(graph_); }
+  /// Finishes the graph. Any later use of the builder throws GraphError.
+  GraphPtr<Op> finish() {
+    check_live("finish");
+    return std::move(graph_);
+  }
 
  private:
   LocalValueId push_value(ValueKey<Op> key,
@@ -103,8 +114,12 @@ class GraphBuilder {
     return id;
   }
 
-  void check_local(LocalValueId id, const char* what) const {
+  void check_live(const char* what) const {
     if (!graph_) throw GraphError(std::string("GraphBuilder::") + what + ": builder already finished");
+  }
+
+  void check_local(LocalValueId id, const char* what) const {
+    check_live(what);
     if (id >= graph_->values_.size()) {
       throw GraphError(std::string("GraphBuilder::") + what + ": local value %" +
                        std::to_string(id) + " does not exist (graph has " +
@@ -125,8 +140,13 @@ class GraphBuilder {
                        std::to_string(inputs.size()) + " inputs but its active_mask has " +
                        std::to_string(role.active_mask().size()) + " entries");
     }
-    for (const auto& ref : inputs) {
-      if (ref.is_local()) check_local(ref.local_id(), "add_operation");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].is_local() && inputs[i].local_id() >= graph_->values_.size()) {
+        throw GraphError("GraphBuilder::add_operation: operand " + std::to_string(i) + " of " +
+                         name + " is local value %" + std::to_string(inputs[i].local_id()) +
+                         ", which does not exist (graph has " +
+                         std::to_string(graph_->values_.size()) + " values)");
+      }
     }
   }
 

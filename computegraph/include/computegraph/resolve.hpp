@@ -36,6 +36,7 @@ class ResolvedView {
   explicit ResolvedView(std::span<const GraphPtr<Op>> roots) {
     std::unordered_set<const Graph<Op>*> seen;
     for (const auto& g : roots) push(g, seen);
+    root_count_ = graphs_.size();
     for (std::size_t i = 0; i < graphs_.size(); ++i) {
       for (const auto& parent : graphs_[i]->parents()) push(parent, seen);
     }
@@ -52,12 +53,15 @@ class ResolvedView {
 
   /// Every graph of the view: roots first, then parents breadth-first, without repeats.
   const std::vector<GraphPtr<Op>>& graphs() const { return graphs_; }
+  /// The graphs the view was made from (deduplicated), in the given order.
+  std::span<const GraphPtr<Op>> roots() const { return {graphs_.data(), root_count_}; }
 
  private:
   void push(const GraphPtr<Op>& g, std::unordered_set<const Graph<Op>*>& seen) {
     if (g && seen.insert(g.get()).second) graphs_.push_back(g);
   }
   std::vector<GraphPtr<Op>> graphs_;
+  std::size_t root_count_ = 0;
 };
 
 /// Makes a logical view over `roots` and their ancestors. Cost: O(number of graphs).

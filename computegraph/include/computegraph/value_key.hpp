@@ -7,6 +7,10 @@
 // Keys are hash-consed (DESIGN.md "Identity"): structurally equal keys share one interned node, so
 // `==` compares a pointer and a slot, and `hash()` reads a stored structural hash. Keys are cheap
 // handles (one reference count) and are safe to copy, compare and drop from any thread.
+//
+// The key class templates are unconstrained on purpose: an op type names ValueKey<Self> in its
+// own member declarations (AD rules), while it is still incomplete. The GraphOperation concept is
+// checked by the functions that use keys.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -19,10 +23,10 @@
 
 namespace computegraph {
 
-template <GraphOperation Op>
+template <class Op>
 class OperationKey;
 
-template <GraphOperation Op>
+template <class Op>
 class ValueKey;
 
 namespace detail {
@@ -72,7 +76,7 @@ class NodeHandle {
 }  // namespace detail
 
 /// The identity of one operation application: descriptor, input keys and role.
-template <GraphOperation Op>
+template <class Op>
 class OperationKey {
  public:
   /// Interns (op, inputs, role). Structurally equal arguments return the identical key.
@@ -108,7 +112,7 @@ class OperationKey {
 };
 
 /// The identity of one value: a graph input, or one output slot of an operation.
-template <GraphOperation Op>
+template <class Op>
 class ValueKey {
  public:
   using InputKey = typename Op::InputKey;
@@ -166,11 +170,11 @@ class ValueKey {
 
 }  // namespace computegraph
 
-template <computegraph::GraphOperation Op>
+template <class Op>
 struct std::hash<computegraph::ValueKey<Op>> {
   std::size_t operator()(const computegraph::ValueKey<Op>& k) const noexcept { return k.hash(); }
 };
-template <computegraph::GraphOperation Op>
+template <class Op>
 struct std::hash<computegraph::OperationKey<Op>> {
   std::size_t operator()(const computegraph::OperationKey<Op>& k) const noexcept {
     return k.hash();

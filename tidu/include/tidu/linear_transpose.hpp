@@ -1,0 +1,122 @@
+#pragma once
+// linear_transpose: linear graph -> linear graph with the flow reversed (spec §III
+// "linear_transpose"). Not differentiation: it reuses the linear graph's derivative information.
+//
+// Contract:
+// - One fresh seed input per active tangent output of `linear` (keys from Op::cotangent_key).
+// - Visits the linear graph's Linearized operations in reverse order and calls transpose_rule;
+//   Primary operations in it (fixed values a rule computed) are not part of the flow and are skipped.
+// - Cotangents reaching the same value are accumulated by its global ValueKey with Op::add().
+// - Output i is the cotangent of linear.tangent_inputs[i], nullopt if none reaches it.
+// - The result's parent is linear.graph, so fixed operands resolve through it.
+// Errors: ADRuleError if a rule is missing, returns the wrong number of cotangents, or returns a
+// cotangent for a fixed input.
+#include <string>
+#include <unordered_map>
+
+#include "computegraph/dump.hpp"
+#include "computegraph/resolve.hpp"
+#include "tidu/linearized_graph.hpp"
+
+namespace tidu {
+
+template <Primitive Op>
+LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
+                                     typename Op::ADContext& ctx) {
+  using InputKey = typename Op::InputKey;
+  const computegraph::Graph<Op>& source = *linear.graph;
+  LinearizedGraph<Op> result;
+  auto view = computegraph::resolve({linear.graph});
+  result.pass = detail::fresh_pass(view, [&](DiffPassId pass) {
+    std::vector<InputKey> keys;
+    for (std::size_t i = 0; i < linear.tangent_outputs.size(); ++i) {
+      if (linear.tangent_outputs[i]) {
+        keys.push_back(Op::cotangent_key(source.key(*linear.tangent_outputs[i]), pass, i));
+      }
+    }
+    return keys;
+  });
+
+  computegraph::GraphBuilder<Op> graph({linear.graph});
+  PrimitiveBuilder<Op> builder(graph);
+  std::unordered_map<ValueKey<Op>, LocalValueId> cotangent;  // linear value -> its cotangent
+  auto accumulate = [&](const ValueKey<Op>& key, LocalValueId ct) {
+    auto [it, inserted] = cotangent.emplace(key, ct);
+    if (!inserted) {
+      it->second = builder.add(Op::add(), {PrimitiveValue<Op>::local(it->second),
+                                           PrimitiveValue<Op>::local(ct)},
+                               linear_role_all_active());
+    }
+  };
+  for (std::size_t i = 0; i < linear.tangent_outputs.size(); ++i) {
+    if (!linear.tangent_outputs[i]) continue;
+    const ValueKey<Op>& out_key = source.key(*linear.tangent_outputs[i]);
+    InputKey seed_key = Op::cotangent_key(out_key, result.pass, i);
+    LocalValueId seed = graph.add_input(seed_key);
+    result.tangent_inputs.emplace_back(std::move(seed_key), seed);
+    accumulate(out_key, seed);
+  }
+
+  Tangents cotangent_out;
+  std::vector<PrimitiveValue<Op>> inputs;
+  const auto& ops = source.operations();
+  for (std::size_t n = ops.size(); n-- > 0;) {
+    const auto& node = ops[n];
+    if (!node.role.is_linearized()) continue;
+    cotangent_out.clear();
+    bool any = false;
+    for (LocalValueId out : node.outputs) {
+      auto it = cotangent.find(source.key(out));
+      cotangent_out.push_back(it == cotangent.end() ? std::nullopt : std::optional(it->second));
+      any |= it != cotangent.end();
+    }
+    if (!any) continue;
+    inputs.clear();
+    for (const auto& ref : node.inputs) inputs.push_back(PrimitiveValue<Op>::external(source.key_of(ref)));
+    Tangents cotangent_in = node.operation.transpose_rule(builder, cotangent_out, inputs, node.role, ctx);
+    if (cotangent_in.size() != inputs.size()) {
+      throw ADRuleError(node.operation.name(), RuleKind::Transpose,
+                        "returned " + std::to_string(cotangent_in.size()) + " cotangents for " +
+                            std::to_string(inputs.size()) + " inputs");
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (!cotangent_in[k]) continue;
+      if (!node.role.is_active(k)) {
+        throw ADRuleError(node.operation.name(), RuleKind::Transpose,
+                          "returned a cotangent for fixed input " + std::to_string(k) + " (" +
+                              node.role.to_string() + ")");
+      }
+      accumulate(inputs[k].external_key(), *cotangent_in[k]);
+    }
+  }
+
+  std::vector<LocalValueId> graph_outputs;
+  for (const auto& [primal, t] : linear.tangent_inputs) {
+    auto it = cotangent.find(source.key(t));
+    result.tangent_outputs.push_back(it == cotangent.end() ? std::nullopt : std::optional(it->second));
+    if (it != cotangent.end()) graph_outputs.push_back(it->second);
+  }
+  graph.set_outputs(std::move(graph_outputs));
+  result.graph = graph.finish();
+  computegraph::detail::after_stage("transpose", *result.graph);
+  return result;
+}
+
+template <Primitive Op>
+LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear) {
+  typename Op::ADContext ctx{};
+  return linear_transpose(linear, ctx);
+}
+
+/// linear_transpose, returning a rule failure as a value instead of throwing it.
+template <Primitive Op>
+ADResult<LinearizedGraph<Op>> try_linear_transpose(const LinearizedGraph<Op>& linear,
+                                                   typename Op::ADContext& ctx) {
+  try {
+    return linear_transpose(linear, ctx);
+  } catch (const ADRuleError& e) {
+    return e;
+  }
+}
+
+}  // namespace tidu

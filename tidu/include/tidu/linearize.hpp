@@ -1,0 +1,129 @@
+#pragma once
+// linearize: resolved view -> new linear graph (JVP); the only derivative-producing transform
+// (spec ad-architecture §III "linearize").
+//
+// Contract:
+// - Walks the logical DAG reachable from `outputs` in topological order (no physical merge).
+// - Seeds one fresh tangent input per `wrt` key, keyed `wrt.tangent_of(pass)`.
+// - An operation none of whose inputs is active emits nothing and its outputs have no tangent.
+// - Otherwise calls the op's jvp_rule; primal values are referenced through External keys, never
+//   copied; emitted linear ops carry Linearized{active_mask}.
+// - The returned graph's parents are the view's roots, so resolve([result.graph]) sees everything
+//   it references; higher order is resolve-then-linearize again.
+// Errors: GraphError if a `wrt` key is not an input of the view or repeats, or the view cannot
+// resolve an output; ADRuleError if a rule is missing or returns the wrong number of tangents.
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "computegraph/dump.hpp"
+#include "computegraph/key_printer.hpp"
+#include "computegraph/resolve.hpp"
+#include "computegraph/traverse.hpp"
+#include "tidu/linearized_graph.hpp"
+
+namespace tidu {
+
+template <Primitive Op>
+LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
+                              std::span<const ValueKey<Op>> outputs,
+                              std::span<const typename Op::InputKey> wrt,
+                              typename Op::ADContext& ctx) {
+  using computegraph::GraphError;
+  using InputKey = typename Op::InputKey;
+  std::unordered_set<InputKey> seen_wrt;
+  for (const auto& w : wrt) {
+    if (!view.contains(ValueKey<Op>::input(w))) {
+      std::ostringstream msg;
+      msg << "linearize: wrt key " << w << " is not an input of any graph of the view";
+      throw GraphError(msg.str());
+    }
+    if (!seen_wrt.insert(w).second) {
+      std::ostringstream msg;
+      msg << "linearize: wrt key " << w << " is listed twice";
+      throw GraphError(msg.str());
+    }
+  }
+
+  LinearizedGraph<Op> result;
+  result.pass = detail::fresh_pass(view, [&](DiffPassId pass) {
+    std::vector<InputKey> keys;
+    for (const auto& w : wrt) keys.push_back(w.tangent_of(pass));
+    return keys;
+  });
+
+  auto roots = view.roots();
+  computegraph::GraphBuilder<Op> graph(std::vector<computegraph::GraphPtr<Op>>(roots.begin(), roots.end()));
+  PrimitiveBuilder<Op> builder(graph);
+  std::unordered_map<ValueKey<Op>, LocalValueId> tangent;  // primal value -> its tangent
+  for (const auto& w : wrt) {
+    LocalValueId t = graph.add_input(w.tangent_of(result.pass));
+    tangent.emplace(ValueKey<Op>::input(w), t);
+    result.tangent_inputs.emplace_back(w, t);
+  }
+
+  std::vector<ValueKey<Op>> primal_in;
+  std::vector<ValueKey<Op>> primal_out;
+  Tangents tangent_in;
+  auto on_operation = [&](const computegraph::Graph<Op>& g,
+                          const computegraph::OperationNode<Op>& node) {
+    tangent_in.clear();
+    bool any_active = false;
+    for (const auto& ref : node.inputs) {
+      auto it = tangent.find(g.key_of(ref));
+      tangent_in.push_back(it == tangent.end() ? std::nullopt : std::optional(it->second));
+      any_active |= it != tangent.end();
+    }
+    if (!any_active) return;
+    primal_in.clear();
+    primal_out.clear();
+    for (const auto& ref : node.inputs) primal_in.push_back(g.key_of(ref));
+    for (LocalValueId out : node.outputs) primal_out.push_back(g.key(out));
+    Tangents tangent_out = node.operation.jvp_rule(builder, primal_in, primal_out, tangent_in, ctx);
+    if (tangent_out.size() != node.outputs.size()) {
+      throw ADRuleError(node.operation.name(), RuleKind::Jvp,
+                        "returned " + std::to_string(tangent_out.size()) + " tangents for " +
+                            std::to_string(node.outputs.size()) + " outputs");
+    }
+    for (std::size_t k = 0; k < tangent_out.size(); ++k) {
+      if (tangent_out[k]) tangent.insert_or_assign(primal_out[k], *tangent_out[k]);
+    }
+  };
+  computegraph::walk_topological(view, outputs, [](const ValueKey<Op>&) {}, on_operation,
+                                 "linearize");
+
+  std::vector<LocalValueId> graph_outputs;
+  for (const auto& key : outputs) {
+    auto it = tangent.find(key);
+    result.tangent_outputs.push_back(it == tangent.end() ? std::nullopt : std::optional(it->second));
+    if (it != tangent.end()) graph_outputs.push_back(it->second);
+  }
+  graph.set_outputs(std::move(graph_outputs));
+  result.graph = graph.finish();
+  computegraph::detail::after_stage("linearize", *result.graph);
+  return result;
+}
+
+template <Primitive Op>
+LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
+                              std::span<const ValueKey<Op>> outputs,
+                              std::span<const typename Op::InputKey> wrt) {
+  typename Op::ADContext ctx{};
+  return linearize(view, outputs, wrt, ctx);
+}
+
+/// linearize, returning a rule failure as a value instead of throwing it.
+template <Primitive Op>
+ADResult<LinearizedGraph<Op>> try_linearize(const computegraph::ResolvedView<Op>& view,
+                                            std::span<const ValueKey<Op>> outputs,
+                                            std::span<const typename Op::InputKey> wrt,
+                                            typename Op::ADContext& ctx) {
+  try {
+    return linearize(view, outputs, wrt, ctx);
+  } catch (const ADRuleError& e) {
+    return e;
+  }
+}
+
+}  // namespace tidu

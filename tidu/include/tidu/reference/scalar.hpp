@@ -1,0 +1,113 @@
+#pragma once
+// A reference scalar primitive set: real and complex double operands, closed under its own AD
+// rules. It is tidu's test bed and the worked example of implementing `tidu::Primitive`
+// (docs/tidu.md walks through it).
+//
+// Types are static: an input key carries its dtype, and every op keeps its operands' dtype except
+// `real` (complex -> real) and `to_complex` (real -> complex). Binary ops need equal dtypes.
+// Real values compute in real arithmetic (log(-1) is NaN, not i*pi).
+#include <complex>
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "computegraph/error.hpp"
+#include "tidu/primitive.hpp"
+
+namespace tidu::reference {
+
+enum class DType : std::uint8_t { Real, Complex };
+
+/// A run-time scalar: a complex number and whether it is of complex dtype (real ones have 0 imag).
+struct Number {
+  std::complex<double> z{};
+  DType dtype = DType::Real;
+
+  Number() = default;
+  Number(double x) : z(x, 0.0) {}  // NOLINT: implicit on purpose, numbers read like numbers
+  Number(std::complex<double> c) : z(c), dtype(DType::Complex) {}  // NOLINT
+  bool operator==(const Number&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Number& n);
+
+/// Input key: a name and a dtype. Names of user inputs must not contain ':' (reserved for
+/// derived keys: "t<pass>:<name>" for tangents, "ct<pass>:<index>" for cotangent seeds).
+struct ScalarKey {
+  std::string name;
+  DType dtype = DType::Real;
+
+  ScalarKey tangent_of(DiffPassId pass) const {
+    return {"t" + std::to_string(pass) + ":" + name, dtype};
+  }
+  bool operator==(const ScalarKey&) const = default;
+};
+/// Prints the name; complex keys get the suffix ":c".
+std::ostream& operator<<(std::ostream& os, const ScalarKey& key);
+
+}  // namespace tidu::reference
+
+template <>
+struct std::hash<tidu::reference::ScalarKey> {
+  std::size_t operator()(const tidu::reference::ScalarKey& k) const noexcept {
+    return std::hash<std::string>{}(k.name) * 3 + static_cast<std::size_t>(k.dtype);
+  }
+};
+
+namespace tidu::reference {
+
+enum class Kind : std::uint8_t {
+  Add, Mul, Neg, Div, Exp, Log, Sin, Cos, Conj, Real, ToComplex, Const
+};
+
+struct ScalarADContext;
+
+struct ScalarOp {
+  using Operand = Number;
+  struct Context {};
+  using InputKey = ScalarKey;
+  using ADContext = ScalarADContext;
+
+  Kind kind = Kind::Add;
+  Number constant{};  // Const only
+
+  static ScalarOp make(Kind k) { return ScalarOp{k, {}}; }
+  static ScalarOp constant_of(Number value) { return ScalarOp{Kind::Const, value}; }
+
+  // GraphOperation
+  std::size_t input_count() const;
+  std::size_t output_count() const { return 1; }
+  bool operator==(const ScalarOp&) const = default;
+  std::size_t hash() const;
+  std::string name() const;
+  // EvaluableGraphOperation; throws computegraph::Error on a dtype mismatch.
+  void eval(Context&, std::span<const Number* const> in, std::span<Number> out) const;
+
+  // Primitive
+  static ScalarOp add() { return make(Kind::Add); }
+  Tangents jvp_rule(PrimitiveBuilder<ScalarOp>& b, std::span<const ValueKey<ScalarOp>> primal_in,
+                    std::span<const ValueKey<ScalarOp>> primal_out,
+                    std::span<const std::optional<LocalValueId>> tangent_in,
+                    ADContext& ctx) const;
+  Tangents transpose_rule(PrimitiveBuilder<ScalarOp>& b,
+                          std::span<const std::optional<LocalValueId>> cotangent_out,
+                          std::span<const PrimitiveValue<ScalarOp>> inputs,
+                          const OperationRole& role, ADContext& ctx) const;
+  static ScalarKey cotangent_key(const ValueKey<ScalarOp>& output, DiffPassId pass,
+                                 std::size_t index);
+};
+
+/// Per-transform memo of value dtypes, so rules query a key's dtype in O(1) amortized.
+struct ScalarADContext {
+  std::unordered_map<computegraph::ValueKey<ScalarOp>, DType> dtypes;
+};
+
+/// The static dtype of a value (memoized in `ctx` when given).
+DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx = nullptr);
+
+}  // namespace tidu::reference
+
+
+static_assert(tidu::Primitive<tidu::reference::ScalarOp>);
+static_assert(computegraph::EvaluableGraphOperation<tidu::reference::ScalarOp>);
