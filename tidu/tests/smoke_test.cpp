@@ -37,3 +37,24 @@ TEST(Smoke, ExpAx) {
   auto l2 = linearize(cg::resolve({f0, l1.graph}), std::span<const ValueKey<ScalarOp>>(o2), std::span<const ScalarKey>(wrt));
   std::cout << cg::to_string(*l2.graph);
 }
+
+TEST(Smoke, Transforms) {
+  ScalarGraph g;
+  auto x = g.input("x"), a = g.input("a");
+  g.output(g.exp(g.mul(x, a)));
+  auto f = g.finish();
+  Transforms<ScalarOp> T;
+  std::vector<Number> xs{0.5, 2.0};
+  auto gr = T.grad(f, xs);
+  EXPECT_NEAR(gr[0].z.real(), 2 * std::exp(1.0), 1e-12);
+  EXPECT_NEAR(gr[1].z.real(), 0.5 * std::exp(1.0), 1e-12);
+  auto H = T.hessian(f, xs);
+  EXPECT_NEAR(H(0, 0).real(), 4 * std::exp(1.0), 1e-12);
+  EXPECT_NEAR(H(0, 1).real(), std::exp(1.0) * (1 + 1.0), 1e-12);
+  auto J = T.jacrev(f, xs);
+  EXPECT_NEAR(J(0, 1).real(), 0.5 * std::exp(1.0), 1e-12);
+  auto J2 = T.jacfwd(f, xs);
+  EXPECT_NEAR(J2(0, 1).real(), 0.5 * std::exp(1.0), 1e-12);
+  T.grad(f, xs);
+  std::cout << T.cache_stats().hits << " hits " << T.cache_stats().misses << " misses\n";
+}

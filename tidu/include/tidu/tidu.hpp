@@ -6,3 +6,4 @@
 #include "tidu/linearize.hpp"
 #include "tidu/linearized_graph.hpp"
 #include "tidu/primitive.hpp"
+#include "tidu/transforms.hpp"

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "computegraph/error.hpp"
+#include "tidu/operand_space.hpp"
 #include "tidu/primitive.hpp"
 
 namespace tidu::reference {
@@ -111,3 +112,19 @@ DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx = nullptr);
 
 static_assert(tidu::Primitive<tidu::reference::ScalarOp>);
 static_assert(computegraph::EvaluableGraphOperation<tidu::reference::ScalarOp>);
+
+/// Numbers are one-coordinate operands; the coordinate is the complex value.
+template <>
+struct tidu::OperandSpace<tidu::reference::Number> {
+  using Number = tidu::reference::Number;
+  using Scalar = std::complex<double>;
+  static std::size_t size(const Number&) { return 1; }
+  static Number zeros_like(const Number& x) {
+    return x.dtype == tidu::reference::DType::Real ? Number(0.0) : Number(Scalar(0.0, 0.0));
+  }
+  static Number basis_like(const Number& x, std::size_t) {
+    return x.dtype == tidu::reference::DType::Real ? Number(1.0) : Number(Scalar(1.0, 0.0));
+  }
+  static Scalar coordinate(const Number& x, std::size_t) { return x.z; }
+  static Scalar conj(const Scalar& s) { return std::conj(s); }
+};

@@ -1,0 +1,333 @@
+#pragma once
+// User-level transforms over primal graphs: jvp, vjp, grad, value_and_grad, hvp, jacfwd, jacrev,
+// hessian. Generic over any op set that is both a tidu::Primitive and evaluable.
+//
+// A function is a primal Graph: its declared inputs, in order, are the arguments; its outputs are
+// the results. Each transform linearizes (and transposes) once per function and keeps the result;
+// programs come from a CompileCache, so a repeated call costs one cache look-up plus the runs.
+// Jacobians and Hessians run one compiled linear program per column (jacfwd, hessian) or row
+// (jacrev); the primal part is recomputed by each run (no residual cutting yet).
+//
+// Complex operands (DESIGN.md convention): vjp applies the adjoint for <a, b> = Re(sum conj(a) b);
+// grad of a real loss L of z = x + iy is dL/dx + i dL/dy; jacrev conjugates the adjoint rows, so
+// for holomorphic functions jacfwd and jacrev agree.
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "computegraph/compile_cache.hpp"
+#include "tidu/linear_transpose.hpp"
+#include "tidu/linearize.hpp"
+#include "tidu/operand_space.hpp"
+
+namespace tidu {
+
+template <class Op>
+concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOperation<Op> &&
+                                std::default_initializable<typename Op::Context>;
+
+template <DifferentiableProgram Op>
+class Transforms {
+ public:
+  using Operand = typename Op::Operand;
+  using Space = OperandSpace<Operand>;
+  using Scalar = typename Space::Scalar;
+  using Function = computegraph::GraphPtr<Op>;
+  using Values = std::vector<Operand>;
+
+  explicit Transforms(std::size_t cache_capacity = 256) : cache_(cache_capacity) {}
+
+  /// f(x).
+  Values eval(const Function& f, std::span<const Operand> x) {
+    auto& d = derived(f);
+    return program(d.primal_program, f, [&] { return std::pair{d.outputs, d.inputs}; },
+                   {f})->run(x);
+  }
+
+  /// (f(x), J(x) dx). Outputs that do not depend on x get zero tangents.
+  std::pair<Values, Values> jvp(const Function& f, std::span<const Operand> x,
+                                std::span<const Operand> dx) {
+    check_arity("jvp", f, x, dx.size(), "tangents");
+    auto& d = derived(f);
+    const auto& lin = linearized(d);
+    auto prog = program(d.jvp_program, f, [&] {
+      auto outs = d.outputs;
+      for (const auto& k : lin.tangent_output_keys()) if (k) outs.push_back(*k);
+      auto leading = d.inputs;
+      for (std::size_t i = 0; i < lin.tangent_inputs.size(); ++i) leading.push_back(lin.tangent_input_key(i));
+      return std::pair{outs, leading};
+    }, {lin.graph});
+    Values in(x.begin(), x.end());
+    in.insert(in.end(), dx.begin(), dx.end());
+    Values out = prog->run(in);
+    return split_outputs(out, d.outputs.size(), lin.tangent_outputs, [&](std::size_t i) {
+      return Space::zeros_like(out[i]);
+    });
+  }
+
+  /// (f(x), J(x)^* ct): one cotangent per output.
+  std::pair<Values, Values> vjp(const Function& f, std::span<const Operand> x,
+                                std::span<const Operand> ct) {
+    auto& d = derived(f);
+    if (ct.size() != d.outputs.size()) {
+      throw computegraph::BindingError("vjp: expected " + std::to_string(d.outputs.size()) +
+                                       " cotangents (one per output), got " +
+                                       std::to_string(ct.size()));
+    }
+    check_arity("vjp", f, x, x.size(), "primals");
+    const auto& lin = linearized(d);
+    const auto& tr = transposed(d);
+    auto prog = vjp_program(d);
+    Values in(x.begin(), x.end());
+    for (std::size_t i = 0; i < lin.tangent_outputs.size(); ++i) {
+      if (lin.tangent_outputs[i]) in.push_back(ct[i]);
+    }
+    Values out = prog->run(in);
+    return split_outputs(out, d.outputs.size(), tr.tangent_outputs,
+                         [&](std::size_t j) { return Space::zeros_like(x[j]); });
+  }
+
+  /// (f(x), grad f(x)) for a function with one output (a real loss, for the complex convention).
+  std::pair<Operand, Values> value_and_grad(const Function& f, std::span<const Operand> x) {
+    auto& d = derived(f);
+    Operand one = unit_seed(d, x);
+    auto [values, grads] = vjp(f, x, std::span<const Operand>(&one, 1));
+    return {values[0], grads};
+  }
+  Values grad(const Function& f, std::span<const Operand> x) { return value_and_grad(f, x).second; }
+
+  /// Hessian-vector product H(x) v of a one-output function (forward-over-reverse).
+  Values hvp(const Function& f, std::span<const Operand> x, std::span<const Operand> v) {
+    check_arity("hvp", f, x, v.size(), "directions");
+    auto& d = derived(f);
+    auto prog = hvp_program(d);
+    Values in(x.begin(), x.end());
+    in.push_back(unit_seed(d, x));
+    in.insert(in.end(), v.begin(), v.end());
+    Values out = prog->run(in);
+    const auto& second = *d.hvp_linear;
+    Values result;
+    for (std::size_t j = 0, k = 0; j < x.size(); ++j) {
+      bool present = j < second.tangent_outputs.size() && second.tangent_outputs[j];
+      result.push_back(present ? out[k++] : Space::zeros_like(x[j]));
+    }
+    return result;
+  }
+
+  /// Jacobian: rows are output coordinates, columns input coordinates (one jvp run per column).
+  Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x) {
+    Values y = eval(f, x);
+    Matrix<Scalar> J(total_size(y), total_size(x));
+    for_each_basis(x, [&](std::size_t col, const Values& dx) {
+      auto [values, tangents] = jvp(f, x, dx);
+      fill_column(J, col, tangents, [](const Scalar& s) { return s; });
+    });
+    return J;
+  }
+
+  /// Jacobian by rows (one vjp run per output coordinate).
+  Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x) {
+    Values y = eval(f, x);
+    Matrix<Scalar> J(total_size(y), total_size(x));
+    for_each_basis(std::span<const Operand>(y), [&](std::size_t row, const Values& ct) {
+      auto [values, cotangents] = vjp(f, x, ct);
+      std::size_t col = 0;
+      for (const auto& c : cotangents) {
+        for (std::size_t k = 0; k < Space::size(c); ++k) J(row, col++) = Space::conj(Space::coordinate(c, k));
+      }
+    });
+    return J;
+  }
+
+  /// Hessian of a one-output function (one hvp run per column).
+  Matrix<Scalar> hessian(const Function& f, std::span<const Operand> x) {
+    Matrix<Scalar> H(total_size(x), total_size(x));
+    for_each_basis(x, [&](std::size_t col, const Values& v) {
+      fill_column(H, col, hvp(f, x, v), [](const Scalar& s) { return s; });
+    });
+    return H;
+  }
+
+  computegraph::CompileCacheStats cache_stats() const { return cache_.stats(); }
+
+ private:
+  using Keys = std::vector<ValueKey<Op>>;
+  using ProgramPtr = typename computegraph::CompileCache<Op>::ProgramPtr;
+
+  /// What this object has derived from one function; built lazily, kept while f is cached.
+  struct Derived {
+    Function f;
+    Keys inputs;   // primal input keys, in argument order
+    Keys outputs;  // primal output keys
+    std::vector<typename Op::InputKey> wrt;
+    std::unique_ptr<LinearizedGraph<Op>> linear, transpose, hvp_linear;
+    ProgramPtr primal_program, jvp_program, vjp_program, hvp_program;
+    std::optional<Operand> unit_seed;
+  };
+
+  Derived& derived(const Function& f) {
+    std::lock_guard lock(mutex_);
+    auto& slot = functions_[f.get()];
+    if (!slot) {
+      slot = std::make_unique<Derived>();
+      slot->f = f;
+      for (auto id : f->inputs()) {
+        slot->inputs.push_back(f->key(id));
+        slot->wrt.push_back(f->key(id).input_key());
+      }
+      slot->outputs = f->output_keys();
+    }
+    return *slot;
+  }
+
+  const LinearizedGraph<Op>& linearized(Derived& d) {
+    std::lock_guard lock(mutex_);
+    if (!d.linear) {
+      d.linear = std::make_unique<LinearizedGraph<Op>>(
+          linearize(computegraph::resolve({d.f}), std::span<const ValueKey<Op>>(d.outputs),
+                    std::span<const typename Op::InputKey>(d.wrt)));
+    }
+    return *d.linear;
+  }
+
+  const LinearizedGraph<Op>& transposed(Derived& d) {
+    const auto& lin = linearized(d);
+    std::lock_guard lock(mutex_);
+    if (!d.transpose) d.transpose = std::make_unique<LinearizedGraph<Op>>(linear_transpose(lin));
+    return *d.transpose;
+  }
+
+  template <class MakeKeys>
+  ProgramPtr program(ProgramPtr& slot, const Function&, MakeKeys&& make_keys,
+                     std::initializer_list<computegraph::GraphPtr<Op>> roots) {
+    {
+      std::lock_guard lock(mutex_);
+      if (slot) return slot;
+    }
+    auto [outputs, leading] = make_keys();
+    auto prog = cache_.get_or_compile(computegraph::resolve(roots),
+                                      std::span<const ValueKey<Op>>(outputs),
+                                      std::span<const ValueKey<Op>>(leading));
+    std::lock_guard lock(mutex_);
+    slot = prog;
+    return prog;
+  }
+
+  ProgramPtr vjp_program(Derived& d) {
+    const auto& lin = linearized(d);
+    const auto& tr = transposed(d);
+    return program(d.vjp_program, d.f, [&] {
+      auto outs = d.outputs;
+      for (const auto& k : tr.tangent_output_keys()) if (k) outs.push_back(*k);
+      auto leading = d.inputs;
+      for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) leading.push_back(tr.tangent_input_key(i));
+      (void)lin;
+      return std::pair{outs, leading};
+    }, {tr.graph});
+  }
+
+  /// Forward-over-reverse: linearize the gradient graph again with respect to the primal inputs.
+  ProgramPtr hvp_program(Derived& d) {
+    const auto& tr = transposed(d);
+    {
+      std::lock_guard lock(mutex_);
+      if (!d.hvp_linear) {
+        Keys grads;
+        for (const auto& k : tr.tangent_output_keys()) if (k) grads.push_back(*k);
+        d.hvp_linear = std::make_unique<LinearizedGraph<Op>>(
+            linearize(computegraph::resolve({tr.graph}), std::span<const ValueKey<Op>>(grads),
+                      std::span<const typename Op::InputKey>(d.wrt)));
+      }
+    }
+    const auto& second = *d.hvp_linear;
+    return program(d.hvp_program, d.f, [&] {
+      Keys outs;
+      for (const auto& k : second.tangent_output_keys()) if (k) outs.push_back(*k);
+      auto leading = d.inputs;
+      for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) leading.push_back(tr.tangent_input_key(i));
+      for (std::size_t i = 0; i < second.tangent_inputs.size(); ++i) leading.push_back(second.tangent_input_key(i));
+      return std::pair{outs, leading};
+    }, {second.graph});
+  }
+
+  /// The cotangent 1 shaped like the single output. Computed by one primal run the first time;
+  /// an output's type is fixed by the graph, so it is reused afterwards.
+  Operand unit_seed(Derived& d, std::span<const Operand> x) {
+    {
+      std::lock_guard lock(mutex_);
+      if (d.unit_seed) return *d.unit_seed;
+    }
+    if (d.outputs.size() != 1) {
+      throw computegraph::BindingError("grad/hvp: the function must have exactly one output, it has " +
+                                       std::to_string(d.outputs.size()));
+    }
+    Operand one = Space::basis_like(eval(d.f, x)[0], 0);
+    std::lock_guard lock(mutex_);
+    d.unit_seed = one;
+    return one;
+  }
+
+  void check_arity(const char* what, const Function& f, std::span<const Operand> x,
+                   std::size_t n_second, const char* second_name) {
+    const std::size_t n = f->inputs().size();
+    if (x.size() != n || n_second != n) {
+      throw computegraph::BindingError(std::string(what) + ": the function has " +
+                                       std::to_string(n) + " inputs; got " +
+                                       std::to_string(x.size()) + " primals and " +
+                                       std::to_string(n_second) + " " + second_name);
+    }
+  }
+
+  /// Splits a run's outputs into the first `n_primal` values and the present derivative values,
+  /// filling absent ones with `zero(i)`.
+  template <class Zero>
+  static std::pair<Values, Values> split_outputs(Values& out, std::size_t n_primal,
+                                                 const std::vector<std::optional<LocalValueId>>& present,
+                                                 Zero&& zero) {
+    Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n_primal));
+    Values derivative;
+    std::size_t k = n_primal;
+    for (std::size_t i = 0; i < present.size(); ++i) {
+      derivative.push_back(present[i] ? out[k++] : zero(i));
+    }
+    return {std::move(primal), std::move(derivative)};
+  }
+
+  static std::size_t total_size(std::span<const Operand> xs) {
+    std::size_t n = 0;
+    for (const auto& x : xs) n += Space::size(x);
+    return n;
+  }
+
+  /// Calls visit(global index, directions) with one basis direction per coordinate of `xs`.
+  template <class Visit>
+  static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
+    Values dirs;
+    for (const auto& x : xs) dirs.push_back(Space::zeros_like(x));
+    std::size_t index = 0;
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+      for (std::size_t k = 0; k < Space::size(xs[j]); ++k) {
+        dirs[j] = Space::basis_like(xs[j], k);
+        visit(index++, dirs);
+      }
+      dirs[j] = Space::zeros_like(xs[j]);
+    }
+  }
+
+  template <class Map>
+  static void fill_column(Matrix<Scalar>& m, std::size_t col, const Values& values, Map&& map) {
+    std::size_t row = 0;
+    for (const auto& v : values) {
+      for (std::size_t k = 0; k < Space::size(v); ++k) m(row++, col) = map(Space::coordinate(v, k));
+    }
+  }
+
+  computegraph::CompileCache<Op> cache_;
+  std::mutex mutex_;
+  std::unordered_map<const computegraph::Graph<Op>*, std::unique_ptr<Derived>> functions_;
+};
+
+}  // namespace tidu
