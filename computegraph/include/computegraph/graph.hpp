@@ -59,6 +59,21 @@ struct OperationNode {
 template <class Op>
 class GraphBuilder;
 
+namespace detail {
+/// Graph's index entry: a value's key identity (node address and output slot) and its local id.
+/// The graph keeps its keys alive, so an address names exactly one key while the entry exists,
+/// and a structurally equal probe key (hash-consed) has the same address.
+struct ValueIndexEntry {
+  const void* node;
+  std::uint32_t slot;
+  std::uint32_t id;
+};
+struct ValueIndexTraits {
+  static bool occupied(const ValueIndexEntry& e) { return e.node != nullptr; }
+  static std::size_t hash(const ValueIndexEntry& e) { return address_hash(e.node, e.slot); }
+};
+}  // namespace detail
+
 template <class Op>
 class Graph {
  public:
@@ -88,7 +103,11 @@ class Graph {
   std::optional<LocalValueId> find(const ValueKey<Op>& key) const {
     return find_identity(key.node_identity(), key.output_slot());
   }
-  /// find() by the parts of a key's identity, for callers that have no ValueKey at hand.
+
+ private:
+  friend class GraphBuilder<Op>;
+
+  /// find() by the parts of a key's identity (node address and output slot).
   std::optional<LocalValueId> find_identity(const void* node, std::uint32_t slot) const {
     const auto* entry = index_.find(detail::address_hash(node, slot), [&](const auto& e) {
       return e.node == node && e.slot == slot;
@@ -97,8 +116,6 @@ class Graph {
     return entry->id;
   }
 
- private:
-  friend class GraphBuilder<Op>;
   std::vector<ValueNode<Op>> values_;
   std::vector<OperationNode<Op>> operations_;
   std::vector<LocalValueId> inputs_;

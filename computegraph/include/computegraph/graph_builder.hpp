@@ -42,28 +42,8 @@ class GraphBuilder {
   /// returns the existing outputs.
   std::vector<LocalValueId> add_operation(Op op, std::vector<ValueRef<Op>> inputs,
                                           OperationRole role = OperationRole::primary()) {
-    check_live("add_operation");
-    check_operation(op, inputs, role);
-    std::vector<ValueKey<Op>> input_keys;
-    input_keys.reserve(inputs.size());
-    for (const auto& ref : inputs) input_keys.push_back(graph_->key_of(ref));
-    auto op_key = OperationKey<Op>::make(op, std::move(input_keys), role);
-    const std::size_t n_out = op.output_count();
-    std::vector<LocalValueId> outputs;
-    outputs.reserve(n_out);
-    if (n_out > 0) {
-      if (auto existing = graph_->find(op_key.output(0))) {
-        auto op_id = graph_->values_[*existing].producer->first;
-        return graph_->operations_[op_id].outputs;
-      }
-    }
-    auto op_id = static_cast<LocalOperationId>(graph_->operations_.size());
-    for (std::size_t slot = 0; slot < n_out; ++slot) {
-      auto s = static_cast<std::uint32_t>(slot);
-      outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
-    }
-    graph_->operations_.push_back({std::move(op), std::move(inputs), outputs, std::move(role)});
-    return outputs;
+    return graph_->operations_[insert_operation(std::move(op), std::move(inputs), std::move(role))]
+        .outputs;
   }
 
   /// Convenience for single-output operations.
@@ -74,7 +54,8 @@ class GraphBuilder {
                        std::to_string(op.output_count()) +
                        " outputs; use add_operation for operations without exactly one output");
     }
-    return add_operation(std::move(op), std::move(inputs), std::move(role))[0];
+    return graph_->operations_[insert_operation(std::move(op), std::move(inputs), std::move(role))]
+        .outputs[0];
   }
 
   void add_output(LocalValueId id) {
@@ -106,10 +87,38 @@ class GraphBuilder {
   }
 
  private:
+  /// add_operation's work: validates, deduplicates and appends the operation; returns its index
+  /// (the existing one for a duplicate). Allocates nothing beyond what the graph keeps.
+  LocalOperationId insert_operation(Op op, std::vector<ValueRef<Op>> inputs, OperationRole role) {
+    check_live("add_operation");
+    check_operation(op, inputs, role);
+    std::vector<ValueKey<Op>> input_keys;
+    input_keys.reserve(inputs.size());
+    for (const auto& ref : inputs) input_keys.push_back(graph_->key_of(ref));
+    auto op_key = OperationKey<Op>::make(op, std::move(input_keys), role);
+    const std::size_t n_out = op.output_count();
+    if (n_out > 0) {
+      // All outputs are added together: slot 0 present means the operation is already here.
+      if (auto existing = graph_->find_identity(op_key.identity(), 0)) {
+        return graph_->values_[*existing].producer->first;
+      }
+    }
+    auto op_id = static_cast<LocalOperationId>(graph_->operations_.size());
+    std::vector<LocalValueId> outputs;
+    outputs.reserve(n_out);
+    for (std::size_t slot = 0; slot < n_out; ++slot) {
+      auto s = static_cast<std::uint32_t>(slot);
+      outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
+    }
+    graph_->operations_.push_back(
+        {std::move(op), std::move(inputs), std::move(outputs), std::move(role)});
+    return op_id;
+  }
+
   LocalValueId push_value(ValueKey<Op> key,
                           std::optional<std::pair<LocalOperationId, std::uint32_t>> producer) {
     auto id = static_cast<LocalValueId>(graph_->values_.size());
-    graph_->index_.emplace(key, id);
+    graph_->index_.insert({key.node_identity(), key.output_slot(), id});
     graph_->values_.push_back({std::move(key), producer});
     return id;
   }
@@ -127,23 +136,25 @@ class GraphBuilder {
     }
   }
 
+  /// The operation's name is built only for a message: name() may allocate, and this check runs
+  /// once per added operation.
   void check_operation(const Op& op, const std::vector<ValueRef<Op>>& inputs,
                        const OperationRole& role) const {
-    const std::string name = op.name();
     if (inputs.size() != op.input_count()) {
-      throw GraphError("GraphBuilder::add_operation: " + name + " expects " +
+      throw GraphError("GraphBuilder::add_operation: " + std::string(op.name()) + " expects " +
                        std::to_string(op.input_count()) + " inputs, got " +
                        std::to_string(inputs.size()));
     }
     if (role.is_linearized() && role.active_mask().size() != inputs.size()) {
-      throw GraphError("GraphBuilder::add_operation: " + name + " has " +
+      throw GraphError("GraphBuilder::add_operation: " + std::string(op.name()) + " has " +
                        std::to_string(inputs.size()) + " inputs but its active_mask has " +
                        std::to_string(role.active_mask().size()) + " entries");
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].is_local() && inputs[i].local_id() >= graph_->values_.size()) {
         throw GraphError("GraphBuilder::add_operation: operand " + std::to_string(i) + " of " +
-                         name + " is local value %" + std::to_string(inputs[i].local_id()) +
+                         std::string(op.name()) + " is local value %" +
+                         std::to_string(inputs[i].local_id()) +
                          ", which does not exist (graph has " +
                          std::to_string(graph_->values_.size()) + " values)");
       }

@@ -9,7 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <unordered_map>
+
+#include "computegraph/detail/open_table.hpp"
 
 namespace computegraph::detail {
 
@@ -59,18 +60,17 @@ class InternTable {
   Node* intern(std::size_t hash, Matches&& matches, Make&& make) {
     Shard& shard = shards_[hash % kShards];
     std::lock_guard lock(shard.mutex);
-    auto [first, last] = shard.nodes.equal_range(hash);
-    for (auto it = first; it != last; ++it) {
-      Node* node = it->second;
-      if (!matches(*node)) continue;
-      if (try_retain(node)) return node;
-      shard.nodes.erase(it);  // dying: its disposer will find it gone
-      break;
+    Entry* found = shard.nodes.find(hash, [&](const Entry& e) {
+      return e.hash == hash && matches(static_cast<const Node&>(*e.node));
+    });
+    if (found) {
+      if (try_retain(found->node)) return found->node;
+      shard.nodes.erase(found);  // dying: its disposer will find it gone
     }
     Node* node = make();
     node->hash = hash;
     node->dispose = &InternTable::dispose;
-    shard.nodes.emplace(hash, node);
+    shard.nodes.insert(Entry{hash, node});
     return node;
   }
 
@@ -85,9 +85,18 @@ class InternTable {
 
  private:
   static constexpr std::size_t kShards = 16;
+  /// A live (or dying) node under its structural hash; several nodes may share a hash.
+  struct Entry {
+    std::size_t hash;
+    Node* node;
+  };
+  struct EntryTraits {
+    static bool occupied(const Entry& e) { return e.node != nullptr; }
+    static std::size_t hash(const Entry& e) { return e.hash; }
+  };
   struct Shard {
     mutable std::mutex mutex;
-    std::unordered_multimap<std::size_t, Node*> nodes;
+    OpenTable<Entry, EntryTraits> nodes;
   };
 
   static void dispose(KeyNode* base) {
@@ -96,13 +105,8 @@ class InternTable {
     {
       Shard& shard = table.shards_[node->hash % kShards];
       std::lock_guard lock(shard.mutex);
-      auto [first, last] = shard.nodes.equal_range(node->hash);
-      for (auto it = first; it != last; ++it) {
-        if (it->second == node) {
-          shard.nodes.erase(it);
-          break;
-        }
-      }
+      Entry* entry = shard.nodes.find(node->hash, [&](const Entry& e) { return e.node == node; });
+      if (entry) shard.nodes.erase(entry);
     }
     delete node;  // releases the node's children, which queue behind us in release()
   }
