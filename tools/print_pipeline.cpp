@@ -1,0 +1,9 @@
+// Prints the spec's exp(a*x) example at every pipeline stage (see docs/tidu.md).
+#include <iostream>
+
+#include "exp_ax_pipeline.hpp"
+
+int main() {
+  tools::print_exp_ax_pipeline(std::cout);
+  return 0;
+}
