@@ -43,7 +43,7 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
   auto accumulate = [&](const ValueKey<Op>& key, LocalValueId ct) {
     auto [it, inserted] = cotangent.emplace(key, ct);
     if (!inserted) {
-      it->second = builder.add(Op::add(), {PrimitiveValue<Op>::local(it->second),
+      it->second = builder.add(detail::accumulation_op<Op>(key), {PrimitiveValue<Op>::local(it->second),
                                            PrimitiveValue<Op>::local(ct)},
                                linear_role_all_active());
     }

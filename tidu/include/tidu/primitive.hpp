@@ -74,7 +74,8 @@ using Tangents = std::vector<std::optional<LocalValueId>>;
 /// The Primitive contract.
 ///
 /// - `Op::add()`: the op linear_transpose uses to accumulate cotangents (its transpose passes the
-///   cotangent to both inputs).
+///   cotangent to both inputs). A typed op set may also define `Op::add_for(value_key)`, the add
+///   for values of that value's type, which tidu then prefers.
 /// - `jvp_rule(builder, primal_inputs, primal_outputs, tangent_inputs, ctx)`: emits the tangent of
 ///   each output (nullopt where inactive), linear in the tangent inputs; primal values are used
 ///   through External keys, and emitted linear ops carry `linear_role(active_mask)`.
@@ -100,6 +101,19 @@ concept Primitive =
       { op.transpose_rule(builder, tangents, inputs, role, ctx) } -> std::same_as<Tangents>;
       { Op::cotangent_key(output, pass, index) } -> std::same_as<typename Op::InputKey>;
     };
+
+namespace detail {
+/// The op that sums two cotangents of `like`'s type: `Op::add_for(like)` when the op set is typed
+/// (its add must know the result type), else the spec's `Op::add()`.
+template <class Op>
+Op accumulation_op(const ValueKey<Op>& like) {
+  if constexpr (requires { { Op::add_for(like) } -> std::same_as<Op>; }) {
+    return Op::add_for(like);
+  } else {
+    return Op::add();
+  }
+}
+}  // namespace detail
 
 /// Calls `op.jvp_rule`, returning its error instead of throwing it.
 template <Primitive Op>

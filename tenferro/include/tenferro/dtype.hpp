@@ -1,0 +1,85 @@
+#pragma once
+// Element types (DESIGN.md "DTypes"): f32, f64, c64, c128, i64, bool.
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tenferro {
+
+enum class DType : std::uint8_t { F32, F64, C64, C128, I64, Bool };
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+
+constexpr bool is_complex(DType d) { return d == DType::C64 || d == DType::C128; }
+constexpr bool is_floating(DType d) { return d == DType::F32 || d == DType::F64; }
+/// Float or complex: the dtypes that carry tangents.
+constexpr bool is_inexact(DType d) { return is_floating(d) || is_complex(d); }
+
+constexpr std::size_t dtype_size(DType d) {
+  switch (d) {
+    case DType::F32: return 4;
+    case DType::F64: return 8;
+    case DType::C64: return 8;
+    case DType::C128: return 16;
+    case DType::I64: return 8;
+    case DType::Bool: return 1;
+  }
+  return 0;
+}
+
+/// The real dtype of the same precision (f32 for c64, f64 for c128; others unchanged).
+constexpr DType real_dtype(DType d) {
+  return d == DType::C64 ? DType::F32 : d == DType::C128 ? DType::F64 : d;
+}
+/// The complex dtype of the same precision (c64 for f32, c128 for f64; complex unchanged).
+constexpr DType complex_dtype(DType d) {
+  return d == DType::F32 ? DType::C64 : d == DType::F64 ? DType::C128 : d;
+}
+
+constexpr const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::C64: return "c64";
+    case DType::C128: return "c128";
+    case DType::I64: return "i64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+/// The C++ element type of a dtype.
+template <DType D> struct element_of;
+template <> struct element_of<DType::F32> { using type = float; };
+template <> struct element_of<DType::F64> { using type = double; };
+template <> struct element_of<DType::C64> { using type = c64; };
+template <> struct element_of<DType::C128> { using type = c128; };
+template <> struct element_of<DType::I64> { using type = std::int64_t; };
+template <> struct element_of<DType::Bool> { using type = bool; };
+template <DType D> using element_t = typename element_of<D>::type;
+
+template <class T> constexpr DType dtype_of_v = DType::F64;
+template <> constexpr DType dtype_of_v<float> = DType::F32;
+template <> constexpr DType dtype_of_v<double> = DType::F64;
+template <> constexpr DType dtype_of_v<c64> = DType::C64;
+template <> constexpr DType dtype_of_v<c128> = DType::C128;
+template <> constexpr DType dtype_of_v<std::int64_t> = DType::I64;
+template <> constexpr DType dtype_of_v<bool> = DType::Bool;
+
+/// Calls f(T{}) with T the element type of d (a typed dispatch over all dtypes).
+template <class F>
+decltype(auto) visit_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::F32: return f(float{});
+    case DType::F64: return f(double{});
+    case DType::C64: return f(c64{});
+    case DType::C128: return f(c128{});
+    case DType::I64: return f(std::int64_t{});
+    case DType::Bool: return f(bool{});
+  }
+  return f(double{});
+}
+
+}  // namespace tenferro

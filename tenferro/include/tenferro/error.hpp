@@ -1,0 +1,25 @@
+#pragma once
+// tenferro's errors. All derive from computegraph::Error (the project's single base class).
+#include "computegraph/error.hpp"
+#include "tidu/ad_error.hpp"
+
+namespace tenferro {
+
+/// Shapes that do not fit an operation: mismatched dims, invalid axes or permutations, ...
+class ShapeError : public computegraph::Error {
+ public:
+  using computegraph::Error::Error;
+};
+
+/// Dtypes that do not fit an operation (for example a complex operand to `maximum`).
+class DTypeError : public computegraph::Error {
+ public:
+  using computegraph::Error::Error;
+};
+
+using computegraph::BindingError;
+using computegraph::Error;
+using computegraph::GraphError;
+using tidu::ADRuleError;
+
+}  // namespace tenferro

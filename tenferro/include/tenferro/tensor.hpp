@@ -1,0 +1,141 @@
+#pragma once
+// Tensor: a dense, row-major, reference-counted n-d array of one dtype.
+//
+// Copies are shallow: they share storage (like torch.Tensor); clone() makes a deep copy. Storage is
+// 64-byte aligned. A rank-0 tensor is a scalar. Element access checks the dtype and bounds and
+// throws DTypeError/ShapeError instead of reading the wrong bytes.
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tenferro/dtype.hpp"
+#include "tenferro/error.hpp"
+#include "tenferro/shape.hpp"
+
+namespace tenferro {
+
+class Tensor {
+ public:
+  /// A rank-0 f64 zero.
+  Tensor() : Tensor(TensorType{DType::F64, {}}) {}
+  /// Zero-filled tensor of the given type.
+  explicit Tensor(TensorType type);
+
+  static Tensor zeros(Shape shape, DType dtype = DType::F64) { return Tensor({dtype, std::move(shape)}); }
+  static Tensor ones(Shape shape, DType dtype = DType::F64) { return full(std::move(shape), 1.0, dtype); }
+  /// Every element equal to `value` (converted to dtype; the imaginary part needs a complex dtype).
+  static Tensor full(Shape shape, c128 value, DType dtype = DType::F64);
+  /// Rank-0 tensors.
+  static Tensor scalar(double value, DType dtype = DType::F64) { return full({}, value, dtype); }
+  static Tensor scalar(c128 value, DType dtype = DType::C128) { return full({}, value, dtype); }
+
+  /// 1-d tensor from values; the dtype follows T (double -> f64, std::complex<double> -> c128, ...).
+  template <class T>
+  static Tensor from(std::initializer_list<T> values) {
+    return from(std::vector<T>(values), Shape{static_cast<std::int64_t>(values.size())});
+  }
+  /// 2-d tensor from rows of equal length.
+  template <class T>
+  static Tensor from(std::initializer_list<std::initializer_list<T>> rows);
+  /// Tensor of `shape` from row-major values; throws ShapeError if the count differs.
+  template <class T>
+  static Tensor from(const std::vector<T>& values, Shape shape);
+
+  const TensorType& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  std::size_t rank() const { return type_.shape.size(); }
+  std::int64_t numel() const { return type_.numel(); }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
+
+  void* raw_data() { return storage_.get(); }
+  const void* raw_data() const { return storage_.get(); }
+  /// Typed access; throws DTypeError if T is not this tensor's element type.
+  template <class T>
+  T* data() {
+    check_element<T>("data");
+    return static_cast<T*>(raw_data());
+  }
+  template <class T>
+  const T* data() const {
+    check_element<T>("data");
+    return static_cast<const T*>(raw_data());
+  }
+  template <class T>
+  std::span<const T> values() const {
+    return {data<T>(), static_cast<std::size_t>(numel())};
+  }
+
+  /// Element at a multi-index (bounds checked), as T (dtype checked).
+  template <class T>
+  T at(std::initializer_list<std::int64_t> index) const {
+    return data<T>()[flat_index(index)];
+  }
+  /// The value of a one-element tensor.
+  template <class T>
+  T item() const {
+    if (numel() != 1) throw ShapeError("Tensor::item: tensor of shape " + shape_to_string(shape()) + " has " + std::to_string(numel()) + " elements, expected 1");
+    return data<T>()[0];
+  }
+  /// Element i (row-major) converted to complex double, whatever the dtype.
+  c128 element(std::int64_t i) const;
+
+  /// A deep copy.
+  Tensor clone() const;
+  /// A tensor of the same storage with another shape of equal element count.
+  Tensor reshaped(Shape shape) const;
+  bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
+
+ private:
+  template <class T>
+  void check_element(const char* what) const {
+    if (dtype_of_v<T> != dtype()) throw_dtype(what, dtype_of_v<T>);
+  }
+  [[noreturn]] void throw_dtype(const char* what, DType requested) const;
+  std::int64_t flat_index(std::initializer_list<std::int64_t> index) const;
+
+  TensorType type_;
+  std::shared_ptr<std::byte> storage_;
+};
+
+/// "tensor(f64[2], [1, 2])", nested brackets for higher ranks; long tensors are elided.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::string to_string(const Tensor& t);
+
+/// Element-wise comparison within rtol/atol (absolute values of complex differences); shapes and
+/// dtypes must match.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-10, double atol = 1e-12);
+
+template <class T>
+Tensor Tensor::from(const std::vector<T>& values, Shape shape) {
+  if (static_cast<std::int64_t>(values.size()) != tenferro::numel(shape)) {
+    throw ShapeError("Tensor::from: " + std::to_string(values.size()) + " values for shape " +
+                     shape_to_string(shape) + " (" + std::to_string(tenferro::numel(shape)) +
+                     " elements)");
+  }
+  Tensor t(TensorType{dtype_of_v<T>, std::move(shape)});
+  T* out = t.data<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+template <class T>
+Tensor Tensor::from(std::initializer_list<std::initializer_list<T>> rows) {
+  std::vector<T> values;
+  const std::size_t cols = rows.size() ? rows.begin()->size() : 0;
+  for (const auto& row : rows) {
+    if (row.size() != cols) {
+      throw ShapeError("Tensor::from: ragged rows (" + std::to_string(row.size()) + " vs " +
+                       std::to_string(cols) + " columns)");
+    }
+    values.insert(values.end(), row.begin(), row.end());
+  }
+  return from(values, Shape{static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(cols)});
+}
+
+}  // namespace tenferro
