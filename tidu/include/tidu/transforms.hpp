@@ -8,6 +8,10 @@
 // Jacobians and Hessians run one compiled linear program per column (jacfwd, hessian) or row
 // (jacrev); the primal part is recomputed by each run (no residual cutting yet).
 //
+// Arguments: every vector of primals, tangents, directions and cotangents-of-inputs is aligned with
+// all of f's inputs. Only the differentiable ones (see `differentiable`, `set_wrt`) are
+// differentiated; the others get zero derivatives.
+//
 // Complex operands (DESIGN.md convention): vjp applies the adjoint for <a, b> = Re(sum conj(a) b);
 // grad of a real loss L of z = x + iy is dL/dx + i dL/dy; jacrev conjugates the adjoint rows, so
 // for holomorphic functions jacfwd and jacrev agree.
@@ -61,7 +65,7 @@ class Transforms {
       return std::pair{outs, leading};
     }, {lin.graph});
     Values in(x.begin(), x.end());
-    in.insert(in.end(), dx.begin(), dx.end());
+    for (std::size_t j : d.wrt_pos) in.push_back(dx[j]);
     Values out = prog->run(in);
     return split_outputs(out, d.outputs.size(), lin.tangent_outputs, [&](std::size_t i) {
       return Space::zeros_like(out[i]);
@@ -86,8 +90,14 @@ class Transforms {
       if (lin.tangent_outputs[i]) in.push_back(ct[i]);
     }
     Values out = prog->run(in);
-    return split_outputs(out, d.outputs.size(), tr.tangent_outputs,
-                         [&](std::size_t j) { return Space::zeros_like(x[j]); });
+    Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d.outputs.size()));
+    Values cotangents;
+    for (std::size_t j = 0; j < x.size(); ++j) cotangents.push_back(Space::zeros_like(x[j]));
+    std::size_t k = d.outputs.size();
+    for (std::size_t w = 0; w < d.wrt_pos.size(); ++w) {
+      if (tr.tangent_outputs[w]) cotangents[d.wrt_pos[w]] = out[k++];
+    }
+    return {std::move(primal), std::move(cotangents)};
   }
 
   /// (f(x), grad f(x)) for a function with one output (a real loss, for the complex convention).
@@ -106,13 +116,16 @@ class Transforms {
     auto prog = hvp_program(d);
     Values in(x.begin(), x.end());
     in.push_back(unit_seed(d, x));
-    in.insert(in.end(), v.begin(), v.end());
+    for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
     Values out = prog->run(in);
+    // The second linearization's outputs follow the gradients that exist, in wrt order.
+    const auto& tr = *d.transpose;
     const auto& second = *d.hvp_linear;
     Values result;
-    for (std::size_t j = 0, k = 0; j < x.size(); ++j) {
-      bool present = j < second.tangent_outputs.size() && second.tangent_outputs[j];
-      result.push_back(present ? out[k++] : Space::zeros_like(x[j]));
+    for (std::size_t j = 0; j < x.size(); ++j) result.push_back(Space::zeros_like(x[j]));
+    for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
+      if (!tr.tangent_outputs[w]) continue;
+      if (second.tangent_outputs[g++]) result[d.wrt_pos[w]] = out[k++];
     }
     return result;
   }
@@ -153,6 +166,27 @@ class Transforms {
 
   computegraph::CompileCacheStats cache_stats() const { return cache_.stats(); }
 
+  /// Differentiate `f` only with respect to the arguments marked in `mask` (all by default).
+  /// Must be called before the first transform of `f`; derivatives of the other arguments are
+  /// zeros (and tangents given for them are ignored).
+  void set_wrt(const Function& f, std::vector<bool> mask) {
+    std::lock_guard lock(mutex_);
+    if (functions_.contains(f.get())) {
+      throw computegraph::Error("Transforms::set_wrt: the function has already been transformed");
+    }
+    wrt_override_[f.get()] = std::move(mask);
+  }
+
+  /// Whether an input can carry a tangent: `Op::is_differentiable(key)` if the op set defines it
+  /// (tenferro: float and complex inputs), else every input.
+  static bool differentiable(const typename Op::InputKey& key) {
+    if constexpr (requires { { Op::is_differentiable(key) } -> std::convertible_to<bool>; }) {
+      return Op::is_differentiable(key);
+    } else {
+      return true;
+    }
+  }
+
  private:
   using Keys = std::vector<ValueKey<Op>>;
   using ProgramPtr = typename computegraph::CompileCache<Op>::ProgramPtr;
@@ -162,7 +196,8 @@ class Transforms {
     Function f;
     Keys inputs;   // primal input keys, in argument order
     Keys outputs;  // primal output keys
-    std::vector<typename Op::InputKey> wrt;
+    std::vector<typename Op::InputKey> wrt;  // the differentiated inputs' keys
+    std::vector<std::size_t> wrt_pos;        // and their argument positions
     std::unique_ptr<LinearizedGraph<Op>> linear, transpose, hvp_linear;
     ProgramPtr primal_program, jvp_program, vjp_program, hvp_program;
     std::optional<Operand> unit_seed;
@@ -174,9 +209,15 @@ class Transforms {
     if (!slot) {
       slot = std::make_unique<Derived>();
       slot->f = f;
-      for (auto id : f->inputs()) {
-        slot->inputs.push_back(f->key(id));
-        slot->wrt.push_back(f->key(id).input_key());
+      auto mask = wrt_override_.find(f.get());
+      for (std::size_t j = 0; j < f->inputs().size(); ++j) {
+        const auto& key = f->key(f->inputs()[j]);
+        slot->inputs.push_back(key);
+        bool chosen = mask == wrt_override_.end() || (j < mask->second.size() && mask->second[j]);
+        if (chosen && differentiable(key.input_key())) {
+          slot->wrt.push_back(key.input_key());
+          slot->wrt_pos.push_back(j);
+        }
       }
       slot->outputs = f->output_keys();
     }
@@ -328,6 +369,7 @@ class Transforms {
   computegraph::CompileCache<Op> cache_;
   std::mutex mutex_;
   std::unordered_map<const computegraph::Graph<Op>*, std::unique_ptr<Derived>> functions_;
+  std::unordered_map<const computegraph::Graph<Op>*, std::vector<bool>> wrt_override_;
 };
 
 }  // namespace tidu

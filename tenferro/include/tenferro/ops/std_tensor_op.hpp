@@ -95,6 +95,8 @@ struct StdTensorOp {
                                 std::span<const std::optional<tidu::LocalValueId>> cotangent_out,
                                 std::span<const tidu::PrimitiveValue<StdTensorOp>> inputs,
                                 const computegraph::OperationRole& role, TensorADContext& ctx) const;
+  /// Integer and bool inputs never carry tangents (tidu::Transforms skips them).
+  static bool is_differentiable(const TensorKey& key) { return is_inexact(key.type.dtype); }
   static TensorKey cotangent_key(const computegraph::ValueKey<StdTensorOp>& output,
                                  tidu::DiffPassId pass, std::size_t index);
 };
