@@ -12,3 +12,12 @@ TEST(Tensor, Basics) {
   op.eval(ctx, in, std::span<Tensor>(&out, 1));
   EXPECT_EQ(out.at<double>({1, 1}), 8.0);
 }
+#include "tenferro/tenferro.hpp"
+#include <cmath>
+TEST(Traced, GradOfMulSum) {
+  namespace tf = tenferro;
+  auto loss = [](tf::Traced w, tf::Traced x) { return tf::sum(w * x); };
+  auto w = tf::Tensor::from({0.5, -1.0}), x = tf::Tensor::from({1.0, 2.0});
+  auto p = tf::trace(loss, w, x);
+  std::cout << p.print() << computegraph::to_string(*p.linearize().graph);
+}

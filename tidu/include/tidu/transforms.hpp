@@ -15,6 +15,7 @@
 // Complex operands (DESIGN.md convention): vjp applies the adjoint for <a, b> = Re(sum conj(a) b);
 // grad of a real loss L of z = x + iy is dL/dx + i dL/dy; jacrev conjugates the adjoint rows, so
 // for holomorphic functions jacfwd and jacrev agree.
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -42,7 +43,10 @@ class Transforms {
   using Function = computegraph::GraphPtr<Op>;
   using Values = std::vector<Operand>;
 
-  explicit Transforms(std::size_t cache_capacity = 256) : cache_(cache_capacity) {}
+  explicit Transforms(std::size_t cache_capacity = 256)
+      : cache_(std::make_shared<computegraph::CompileCache<Op>>(cache_capacity)) {}
+  /// Shares `cache` with other Transforms objects (programs of equal structure are compiled once).
+  explicit Transforms(std::shared_ptr<computegraph::CompileCache<Op>> cache) : cache_(std::move(cache)) {}
 
   /// f(x).
   Values eval(const Function& f, std::span<const Operand> x) {
@@ -134,10 +138,11 @@ class Transforms {
   Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x) {
     Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
+    auto& d = derived(f);
     for_each_basis(x, [&](std::size_t col, const Values& dx) {
       auto [values, tangents] = jvp(f, x, dx);
       fill_column(J, col, tangents, [](const Scalar& s) { return s; });
-    });
+    }, [&](std::size_t j) { return is_wrt(d, j); });
     return J;
   }
 
@@ -158,13 +163,14 @@ class Transforms {
   /// Hessian of a one-output function (one hvp run per column).
   Matrix<Scalar> hessian(const Function& f, std::span<const Operand> x) {
     Matrix<Scalar> H(total_size(x), total_size(x));
+    auto& d = derived(f);
     for_each_basis(x, [&](std::size_t col, const Values& v) {
       fill_column(H, col, hvp(f, x, v), [](const Scalar& s) { return s; });
-    });
+    }, [&](std::size_t j) { return is_wrt(d, j); });
     return H;
   }
 
-  computegraph::CompileCacheStats cache_stats() const { return cache_.stats(); }
+  computegraph::CompileCacheStats cache_stats() const { return cache_->stats(); }
 
   /// Differentiate `f` only with respect to the arguments marked in `mask` (all by default).
   /// Must be called before the first transform of `f`; derivatives of the other arguments are
@@ -249,7 +255,7 @@ class Transforms {
       if (slot) return slot;
     }
     auto [outputs, leading] = make_keys();
-    auto prog = cache_.get_or_compile(computegraph::resolve(roots),
+    auto prog = cache_->get_or_compile(computegraph::resolve(roots),
                                       std::span<const ValueKey<Op>>(outputs),
                                       std::span<const ValueKey<Op>>(leading));
     std::lock_guard lock(mutex_);
@@ -343,19 +349,33 @@ class Transforms {
     return n;
   }
 
-  /// Calls visit(global index, directions) with one basis direction per coordinate of `xs`.
-  template <class Visit>
-  static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
+  /// Calls visit(global index, directions) with one basis direction per coordinate of `xs`,
+  /// skipping the operands whose position `use` rejects (their indices are still counted).
+  template <class Visit, class Use>
+  static void for_each_basis(std::span<const Operand> xs, Visit&& visit, Use&& use) {
     Values dirs;
     for (const auto& x : xs) dirs.push_back(Space::zeros_like(x));
     std::size_t index = 0;
     for (std::size_t j = 0; j < xs.size(); ++j) {
+      if (!use(j)) {
+        index += Space::size(xs[j]);
+        continue;
+      }
       for (std::size_t k = 0; k < Space::size(xs[j]); ++k) {
         dirs[j] = Space::basis_like(xs[j], k);
         visit(index++, dirs);
       }
       dirs[j] = Space::zeros_like(xs[j]);
     }
+  }
+  template <class Visit>
+  static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
+    for_each_basis(xs, std::forward<Visit>(visit), [](std::size_t) { return true; });
+  }
+
+  /// Whether argument j of f is differentiated.
+  bool is_wrt(Derived& d, std::size_t j) const {
+    return std::find(d.wrt_pos.begin(), d.wrt_pos.end(), j) != d.wrt_pos.end();
   }
 
   template <class Map>
@@ -366,7 +386,7 @@ class Transforms {
     }
   }
 
-  computegraph::CompileCache<Op> cache_;
+  std::shared_ptr<computegraph::CompileCache<Op>> cache_;
   std::mutex mutex_;
   std::unordered_map<const computegraph::Graph<Op>*, std::unique_ptr<Derived>> functions_;
   std::unordered_map<const computegraph::Graph<Op>*, std::vector<bool>> wrt_override_;

@@ -1,0 +1,137 @@
+#pragma once
+// Traced tensors: the values user programs are written in. Every operation on a Traced records a
+// StdTensorOp into the trace's graph (computegraph::GraphBuilder); nothing is computed until the
+// traced function is compiled and run (see tenferro/transforms.hpp: grad, jvp, vjp, ...).
+//
+// Binary operations broadcast NumPy-style (shapes aligned at the trailing axis; size-1 axes
+// stretch), lowered to broadcast_in_dim so the transpose reduces back. Shape and dtype errors are
+// thrown here, at trace time, as ShapeError/DTypeError naming the op and the operand types.
+#include <memory>
+#include <vector>
+
+#include "computegraph/graph_builder.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/ops/std_tensor_op.hpp"
+
+namespace tenferro {
+
+/// The graph under construction by one trace.
+struct TraceState {
+  computegraph::GraphBuilder<StdTensorOp> builder;
+};
+
+class Traced {
+ public:
+  Traced(std::shared_ptr<TraceState> trace, computegraph::LocalValueId id)
+      : trace_(std::move(trace)), id_(id) {}
+
+  const TensorType& type() const { return type_of(trace_->builder.key(id_)); }
+  const Shape& shape() const { return type().shape; }
+  DType dtype() const { return type().dtype; }
+  std::size_t rank() const { return type().shape.size(); }
+  computegraph::LocalValueId id() const { return id_; }
+  const std::shared_ptr<TraceState>& trace() const { return trace_; }
+  const TensorValueKey& key() const { return trace_->builder.key(id_); }
+
+ private:
+  std::shared_ptr<TraceState> trace_;
+  computegraph::LocalValueId id_;
+};
+
+/// Records `op` applied to `inputs` (all from one trace; throws Error otherwise).
+Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs);
+/// A constant in `like`'s trace.
+Traced constant(const Traced& like, Tensor value);
+/// A scalar constant of `like`'s dtype broadcast to `like`'s shape.
+Traced full_like(const Traced& like, double value);
+
+// ---- elementwise (binary ones broadcast) ----
+Traced add(const Traced& a, const Traced& b);
+Traced sub(const Traced& a, const Traced& b);
+Traced mul(const Traced& a, const Traced& b);
+Traced div(const Traced& a, const Traced& b);
+Traced pow(const Traced& a, const Traced& b);
+Traced maximum(const Traced& a, const Traced& b);
+Traced minimum(const Traced& a, const Traced& b);
+Traced neg(const Traced& a);
+Traced exp(const Traced& a);
+Traced log(const Traced& a);
+Traced sin(const Traced& a);
+Traced cos(const Traced& a);
+Traced tanh(const Traced& a);
+Traced sqrt(const Traced& a);
+Traced rsqrt(const Traced& a);
+Traced expm1(const Traced& a);
+Traced log1p(const Traced& a);
+Traced abs(const Traced& a);
+Traced sign(const Traced& a);
+Traced conj(const Traced& a);
+Traced real(const Traced& a);
+Traced imag(const Traced& a);
+/// Comparisons give bool tensors (never differentiated).
+Traced eq(const Traced& a, const Traced& b);
+Traced ne(const Traced& a, const Traced& b);
+Traced lt(const Traced& a, const Traced& b);
+Traced le(const Traced& a, const Traced& b);
+Traced gt(const Traced& a, const Traced& b);
+Traced ge(const Traced& a, const Traced& b);
+/// Elementwise `pred ? on_true : on_false` (broadcasting all three).
+Traced where(const Traced& pred, const Traced& on_true, const Traced& on_false);
+Traced clamp(const Traced& x, const Traced& lo, const Traced& hi);
+
+Traced operator+(const Traced& a, const Traced& b);
+Traced operator-(const Traced& a, const Traced& b);
+Traced operator*(const Traced& a, const Traced& b);
+Traced operator/(const Traced& a, const Traced& b);
+Traced operator-(const Traced& a);
+Traced operator+(const Traced& a, double s);
+Traced operator-(const Traced& a, double s);
+Traced operator*(const Traced& a, double s);
+Traced operator/(const Traced& a, double s);
+Traced operator+(double s, const Traced& a);
+Traced operator-(double s, const Traced& a);
+Traced operator*(double s, const Traced& a);
+Traced operator/(double s, const Traced& a);
+
+// ---- shapes ----
+/// Axes may be negative (counted from the end).
+Traced transpose(const Traced& a, std::vector<std::int64_t> perm);
+/// Reverses the axes.
+Traced transpose(const Traced& a);
+Traced reshape(const Traced& a, Shape shape);
+Traced broadcast_to(const Traced& a, Shape shape);
+Traced astype(const Traced& a, DType dtype);
+
+// ---- reductions: sum(x) reduces every axis; sum(x, {}) reduces none ----
+Traced sum(const Traced& a);
+Traced sum(const Traced& a, std::vector<std::int64_t> axes);
+Traced prod(const Traced& a, std::vector<std::int64_t> axes);
+Traced max(const Traced& a, std::vector<std::int64_t> axes);
+Traced min(const Traced& a, std::vector<std::int64_t> axes);
+Traced mean(const Traced& a);
+Traced mean(const Traced& a, std::vector<std::int64_t> axes);
+/// Population variance (divides by the count).
+Traced var(const Traced& a, std::vector<std::int64_t> axes);
+
+// ---- contraction ----
+Traced dot_general(const Traced& a, const Traced& b, DotDims dims);
+/// Matrix product: 1-d and 2-d operands as in NumPy; higher ranks are batches of matrices over
+/// equal leading axes.
+Traced matmul(const Traced& a, const Traced& b);
+
+// ---- neural-network composites (numerically stable) ----
+/// log(sum(exp(x), axes)), shifted by the max.
+Traced logsumexp(const Traced& x, std::vector<std::int64_t> axes);
+Traced softmax(const Traced& x, std::int64_t axis = -1);
+Traced log_softmax(const Traced& x, std::int64_t axis = -1);
+/// 1 / (1 + exp(-x)), computed as (1 + tanh(x/2)) / 2.
+Traced sigmoid(const Traced& x);
+/// max(x, 0) with gradient 0 at 0.
+Traced relu(const Traced& x);
+/// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
+Traced softplus(const Traced& x);
+/// Mean over the batch of -sum(labels * log_softmax(logits)) along the last axis; labels are
+/// probabilities (for example one-hot) of the logits' shape.
+Traced cross_entropy(const Traced& logits, const Traced& labels);
+
+}  // namespace tenferro

@@ -1,0 +1,219 @@
+// Traced tensors: recording, NumPy-style broadcasting, and the primitive-backed operations.
+#include "tenferro/traced.hpp"
+
+#include <algorithm>
+
+namespace tenferro {
+
+namespace {
+using Ref = computegraph::ValueRef<StdTensorOp>;
+
+/// The result shape of broadcasting a and b (NumPy rules), or ShapeError naming `op`.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw ShapeError(std::string(op) + ": shapes " + shape_to_string(a) + " and " +
+                       shape_to_string(b) + " do not broadcast (axis " + std::to_string(i) +
+                       ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> normalize_axes(const char* op, std::vector<std::int64_t> axes, std::size_t rank) {
+  for (auto& a : axes) {
+    if (a < -static_cast<std::int64_t>(rank) || a >= static_cast<std::int64_t>(rank)) {
+      throw ShapeError(std::string(op) + ": axis " + std::to_string(a) + " is out of range for rank " +
+                       std::to_string(rank));
+    }
+    if (a < 0) a += static_cast<std::int64_t>(rank);
+  }
+  return axes;
+}
+
+std::vector<std::int64_t> all_axes(std::size_t rank) {
+  std::vector<std::int64_t> axes(rank);
+  for (std::size_t i = 0; i < rank; ++i) axes[i] = static_cast<std::int64_t>(i);
+  return axes;
+}
+
+Traced unary(OpKind kind, const Traced& a) { return apply(ops::unary(kind, a.type()), {a}); }
+
+template <class Make>
+Traced binary(const char* name, const Traced& a, const Traced& b, Make&& make) {
+  Shape shape = broadcast_shapes(name, a.shape(), b.shape());
+  Traced x = broadcast_to(a, shape);
+  Traced y = broadcast_to(b, shape);
+  return apply(make(x.type(), y.type()), {x, y});
+}
+
+Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
+  return binary(compare_dir_name(dir), a, b,
+                [&](const TensorType& x, const TensorType& y) { return ops::compare(dir, x, y); });
+}
+}  // namespace
+
+Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
+  std::shared_ptr<TraceState> trace;
+  std::vector<Ref> refs;
+  for (const Traced& t : inputs) {
+    if (!trace) trace = t.trace();
+    if (t.trace() != trace) {
+      throw Error("tenferro " + op.name() + ": operands come from different traces");
+    }
+    refs.push_back(Ref::local(t.id()));
+  }
+  if (!trace) throw Error("tenferro::apply: " + op.name() + " needs a trace (use constant(like, value))");
+  auto id = trace->builder.add(std::move(op), std::move(refs));
+  return Traced(trace, id);
+}
+
+Traced constant(const Traced& like, Tensor value) {
+  auto id = like.trace()->builder.add(ops::constant(std::move(value)), {});
+  return Traced(like.trace(), id);
+}
+
+Traced full_like(const Traced& like, double value) {
+  Traced s = constant(like, Tensor::scalar(value, like.dtype()));
+  return broadcast_to(s, like.shape());
+}
+
+Traced add(const Traced& a, const Traced& b) { return binary("add", a, b, ops::add); }
+Traced sub(const Traced& a, const Traced& b) { return add(a, neg(b)); }
+Traced mul(const Traced& a, const Traced& b) { return binary("mul", a, b, ops::mul); }
+Traced div(const Traced& a, const Traced& b) { return binary("div", a, b, ops::div); }
+Traced pow(const Traced& a, const Traced& b) { return binary("pow", a, b, ops::pow); }
+Traced maximum(const Traced& a, const Traced& b) { return binary("maximum", a, b, ops::maximum); }
+Traced minimum(const Traced& a, const Traced& b) { return binary("minimum", a, b, ops::minimum); }
+Traced neg(const Traced& a) { return unary(OpKind::Neg, a); }
+Traced exp(const Traced& a) { return unary(OpKind::Exp, a); }
+Traced log(const Traced& a) { return unary(OpKind::Log, a); }
+Traced sin(const Traced& a) { return unary(OpKind::Sin, a); }
+Traced cos(const Traced& a) { return unary(OpKind::Cos, a); }
+Traced tanh(const Traced& a) { return unary(OpKind::Tanh, a); }
+Traced sqrt(const Traced& a) { return unary(OpKind::Sqrt, a); }
+Traced rsqrt(const Traced& a) { return unary(OpKind::Rsqrt, a); }
+Traced expm1(const Traced& a) { return unary(OpKind::Expm1, a); }
+Traced log1p(const Traced& a) { return unary(OpKind::Log1p, a); }
+Traced abs(const Traced& a) { return unary(OpKind::Abs, a); }
+Traced sign(const Traced& a) { return unary(OpKind::Sign, a); }
+Traced conj(const Traced& a) { return unary(OpKind::Conj, a); }
+Traced real(const Traced& a) { return unary(OpKind::Real, a); }
+Traced imag(const Traced& a) { return unary(OpKind::Imag, a); }
+Traced eq(const Traced& a, const Traced& b) { return compare(CompareDir::Eq, a, b); }
+Traced ne(const Traced& a, const Traced& b) { return compare(CompareDir::Ne, a, b); }
+Traced lt(const Traced& a, const Traced& b) { return compare(CompareDir::Lt, a, b); }
+Traced le(const Traced& a, const Traced& b) { return compare(CompareDir::Le, a, b); }
+Traced gt(const Traced& a, const Traced& b) { return compare(CompareDir::Gt, a, b); }
+Traced ge(const Traced& a, const Traced& b) { return compare(CompareDir::Ge, a, b); }
+
+Traced where(const Traced& pred, const Traced& on_true, const Traced& on_false) {
+  Shape shape = broadcast_shapes("where", broadcast_shapes("where", pred.shape(), on_true.shape()),
+                                 on_false.shape());
+  Traced p = broadcast_to(pred, shape), t = broadcast_to(on_true, shape), f = broadcast_to(on_false, shape);
+  return apply(ops::select(p.type(), t.type(), f.type()), {p, t, f});
+}
+
+Traced clamp(const Traced& x, const Traced& lo, const Traced& hi) {
+  Traced l = broadcast_to(lo, x.shape()), h = broadcast_to(hi, x.shape());
+  return apply(ops::clamp(l.type(), x.type(), h.type()), {l, x, h});
+}
+
+Traced operator+(const Traced& a, const Traced& b) { return add(a, b); }
+Traced operator-(const Traced& a, const Traced& b) { return sub(a, b); }
+Traced operator*(const Traced& a, const Traced& b) { return mul(a, b); }
+Traced operator/(const Traced& a, const Traced& b) { return div(a, b); }
+Traced operator-(const Traced& a) { return neg(a); }
+Traced operator+(const Traced& a, double s) { return add(a, full_like(a, s)); }
+Traced operator-(const Traced& a, double s) { return sub(a, full_like(a, s)); }
+Traced operator*(const Traced& a, double s) { return mul(a, full_like(a, s)); }
+Traced operator/(const Traced& a, double s) { return div(a, full_like(a, s)); }
+Traced operator+(double s, const Traced& a) { return add(full_like(a, s), a); }
+Traced operator-(double s, const Traced& a) { return sub(full_like(a, s), a); }
+Traced operator*(double s, const Traced& a) { return mul(full_like(a, s), a); }
+Traced operator/(double s, const Traced& a) { return div(full_like(a, s), a); }
+
+Traced transpose(const Traced& a, std::vector<std::int64_t> perm) {
+  perm = normalize_axes("transpose", std::move(perm), a.rank());
+  return apply(ops::transpose(a.type(), std::move(perm)), {a});
+}
+Traced transpose(const Traced& a) {
+  auto perm = all_axes(a.rank());
+  std::reverse(perm.begin(), perm.end());
+  return transpose(a, std::move(perm));
+}
+Traced reshape(const Traced& a, Shape shape) {
+  if (shape == a.shape()) return a;
+  return apply(ops::reshape(a.type(), std::move(shape)), {a});
+}
+Traced broadcast_to(const Traced& a, Shape shape) {
+  if (shape == a.shape()) return a;
+  if (a.rank() > shape.size()) {
+    throw ShapeError("broadcast_to: cannot broadcast " + a.type().to_string() + " to the lower rank shape " +
+                     shape_to_string(shape));
+  }
+  std::vector<std::int64_t> dims(a.rank());
+  for (std::size_t i = 0; i < a.rank(); ++i) dims[i] = static_cast<std::int64_t>(shape.size() - a.rank() + i);
+  return apply(ops::broadcast_in_dim(a.type(), std::move(shape), std::move(dims)), {a});
+}
+Traced astype(const Traced& a, DType dtype) {
+  if (dtype == a.dtype()) return a;
+  return apply(ops::convert(a.type(), dtype), {a});
+}
+
+Traced sum(const Traced& a) { return sum(a, all_axes(a.rank())); }
+Traced sum(const Traced& a, std::vector<std::int64_t> axes) {
+  return apply(ops::reduce(OpKind::ReduceSum, a.type(), normalize_axes("sum", std::move(axes), a.rank())), {a});
+}
+Traced prod(const Traced& a, std::vector<std::int64_t> axes) {
+  return apply(ops::reduce(OpKind::ReduceProd, a.type(), normalize_axes("prod", std::move(axes), a.rank())), {a});
+}
+Traced max(const Traced& a, std::vector<std::int64_t> axes) {
+  return apply(ops::reduce(OpKind::ReduceMax, a.type(), normalize_axes("max", std::move(axes), a.rank())), {a});
+}
+Traced min(const Traced& a, std::vector<std::int64_t> axes) {
+  return apply(ops::reduce(OpKind::ReduceMin, a.type(), normalize_axes("min", std::move(axes), a.rank())), {a});
+}
+Traced mean(const Traced& a) { return mean(a, all_axes(a.rank())); }
+Traced mean(const Traced& a, std::vector<std::int64_t> axes) {
+  axes = normalize_axes("mean", std::move(axes), a.rank());
+  std::int64_t count = 1;
+  for (auto ax : axes) count *= a.shape()[static_cast<std::size_t>(ax)];
+  Traced s = sum(a, axes);
+  return s / static_cast<double>(count);
+}
+
+Traced dot_general(const Traced& a, const Traced& b, DotDims dims) {
+  return apply(ops::dot_general(a.type(), b.type(), std::move(dims)), {a, b});
+}
+
+Traced matmul(const Traced& a, const Traced& b) {
+  const auto ra = static_cast<std::int64_t>(a.rank()), rb = static_cast<std::int64_t>(b.rank());
+  if (ra == 0 || rb == 0) {
+    throw ShapeError("matmul: operands must have rank >= 1, got " + a.type().to_string() + " and " +
+                     b.type().to_string());
+  }
+  DotDims d;
+  if (ra <= 2 && rb <= 2) {
+    d.lhs_contract = {ra - 1};
+    d.rhs_contract = {rb == 1 ? 0 : rb - 2};
+  } else if (ra == rb) {
+    for (std::int64_t i = 0; i < ra - 2; ++i) {
+      d.lhs_batch.push_back(i);
+      d.rhs_batch.push_back(i);
+    }
+    d.lhs_contract = {ra - 1};
+    d.rhs_contract = {rb - 2};
+  } else {
+    throw ShapeError("matmul: batched operands need equal ranks, got " + a.type().to_string() + " and " +
+                     b.type().to_string());
+  }
+  return dot_general(a, b, std::move(d));
+}
+
+}  // namespace tenferro

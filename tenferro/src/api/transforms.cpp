@@ -1,0 +1,92 @@
+// Non-template parts of the functional transforms.
+#include "tenferro/transforms.hpp"
+
+#include "computegraph/printer.hpp"
+
+namespace tenferro {
+
+std::shared_ptr<computegraph::CompileCache<StdTensorOp>> default_compile_cache() {
+  static auto cache = std::make_shared<computegraph::CompileCache<StdTensorOp>>(512);
+  return cache;
+}
+
+namespace detail {
+
+std::vector<TensorType> types_of(const Tensors& args) {
+  std::vector<TensorType> types;
+  for (const auto& a : args) types.push_back(a.type());
+  return types;
+}
+
+void check_wrt(const char* what, const Tensors& args, std::size_t argnum) {
+  if (argnum >= args.size()) {
+    throw BindingError(std::string(what) + ": argnum " + std::to_string(argnum) + " but the call has " +
+                       std::to_string(args.size()) + " arguments");
+  }
+  if (!is_inexact(args[argnum].dtype())) {
+    throw DTypeError(std::string(what) + ": argument " + std::to_string(argnum) + " has dtype " +
+                     dtype_name(args[argnum].dtype()) +
+                     "; only f32, f64, c64 and c128 arguments can be differentiated");
+  }
+}
+
+void check_scalar_loss(const char* what, const GraphPtr& graph) {
+  if (graph->outputs().size() != 1) {
+    throw ShapeError(std::string(what) + ": the function must return one value, it returns " +
+                     std::to_string(graph->outputs().size()));
+  }
+  const TensorType& t = type_of(graph->key(graph->outputs()[0]));
+  if (t.numel() != 1 || t.rank() != 0) {
+    throw ShapeError(std::string(what) + ": the function must return a scalar (rank 0), it returns " +
+                     t.to_string() + "; use vjp or jacrev for non-scalar outputs");
+  }
+  if (!is_floating(t.dtype)) {
+    throw DTypeError(std::string(what) + ": the function must return a real float scalar, it returns " +
+                     t.to_string() + "; take real() of a complex loss");
+  }
+}
+
+Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype) {
+  Tensor t(TensorType{dtype, std::move(shape)});
+  std::vector<c128> values;
+  values.reserve(m.rows * cols);
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) values.push_back(m(i, col0 + j));
+  }
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* out = static_cast<T*>(t.raw_data());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if constexpr (std::is_same_v<T, c128>) {
+        out[k] = values[k];
+      } else if constexpr (std::is_same_v<T, c64>) {
+        out[k] = c64(static_cast<float>(values[k].real()), static_cast<float>(values[k].imag()));
+      } else {
+        out[k] = static_cast<T>(values[k].real());
+      }
+    }
+  });
+  return t;
+}
+
+}  // namespace detail
+
+std::string Program::print() const { return computegraph::to_string(*graph_); }
+
+tidu::LinearizedGraph<StdTensorOp> Program::linearize() const {
+  std::vector<TensorKey> wrt;
+  for (auto id : graph_->inputs()) {
+    const TensorKey& key = graph_->key(id).input_key();
+    if (is_inexact(key.type.dtype)) wrt.push_back(key);
+  }
+  auto outputs = graph_->output_keys();
+  return tidu::linearize(computegraph::resolve({graph_}), std::span<const TensorValueKey>(outputs),
+                         std::span<const TensorKey>(wrt));
+}
+
+Tensors Program::run(const Tensors& args) const {
+  tidu::Transforms<StdTensorOp> ad(default_compile_cache());
+  return ad.eval(graph_, args);
+}
+
+}  // namespace tenferro
