@@ -42,8 +42,9 @@ class GraphBuilder {
   /// returns the existing outputs.
   std::vector<LocalValueId> add_operation(Op op, std::vector<ValueRef<Op>> inputs,
                                           OperationRole role = OperationRole::primary()) {
-    return graph_->operations_[insert_operation(std::move(op), std::move(inputs), std::move(role))]
-        .outputs;
+    // The index first: graph_ is null once finished, and insert_operation checks that.
+    const LocalOperationId id = insert_operation(std::move(op), std::move(inputs), std::move(role));
+    return graph_->operations_[id].outputs;
   }
 
   /// Convenience for single-output operations.
@@ -54,8 +55,8 @@ class GraphBuilder {
                        std::to_string(op.output_count()) +
                        " outputs; use add_operation for operations without exactly one output");
     }
-    return graph_->operations_[insert_operation(std::move(op), std::move(inputs), std::move(role))]
-        .outputs[0];
+    const LocalOperationId id = insert_operation(std::move(op), std::move(inputs), std::move(role));
+    return graph_->operations_[id].outputs[0];
   }
 
   void add_output(LocalValueId id) {
