@@ -57,36 +57,40 @@ TEST(MaterializeMerge, EqualSubgraphsOfIndependentGraphsBecomeOneNode) {
   EXPECT_DOUBLE_EQ(out[1], std::sin(0.75 * -1.25));
 }
 
-TEST(MaterializeMerge, DeepIndependentSubgraphsAreSharedThroughExternals) {
-  // Two graphs each build the same 1000-step chain v <- sin(v + x) independently; a third graph
-  // adds their results through External references. CSE leaves one chain.
+TEST(MaterializeMerge, DeepIndependentSubgraphsAreMerged) {
+  // Two graphs each build the same 1000-step chain v <- sin(v + x) independently and end it with
+  // different operations; a third graph adds their results through External references. Each
+  // chain is reached through its own graph's local references, and CSE leaves one chain.
   constexpr int kSteps = 1000;
-  auto chain = [&] {
+  auto chain_then = [&](ScalarOp last) {
     Builder b;
     auto x = b.add_input("x");
     auto v = x;
-    for (int i = 0; i < kSteps; ++i)
+    for (int i = 0; i < kSteps; ++i) {
       v = b.add(ScalarOp::sin(), {L(b.add(ScalarOp::add(), {L(v), L(x)}))});
-    b.add_output(v);
+    }
+    b.add_output(b.add(last, {L(v)}));
     return finish(b);
   };
-  GraphPtr c1 = chain();
-  GraphPtr c2 = chain();
+  GraphPtr c1 = chain_then(ScalarOp::neg());
+  GraphPtr c2 = chain_then(ScalarOp::cos());
   Builder b({c1, c2});
   b.add_output(b.add(ScalarOp::add(), {X(c1->output_keys()[0]), X(c2->output_keys()[0])}));
   GraphPtr top = finish(b);
   Materialized m = materialize(resolve({top}), top->output_keys());
-  EXPECT_EQ(m.operations().size(), 2u * kSteps + 1);
+  EXPECT_EQ(m.operations().size(), 2u * kSteps + 3);  // the chain once, neg, cos, add
   EXPECT_EQ(m.inputs().size(), 1u);
-  // Both operands of the final add are the same value.
-  const auto& last = m.operations().back();
-  EXPECT_EQ(last.inputs[0], last.inputs[1]);
+  // neg and cos read the same chain value.
+  const auto& ops = m.operations();
+  ASSERT_EQ(ops[ops.size() - 3].operation, ScalarOp::neg());
+  ASSERT_EQ(ops[ops.size() - 2].operation, ScalarOp::cos());
+  EXPECT_EQ(ops[ops.size() - 3].inputs, ops[ops.size() - 2].inputs);
 
   Program program = computegraph::compile(m);
   for (double x : {0.1, -0.4}) {
     double v = x;
     for (int i = 0; i < kSteps; ++i) v = std::sin(v + x);
-    EXPECT_DOUBLE_EQ(program.run({x})[0], v + v);
+    EXPECT_DOUBLE_EQ(program.run({x})[0], -v + std::cos(v));
   }
 }
 
