@@ -9,14 +9,40 @@
 // Iterative: safe on 10^6-deep chains.
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "computegraph/detail/open_table.hpp"
 #include "computegraph/error.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/resolve.hpp"
 
 namespace computegraph {
+
+namespace detail {
+/// A set of key nodes (by address), without per-entry allocation.
+class NodeSet {
+ public:
+  /// Adds the node; false if it was already present.
+  bool insert(const void* node) {
+    if (contains(node)) return false;
+    table_.insert(Entry{node});
+    return true;
+  }
+  bool contains(const void* node) {
+    return table_.find(address_hash(node), [&](const Entry& e) { return e.node == node; }) != nullptr;
+  }
+
+ private:
+  struct Entry {
+    const void* node = nullptr;
+  };
+  struct Traits {
+    static bool occupied(const Entry& e) { return e.node != nullptr; }
+    static std::size_t hash(const Entry& e) { return address_hash(e.node); }
+  };
+  OpenTable<Entry, Traits> table_;
+};
+}  // namespace detail
 
 /// `on_input(const ValueKey<Op>&)` for each reachable input;
 /// `on_operation(const Graph<Op>&, const OperationNode<Op>&)` for each reachable operation, after
@@ -25,14 +51,14 @@ template <GraphOperation Op, class OnInput, class OnOperation>
 void walk_topological(const ResolvedView<Op>& view, std::span<const ValueKey<Op>> outputs,
                       OnInput&& on_input, OnOperation&& on_operation,
                       const char* stage = "walk_topological") {
-  std::unordered_set<const void*> visited;
+  detail::NodeSet visited;
   struct Frame {
     ValueDef<Op> def;
     std::size_t next_input = 0;
   };
   std::vector<Frame> stack;
   auto enter = [&](const ValueKey<Op>& key, const ValueDef<Op>& def) {
-    if (!visited.insert(key.node_identity()).second) return;
+    if (!visited.insert(key.node_identity())) return;
     if (def.is_input()) {
       on_input(key);
     } else {

@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "computegraph/detail/key_map.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/resolve.hpp"
 #include "tidu/linearized_graph.hpp"
@@ -39,13 +40,16 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   computegraph::GraphBuilder<Op> graph({linear.graph});
   PrimitiveBuilder<Op> builder(graph);
-  std::unordered_map<ValueKey<Op>, LocalValueId> cotangent;  // linear value -> its cotangent
+  // linear value -> its cotangent, bucketed by global key (keys are held by `source`).
+  computegraph::detail::KeyMap<LocalValueId> cotangent;
+  cotangent.reserve(source.values().size());
   auto accumulate = [&](const ValueKey<Op>& key, LocalValueId ct) {
-    auto [it, inserted] = cotangent.emplace(key, ct);
-    if (!inserted) {
-      it->second = builder.add(detail::accumulation_op<Op>(key), {PrimitiveValue<Op>::local(it->second),
-                                           PrimitiveValue<Op>::local(ct)},
-                               linear_role_all_active());
+    if (LocalValueId* existing = cotangent.find(key)) {
+      *existing = builder.add(detail::accumulation_op<Op>(key),
+                              {PrimitiveValue<Op>::local(*existing), PrimitiveValue<Op>::local(ct)},
+                              linear_role_all_active());
+    } else {
+      cotangent.assign(key, ct);
     }
   };
   for (std::size_t i = 0; i < linear.tangent_outputs.size(); ++i) {
@@ -66,9 +70,9 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     cotangent_out.clear();
     bool any = false;
     for (LocalValueId out : node.outputs) {
-      auto it = cotangent.find(source.key(out));
-      cotangent_out.push_back(it == cotangent.end() ? std::nullopt : std::optional(it->second));
-      any |= it != cotangent.end();
+      const LocalValueId* ct = cotangent.find(source.key(out));
+      cotangent_out.push_back(ct ? std::optional(*ct) : std::nullopt);
+      any |= ct != nullptr;
     }
     if (!any) continue;
     inputs.clear();
@@ -92,9 +96,9 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   std::vector<LocalValueId> graph_outputs;
   for (const auto& [primal, t] : linear.tangent_inputs) {
-    auto it = cotangent.find(source.key(t));
-    result.tangent_outputs.push_back(it == cotangent.end() ? std::nullopt : std::optional(it->second));
-    if (it != cotangent.end()) graph_outputs.push_back(it->second);
+    const LocalValueId* ct = cotangent.find(source.key(t));
+    result.tangent_outputs.push_back(ct ? std::optional(*ct) : std::nullopt);
+    if (ct) graph_outputs.push_back(*ct);
   }
   graph.set_outputs(std::move(graph_outputs));
   result.graph = graph.finish();

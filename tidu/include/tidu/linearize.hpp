@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "computegraph/detail/key_map.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/resolve.hpp"
@@ -56,10 +57,13 @@ LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
   auto roots = view.roots();
   computegraph::GraphBuilder<Op> graph(std::vector<computegraph::GraphPtr<Op>>(roots.begin(), roots.end()));
   PrimitiveBuilder<Op> builder(graph);
-  std::unordered_map<ValueKey<Op>, LocalValueId> tangent;  // primal value -> its tangent
+  // primal value -> its tangent. Keys are held by the view's graphs (or by `wrt_keys`).
+  computegraph::detail::KeyMap<LocalValueId> tangent;
+  std::vector<ValueKey<Op>> wrt_keys;
   for (const auto& w : wrt) {
     LocalValueId t = graph.add_input(w.tangent_of(result.pass));
-    tangent.emplace(ValueKey<Op>::input(w), t);
+    wrt_keys.push_back(ValueKey<Op>::input(w));
+    tangent.assign(wrt_keys.back(), t);
     result.tangent_inputs.emplace_back(w, t);
   }
 
@@ -71,9 +75,9 @@ LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
     tangent_in.clear();
     bool any_active = false;
     for (const auto& ref : node.inputs) {
-      auto it = tangent.find(g.key_of(ref));
-      tangent_in.push_back(it == tangent.end() ? std::nullopt : std::optional(it->second));
-      any_active |= it != tangent.end();
+      const LocalValueId* t = tangent.find(g.key_of(ref));
+      tangent_in.push_back(t ? std::optional(*t) : std::nullopt);
+      any_active |= t != nullptr;
     }
     if (!any_active) return;
     primal_in.clear();
@@ -87,7 +91,7 @@ LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
                             std::to_string(node.outputs.size()) + " outputs");
     }
     for (std::size_t k = 0; k < tangent_out.size(); ++k) {
-      if (tangent_out[k]) tangent.insert_or_assign(primal_out[k], *tangent_out[k]);
+      if (tangent_out[k]) tangent.assign(g.key(node.outputs[k]), *tangent_out[k]);
     }
   };
   computegraph::walk_topological(view, outputs, [](const ValueKey<Op>&) {}, on_operation,
@@ -95,9 +99,9 @@ LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
 
   std::vector<LocalValueId> graph_outputs;
   for (const auto& key : outputs) {
-    auto it = tangent.find(key);
-    result.tangent_outputs.push_back(it == tangent.end() ? std::nullopt : std::optional(it->second));
-    if (it != tangent.end()) graph_outputs.push_back(it->second);
+    const LocalValueId* t = tangent.find(key);
+    result.tangent_outputs.push_back(t ? std::optional(*t) : std::nullopt);
+    if (t) graph_outputs.push_back(*t);
   }
   graph.set_outputs(std::move(graph_outputs));
   result.graph = graph.finish();

@@ -32,7 +32,8 @@ class ScalarGraph {
   Id to_complex(Id a);
 
   void output(Id id) { builder_.add_output(id); }
-  DType dtype(Id id) const { return dtype_of(builder_.key(id)); }
+  /// O(1) amortized: dtypes are memoized as the graph grows.
+  DType dtype(Id id) const { return dtype_of(builder_.key(id), &dtypes_); }
   const computegraph::GraphBuilder<ScalarOp>& builder() const { return builder_; }
   computegraph::GraphPtr<ScalarOp> finish() { return builder_.finish(); }
 
@@ -40,6 +41,7 @@ class ScalarGraph {
   Id unary(Kind kind, Id a);
   Id binary(Kind kind, Id a, Id b);
   computegraph::GraphBuilder<ScalarOp> builder_;
+  mutable ScalarADContext dtypes_;
 };
 
 }  // namespace tidu::reference

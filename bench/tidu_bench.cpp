@@ -1,0 +1,147 @@
+// tidu benchmarks: size and time of linearize and linear_transpose on chains and random DAGs
+// (the paper's size preservation), the growth of higher-order derivatives, and the cheap-gradient
+// principle (gradient program run time over primal program run time). One DESIGN.md line per case.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "computegraph/computegraph.hpp"
+#include "tidu/reference/scalar_graph.hpp"
+#include "tidu/testing/random_scalar_dag.hpp"
+#include "tidu/tidu.hpp"
+
+namespace cg = computegraph;
+using tidu::reference::DType;
+using tidu::reference::Number;
+using tidu::reference::ScalarGraph;
+using tidu::reference::ScalarKey;
+using tidu::reference::ScalarOp;
+using Key = cg::ValueKey<ScalarOp>;
+using Keys = std::span<const Key>;
+
+namespace {
+
+double median_seconds(const std::function<void()>& run, int repetitions) {
+  std::vector<double> times;
+  for (int r = 0; r < repetitions; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int repetitions_for(std::size_t n) { return n >= 100000 ? 3 : n >= 10000 ? 5 : 9; }
+
+/// x -> sin -> *a -> +a -> sin -> ... (n ops): every op depends on x.
+cg::GraphPtr<ScalarOp> chain(std::size_t n) {
+  ScalarGraph g;
+  auto x = g.input("x"), a = g.input("a");
+  auto v = x;
+  for (std::size_t i = 0; i < n; ++i) v = i % 3 == 0 ? g.sin(v) : i % 3 == 1 ? g.mul(v, a) : g.add(v, a);
+  g.output(v);
+  return g.finish();
+}
+
+std::vector<ScalarKey> input_keys(const cg::GraphPtr<ScalarOp>& f) {
+  std::vector<ScalarKey> keys;
+  for (auto id : f->inputs()) keys.push_back(f->key(id).input_key());
+  return keys;
+}
+
+std::vector<Key> present(const std::vector<std::optional<Key>>& keys) {
+  std::vector<Key> out;
+  for (const auto& k : keys) if (k) out.push_back(*k);
+  return out;
+}
+
+void size_case(const char* shape, const cg::GraphPtr<ScalarOp>& f) {
+  const std::size_t n = f->operations().size();
+  auto outs = f->output_keys();
+  auto wrt = input_keys(f);
+  auto view = cg::resolve({f});
+  tidu::LinearizedGraph<ScalarOp> linear;
+  const double t_lin = median_seconds([&] {
+    linear = tidu::linearize(view, Keys(outs), std::span<const ScalarKey>(wrt));
+  }, repetitions_for(n));
+  tidu::LinearizedGraph<ScalarOp> transposed;
+  const double t_tr = median_seconds([&] { transposed = tidu::linear_transpose(linear); }, repetitions_for(n));
+  const std::size_t n_lin = linear.graph->operations().size();
+  const std::size_t n_tr = transposed.graph->operations().size();
+  std::printf("case=linear_size impl=tenferro shape=%s size=%zu primal_ops=%zu linear_ops=%zu ratio=%.3f "
+              "median_s=%.6g ns_per_op=%.1f\n",
+              shape, n, n, n_lin, double(n_lin) / double(n), t_lin, 1e9 * t_lin / double(n));
+  std::printf("case=transpose_size impl=tenferro shape=%s size=%zu linear_ops=%zu transpose_ops=%zu ratio=%.3f "
+              "median_s=%.6g ns_per_op=%.1f\n",
+              shape, n, n_lin, n_tr, double(n_tr) / double(n_lin), t_tr, 1e9 * t_tr / double(n_lin));
+}
+
+/// Materialized op count of the k-th derivative along x (unit seeds), k = 1..max_k, built by
+/// resolve-then-linearize k times (forward over forward) with no physical merge in between.
+void higher_order_case(const char* fn, const cg::GraphPtr<ScalarOp>& f, std::size_t max_k) {
+  std::vector<cg::GraphPtr<ScalarOp>> graphs{f};
+  const std::vector<ScalarKey> wrt{input_keys(f)[0]};
+  std::vector<Key> outs = f->output_keys();
+  for (std::size_t k = 1; k <= max_k; ++k) {
+    auto start = std::chrono::steady_clock::now();
+    auto lin = tidu::linearize(cg::resolve(graphs), Keys(outs), std::span<const ScalarKey>(wrt));
+    outs = present(lin.tangent_output_keys());
+    graphs.push_back(lin.graph);
+    auto materialized = cg::materialize_merge(cg::resolve({lin.graph}), Keys(outs));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("case=higher_order impl=tenferro fn=%s size=%zu k=%zu ops=%zu median_s=%.6g\n", fn,
+                f->operations().size(), k, materialized.operations().size(), seconds);
+  }
+}
+
+void grad_cost_case(std::size_t n) {
+  tidu::testkit::RandomDagOptions opts;
+  opts.ops = n;
+  opts.inputs = 8;
+  opts.outputs = 1;
+  opts.seed = 42;
+  auto dag = tidu::testkit::random_scalar_dag(opts);
+  tidu::Transforms<ScalarOp> ad;
+  const std::vector<Number> ct{1.0};
+  ad.eval(dag.graph, dag.args);  // compile both programs before timing
+  ad.vjp(dag.graph, dag.args, ct);
+  const double primal = median_seconds([&] { ad.eval(dag.graph, dag.args); }, 9);
+  const double grad = median_seconds([&] { ad.vjp(dag.graph, dag.args, ct); }, 9);
+  std::printf("case=grad_cost impl=tenferro size=%zu primal_ops=%zu primal_s=%.6g median_s=%.6g ratio=%.3f\n", n,
+              dag.graph->operations().size(), primal, grad, grad / primal);
+}
+
+}  // namespace
+
+int main() {
+  for (std::size_t n : {1000, 10000, 100000}) size_case("chain", chain(n));
+  for (std::size_t n : {1000, 10000, 100000}) {
+    tidu::testkit::RandomDagOptions opts;
+    opts.ops = n;
+    opts.inputs = 8;
+    opts.outputs = 4;
+    opts.seed = 7;
+    size_case("random_dag", tidu::testkit::random_scalar_dag(opts).graph);
+  }
+  {
+    ScalarGraph g;
+    auto x = g.input("x"), a = g.input("a");
+    g.output(g.exp(g.mul(a, x)));
+    higher_order_case("exp_ax", g.finish(), 6);
+  }
+  {
+    tidu::testkit::RandomDagOptions opts;
+    opts.ops = 50;
+    opts.inputs = 3;
+    opts.outputs = 1;
+    opts.seed = 5;
+    higher_order_case("random_dag50", tidu::testkit::random_scalar_dag(opts).graph, 6);
+  }
+  grad_cost_case(100000);
+  return 0;
+}
