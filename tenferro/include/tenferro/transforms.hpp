@@ -98,7 +98,7 @@ class FunctionState {
   explicit FunctionState(F f) : f_(std::move(f)), ad_(default_compile_cache()) {}
 
   /// The graph of f for these arguments; traced (and restricted to `wrt`) on first use.
-  GraphPtr graph(const Tensors& args, std::optional<std::size_t> wrt) {
+  GraphPtr graph(const Tensors& args, const std::vector<std::size_t>* wrt) {
     auto types = types_of(args);
     std::lock_guard lock(mutex_);
     auto it = graphs_.find(types);
@@ -106,7 +106,7 @@ class FunctionState {
     GraphPtr g = trace_graph(f_, types);
     if (wrt) {
       std::vector<bool> mask(args.size(), false);
-      mask[*wrt] = true;
+      for (std::size_t j : *wrt) mask.at(j) = true;
       ad_.set_wrt(g, std::move(mask));
     }
     graphs_.emplace(std::move(types), g);
@@ -130,12 +130,13 @@ class FunctionState {
 };
 
 /// What each transformed callable runs, given its state and the arguments.
-enum class Mode { Grad, ValueAndGrad, JacFwd, JacRev, Hessian };
+enum class Mode { Grad, ValueAndGrad, ValueAndGrads, JacFwd, JacRev, Hessian };
 
 template <class F, Mode M>
 class Transformed {
  public:
-  Transformed(F f, std::size_t argnum) : state_(std::make_shared<FunctionState<F>>(std::move(f))), argnum_(argnum) {}
+  Transformed(F f, std::vector<std::size_t> argnums)
+      : state_(std::make_shared<FunctionState<F>>(std::move(f))), argnums_(std::move(argnums)), argnum_(argnums_.at(0)) {}
 
   template <class... A>
   auto operator()(const A&... args) const {
@@ -143,12 +144,13 @@ class Transformed {
   }
 
   auto call(const Tensors& args) const {
-    const char* name = M == Mode::Grad ? "grad" : M == Mode::ValueAndGrad ? "value_and_grad"
-                     : M == Mode::JacFwd ? "jacfwd" : M == Mode::JacRev ? "jacrev" : "hessian";
-    check_wrt(name, args, argnum_);
-    GraphPtr g = state_->graph(args, argnum_);
+    const char* name = M == Mode::Grad ? "grad" : M == Mode::JacFwd ? "jacfwd"
+                     : M == Mode::JacRev ? "jacrev" : M == Mode::Hessian ? "hessian" : "value_and_grad";
+    for (std::size_t j : argnums_) check_wrt(name, args, j);
+    GraphPtr g = state_->graph(args, &argnums_);
     auto& ad = state_->ad();
-    if constexpr (M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::Hessian) {
+    if constexpr (M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::ValueAndGrads ||
+                  M == Mode::Hessian) {
       check_scalar_loss(name, g);
     }
     if constexpr (M == Mode::Grad) {
@@ -156,6 +158,11 @@ class Transformed {
     } else if constexpr (M == Mode::ValueAndGrad) {
       auto [value, grads] = ad.value_and_grad(g, args);
       return std::pair<Tensor, Tensor>{value, grads[argnum_]};
+    } else if constexpr (M == Mode::ValueAndGrads) {
+      auto [value, grads] = ad.value_and_grad(g, args);
+      Tensors selected;
+      for (std::size_t j : argnums_) selected.push_back(grads[j]);
+      return std::pair<Tensor, Tensors>{value, selected};
     } else {
       std::size_t col0 = 0;
       for (std::size_t j = 0; j < argnum_; ++j) col0 += static_cast<std::size_t>(args[j].numel());
@@ -181,46 +188,53 @@ class Transformed {
 
  private:
   std::shared_ptr<FunctionState<F>> state_;
+  std::vector<std::size_t> argnums_;
   std::size_t argnum_;
 };
 }  // namespace detail
 
 /// d f / d args[argnum] of a function returning a real scalar.
 template <class F>
-auto grad(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::Grad>(std::move(f), argnum); }
+auto grad(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::Grad>(std::move(f), {argnum}); }
 /// (f(args), d f / d args[argnum]).
 template <class F>
 auto value_and_grad(F f, std::size_t argnum = 0) {
-  return detail::Transformed<F, detail::Mode::ValueAndGrad>(std::move(f), argnum);
+  return detail::Transformed<F, detail::Mode::ValueAndGrad>(std::move(f), {argnum});
+}
+/// (f(args), [d f / d args[j] for j in argnums]): one compiled gradient program for all of them.
+template <class F>
+auto value_and_grad(F f, std::vector<std::size_t> argnums) {
+  if (argnums.empty()) throw BindingError("value_and_grad: argnums is empty");
+  return detail::Transformed<F, detail::Mode::ValueAndGrads>(std::move(f), std::move(argnums));
 }
 /// Jacobian of f's (single) output with respect to args[argnum]: shape out.shape + arg.shape.
 template <class F>
-auto jacfwd(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::JacFwd>(std::move(f), argnum); }
+auto jacfwd(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::JacFwd>(std::move(f), {argnum}); }
 template <class F>
-auto jacrev(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::JacRev>(std::move(f), argnum); }
+auto jacrev(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::JacRev>(std::move(f), {argnum}); }
 /// Hessian of a real scalar f with respect to args[argnum]: shape arg.shape + arg.shape.
 template <class F>
-auto hessian(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::Hessian>(std::move(f), argnum); }
+auto hessian(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::Hessian>(std::move(f), {argnum}); }
 
 /// (f(primals), J tangents) for a function with one output.
 template <class F>
 std::pair<Tensor, Tensor> jvp(F f, const Tensors& primals, const Tensors& tangents) {
   detail::FunctionState<F> state(std::move(f));
-  auto [values, dy] = state.ad().jvp(state.graph(primals, std::nullopt), primals, tangents);
+  auto [values, dy] = state.ad().jvp(state.graph(primals, nullptr), primals, tangents);
   return {values.at(0), dy.at(0)};
 }
 /// (f(primals), J^* cotangent) for a function with one output; one cotangent per primal.
 template <class F>
 std::pair<Tensor, Tensors> vjp(F f, const Tensors& primals, const Tensor& cotangent) {
   detail::FunctionState<F> state(std::move(f));
-  auto [values, ct] = state.ad().vjp(state.graph(primals, std::nullopt), primals, Tensors{cotangent});
+  auto [values, ct] = state.ad().vjp(state.graph(primals, nullptr), primals, Tensors{cotangent});
   return {values.at(0), ct};
 }
 /// Hessian-vector product of a real scalar function: one direction per primal.
 template <class F>
 Tensors hvp(F f, const Tensors& primals, const Tensors& directions) {
   detail::FunctionState<F> state(std::move(f));
-  GraphPtr g = state.graph(primals, std::nullopt);
+  GraphPtr g = state.graph(primals, nullptr);
   detail::check_scalar_loss("hvp", g);
   return state.ad().hvp(g, primals, directions);
 }
