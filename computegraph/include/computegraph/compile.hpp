@@ -5,10 +5,12 @@
 // computes, for every instruction, which operands are read there for the last time and which slots
 // can be released after it, so an executor can free buffers early. Program outputs are never released.
 // Cost: O(values + operand references).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "computegraph/compiled_program.hpp"
+#include "computegraph/detail/prefetch.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/materialized_graph.hpp"
 
@@ -17,12 +19,13 @@ namespace computegraph {
 template <GraphOperation Op>
 class Compiler {
  public:
-  // Three passes, so that each operation's operand list (a separate allocation, scattered in
-  // memory on large graphs) is read exactly once:
-  //   1. forward: instructions with their operand ranges (prefix sums of operand counts);
-  //   2. backward: operand slots and last-use marks. Walking the operands in reverse, the first
-  //      time a slot is met is its last read in program order, including within one instruction;
-  //   3. forward: release lists (last-use operands in operand order, then outputs nothing reads).
+  // Two passes over the operations, so that each operand list (a separate allocation, scattered
+  // in memory on large graphs) is read once and each instruction is written once:
+  //   1. backward: operand slots and last-use marks. Walking the operands in reverse, the first
+  //      time a slot is met is its last read in program order, including within one instruction.
+  //      They are collected in reverse and the pools flipped at the end;
+  //   2. forward: instructions with their operand ranges and release lists (last-use operands in
+  //      operand order, then outputs nothing reads).
   static CompiledProgram<Op> run(const MaterializedGraph<Op>& graph) {
     CompiledProgram<Op> program;
     const auto& values = graph.values();
@@ -34,42 +37,44 @@ class Compiler {
     std::vector<std::uint8_t> flags(values.size(), 0);
     for (auto v : graph.outputs()) flags[v] |= kPinned;
 
-    program.instructions_.reserve(ops.size());
-    std::uint32_t operand_total = 0;
-    for (const auto& op : ops) {
-      typename CompiledProgram<Op>::Instruction ins{op.operation, op.role};
-      ins.operand_begin = operand_total;
-      ins.operand_count = static_cast<std::uint32_t>(op.inputs.size());
-      ins.first_output = op.first_output;
-      ins.output_count = op.output_count;
-      operand_total += ins.operand_count;
-      program.instructions_.push_back(std::move(ins));
-    }
-
-    program.operand_slots_.resize(operand_total);
-    program.last_use_.resize(operand_total);
+    constexpr std::size_t kPrefetch = 8;  // operations ahead, for the operand lists
+    auto& slots = program.operand_slots_;
+    auto& last_use = program.last_use_;
+    slots.reserve(2 * ops.size());  // a guess (most operations are unary or binary); may grow
+    last_use.reserve(2 * ops.size());
     for (std::size_t i = ops.size(); i-- > 0;) {
+      if (i >= kPrefetch) detail::prefetch(ops[i - kPrefetch].inputs.data());
       const auto& inputs = ops[i].inputs;
-      const std::uint32_t begin = program.instructions_[i].operand_begin;
       for (std::size_t k = inputs.size(); k-- > 0;) {
         const auto v = inputs[k];
-        program.operand_slots_[begin + k] = v;
-        program.last_use_[begin + k] = flags[v] == 0 ? 1 : 0;  // neither pinned nor read later
+        slots.push_back(v);
+        last_use.push_back(flags[v] == 0 ? 1 : 0);  // neither pinned nor read later
         flags[v] |= kRead;
       }
     }
+    std::reverse(slots.begin(), slots.end());
+    std::reverse(last_use.begin(), last_use.end());
 
+    program.instructions_.reserve(ops.size());
     program.release_slots_.reserve(values.size());
-    for (auto& ins : program.instructions_) {
+    std::uint32_t operand_begin = 0;
+    for (const auto& op : ops) {
+      typename CompiledProgram<Op>::Instruction ins{op.operation, op.role};
+      ins.operand_begin = operand_begin;
+      ins.operand_count = static_cast<std::uint32_t>(op.inputs.size());
+      ins.first_output = op.first_output;
+      ins.output_count = op.output_count;
       ins.release_begin = static_cast<std::uint32_t>(program.release_slots_.size());
-      for (std::uint32_t k = ins.operand_begin; k < ins.operand_begin + ins.operand_count; ++k) {
-        if (program.last_use_[k]) program.release_slots_.push_back(program.operand_slots_[k]);
+      for (std::uint32_t k = operand_begin; k < operand_begin + ins.operand_count; ++k) {
+        if (last_use[k]) program.release_slots_.push_back(slots[k]);
       }
       for (std::uint32_t v = ins.first_output; v < ins.first_output + ins.output_count; ++v) {
         if (flags[v] == 0) program.release_slots_.push_back(v);
       }
       ins.release_count =
           static_cast<std::uint32_t>(program.release_slots_.size()) - ins.release_begin;
+      operand_begin += ins.operand_count;
+      program.instructions_.push_back(std::move(ins));
     }
 
     for (std::size_t p = 0; p < graph.inputs().size(); ++p) {

@@ -14,6 +14,7 @@
 //   view, or if a leading input is not an input key.
 // Cost: O(reachable values) time plus O(values of the graphs touched) memory; iterative (no
 // recursion), so 10^6-deep chains are fine.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "computegraph/detail/open_table.hpp"
+#include "computegraph/detail/prefetch.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/error.hpp"
 #include "computegraph/key_printer.hpp"
@@ -47,10 +49,22 @@ template <GraphOperation Op>
 class MaterializeMerge {
  public:
   explicit MaterializeMerge(const ResolvedView<Op>& view)
-      : view_(view), local_ids_(view.graphs().size()), multi_graph_(view.graphs().size() > 1) {}
+      : view_(view),
+        local_ids_(view.graphs().size()),
+        windows_(view.graphs().size()),
+        multi_graph_(view.graphs().size() > 1) {}
 
   MaterializedGraph<Op> run(std::span<const ValueKey<Op>> outputs,
                             std::span<const ValueKey<Op>> leading_inputs) {
+    // Outputs usually come from the root graphs and need most of them: reserving their size
+    // avoids regrowing (copying) the result vectors on large graphs.
+    std::size_t value_hint = leading_inputs.size(), operation_hint = 0;
+    for (const auto& g : view_.roots()) {
+      value_hint += g->values().size();
+      operation_hint += g->operations().size();
+    }
+    result_.values_.reserve(value_hint);
+    result_.operations_.reserve(operation_hint);
     for (const auto& key : leading_inputs) {
       if (!key.is_input()) {
         throw GraphError("materialize_merge: leading input " + key_to_string(key) +
@@ -72,7 +86,8 @@ class MaterializeMerge {
 
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::uint32_t kLookahead = 8;
+  static constexpr std::uint32_t kLookahead = 8;  // frames, for prefetch_resumed
+  static constexpr std::uint32_t kWindow = 16;    // values, for prefetch_around
 
   /// A value of the view: local value `value` of graph number `graph` (an index into
   /// view_.graphs()).
@@ -80,9 +95,15 @@ class MaterializeMerge {
     std::uint32_t graph;
     LocalValueId value;
   };
+  /// Values [lo, hi) of one graph are prefetched (see prefetch_around).
+  struct Window {
+    std::uint32_t lo = 0, hi = 0;
+    bool active = false;
+  };
   struct Frame {
     Def def;
     std::uint32_t next_input = 0;
+    const OperationNode<Op>* node = nullptr;  // the operation defining def
   };
 
   // Lookup structure. Every key is defined at most once per graph (GraphBuilder deduplicates), so
@@ -147,11 +168,12 @@ class MaterializeMerge {
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       const Graph<Op>& g = graph(top.def.graph);
-      const OperationNode<Op>& node = g.operations()[g.values()[top.def.value].producer->first];
+      const OperationNode<Op>& node = *top.node;
       if (top.next_input == node.inputs.size()) {
         MaterializedValueId id = emit(top.def, node);
         stack_.pop_back();  // invalidates `top`
         operands_.push_back(id);
+        prefetch_resumed();
         continue;
       }
       const ValueRef<Op>& ref = node.inputs[top.next_input++];
@@ -185,18 +207,58 @@ class MaterializeMerge {
     return id;
   }
 
+  // Prefetching. On graphs much larger than the cache, the walk would wait for memory at almost
+  // every step: each operation's operand list and each key node is a separate allocation, and on
+  // a deep graph the walk goes all the way down before it comes back up to emit, by which time
+  // what it read on the way down has left the cache. Two kinds of hints hide that latency
+  // (prefetch_around and prefetch_resumed); they never change results, and a wrong guess only
+  // costs a prefetch.
+
   /// Pushes the frame of an operation to walk.
-  ///
-  /// The walk is a chain of dependent loads through each operation's operand list, a separate
-  /// allocation; on graphs much larger than the cache every step would wait for memory. Local ids
-  /// follow build order and operands are usually defined shortly before their users, so the
-  /// operand list of the operation kLookahead places earlier is prefetched: by the time the walk
-  /// gets there it is usually in cache. A wrong guess only costs a prefetch.
   void enter(Def def) {
-    stack_.push_back({def});
     const Graph<Op>& g = graph(def.graph);
-    const auto op = g.values()[def.value].producer->first;
-    if (op >= kLookahead) detail::prefetch(g.operations()[op - kLookahead].inputs.data());
+    stack_.push_back({def, 0, &g.operations()[g.values()[def.value].producer->first]});
+    prefetch_around(def);
+  }
+
+  /// Going down is a chain of dependent loads whose addresses cannot be known in advance. But the
+  /// walk mostly moves through a graph in (or against) build order, a few values at a time:
+  /// operands are usually defined shortly before their users. So the operand lists of a window of
+  /// kWindow values on each side of the value being entered are kept prefetched, sliding with the
+  /// walk; each is fetched about once per direction, and a jump elsewhere restarts the window.
+  void prefetch_around(Def def) {
+    const auto& values = graph(def.graph).values();
+    const auto n = static_cast<std::uint32_t>(values.size());
+    Window& w = windows_[def.graph];
+    const std::uint32_t v = def.value;
+    if (!w.active || v + kWindow < w.lo || v > w.hi + kWindow) w = {v, v, true};
+    const std::uint32_t lo = v > kWindow ? v - kWindow : 0;
+    const std::uint32_t hi = std::min(n, v + kWindow + 1);
+    while (w.hi < hi) prefetch_value(def.graph, w.hi++);
+    while (w.lo > lo) prefetch_value(def.graph, --w.lo);
+  }
+
+  void prefetch_value(std::uint32_t g, LocalValueId v) const {
+    const Graph<Op>& gr = graph(g);
+    const auto& producer = gr.values()[v].producer;
+    if (producer) detail::prefetch(gr.operations()[producer->first].inputs.data());
+  }
+
+  /// After a frame is popped, the walk resumes the frames below it, in stack order, and those
+  /// addresses are known: fetch the operation node of the frame kLookahead pops away, then, half
+  /// way, its operand list and the key node that emitting it will write (a reference count).
+  void prefetch_resumed() const {
+    const std::size_t depth = stack_.size();
+    if (depth > kLookahead) {
+      const Frame& far = stack_[depth - 1 - kLookahead];
+      detail::prefetch_object(far.node);
+      detail::prefetch(&graph(far.def.graph).values()[far.def.value]);
+    }
+    if (depth > kLookahead / 2) {
+      const Frame& near = stack_[depth - 1 - kLookahead / 2];
+      detail::prefetch(near.node->inputs.data());
+      detail::prefetch_for_write(graph(near.def.graph).key(near.def.value).node_identity());
+    }
   }
 
   /// Appends the operation defining `def`, whose operand ids are on top of operands_; returns the
@@ -221,10 +283,10 @@ class MaterializeMerge {
         ids[local] = op.first_output + slot;
       }
     }
-    // Copying a key writes its node's reference count. Emission mostly follows build order, so the
-    // node of a value kLookahead places later is prefetched for writing (see enter()).
-    if (def.value + kLookahead < g.values().size()) {
-      detail::prefetch_for_write(g.values()[def.value + kLookahead].key.node_identity());
+    // Copying a key writes its node's reference count. Emission mostly goes up in build order,
+    // so the key node of the value kWindow places later is prefetched for writing.
+    if (def.value + kWindow < g.values().size()) {
+      detail::prefetch_for_write(g.key(def.value + kWindow).node_identity());
     }
     if (multi_graph_) by_key_.insert({g.key(def.value).node_identity(), op_index});
     result_.operations_.push_back(std::move(op));
@@ -236,6 +298,7 @@ class MaterializeMerge {
   /// Per graph of the view: the value id of each local value, kUnset until merged; sized on first
   /// use, so graphs the walk never enters cost nothing.
   std::vector<std::vector<std::uint32_t>> local_ids_;
+  std::vector<Window> windows_;  // per graph of the view
   detail::OpenTable<detail::MergedKeyEntry, detail::MergedKeyTraits> by_key_;
   bool multi_graph_;
   std::vector<Frame> stack_;

@@ -31,10 +31,6 @@ inline std::size_t address_hash(const void* address, std::uint32_t slot = 0) {
          (static_cast<std::size_t>(slot) * 0xc2b2ae3d27d4eb4fULL);
 }
 
-/// Cache hints for walks over large graphs (no effect on results).
-inline void prefetch(const void* address) { __builtin_prefetch(address, 0); }
-inline void prefetch_for_write(const void* address) { __builtin_prefetch(address, 1); }
-
 template <class Entry, class Traits>
 class OpenTable {
   static_assert(std::is_trivially_copyable_v<Entry>, "OpenTable moves entries with plain copies");
