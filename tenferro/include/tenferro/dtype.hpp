@@ -60,13 +60,13 @@ template <> struct element_of<DType::I64> { using type = std::int64_t; };
 template <> struct element_of<DType::Bool> { using type = bool; };
 template <DType D> using element_t = typename element_of<D>::type;
 
-template <class T> constexpr DType dtype_of_v = DType::F64;
-template <> constexpr DType dtype_of_v<float> = DType::F32;
-template <> constexpr DType dtype_of_v<double> = DType::F64;
-template <> constexpr DType dtype_of_v<c64> = DType::C64;
-template <> constexpr DType dtype_of_v<c128> = DType::C128;
-template <> constexpr DType dtype_of_v<std::int64_t> = DType::I64;
-template <> constexpr DType dtype_of_v<bool> = DType::Bool;
+template <class T> inline constexpr DType dtype_of_v = DType::F64;
+template <> inline constexpr DType dtype_of_v<float> = DType::F32;
+template <> inline constexpr DType dtype_of_v<double> = DType::F64;
+template <> inline constexpr DType dtype_of_v<c64> = DType::C64;
+template <> inline constexpr DType dtype_of_v<c128> = DType::C128;
+template <> inline constexpr DType dtype_of_v<std::int64_t> = DType::I64;
+template <> inline constexpr DType dtype_of_v<bool> = DType::Bool;
 
 /// Calls f(T{}) with T the element type of d (a typed dispatch over all dtypes).
 template <class F>
