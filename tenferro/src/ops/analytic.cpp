@@ -1,1 +1,192 @@
-// stub
+// Analytic elementwise ops: exp, log, sin, cos, tanh, sqrt, rsqrt, pow, expm1, log1p, for f32,
+// f64, c64 and c128 (their shape rules: ops::unary in arith.cpp, ops::pow here).
+// Order: shape/dtype rules, kernels, JVP rules. None is linear, so there are no transpose rules.
+//
+// Complex ops are the principal branches of the holomorphic functions (log, sqrt and pow cut
+// along the negative real axis), and their JVP is f'(z) dz. Rules reuse the primal result where
+// the derivative is a function of it: exp: y dx; tanh: (1 - y^2) dx; sqrt: dx / (2y);
+// rsqrt: -y^3 dx / 2.
+//
+// pow(x, y) = exp(y log x) for complex operands; for real operands std::pow (NaN for x < 0 and
+// non-integer y). d(x^y) = y x^(y-1) dx + log(x) x^y dy, with two conventions:
+// - the x-part is 0 where y == 0 (x^0 = 1 is constant, also at x = 0);
+// - the y-part is 0 where x == 0 (log(x) x^y -> 0 as x -> 0 when Re y > 0); it needs x > 0 for
+//   real operands (NaN for x < 0, where x^y is not real-differentiable in y).
+// Both guard the operand of the unselected expression too ("double where"), so second-order
+// derivatives stay finite at those points.
+#include <cmath>
+#include <complex>
+#include <type_traits>
+
+// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+#include "emit.hpp"
+#include "family.hpp"
+
+namespace tenferro {
+
+// ---- shape/dtype rules -------------------------------------------------------------------------
+
+namespace ops {
+StdTensorOp pow(const TensorType& a, const TensorType& b) {
+  detail::require_same_type("pow", a, b);
+  detail::require_dtype("pow", a, is_inexact(a.dtype), "f32, f64, c64 or c128");
+  return detail::make(OpKind::Pow, a);
+}
+}  // namespace ops
+
+// ---- kernels -----------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+template <class T>
+constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+
+/// exp(z) - 1 without cancellation for small |z|: Re = expm1(x) cos y - 2 sin^2(y/2),
+/// Im = exp(x) sin y.
+template <class R>
+std::complex<R> expm1_complex(std::complex<R> z) {
+  const R x = z.real();
+  const R y = z.imag();
+  const R s = std::sin(y / 2);
+  return {std::expm1(x) * std::cos(y) - 2 * s * s, std::exp(x) * std::sin(y)};
+}
+
+/// log(1 + z) without cancellation for small |z|: |1 + z|^2 = 1 + (x (2 + x) + y^2), so
+/// Re = log1p(x (2 + x) + y^2) / 2 and Im = atan2(y, 1 + x). Far from 0, plain log(1 + z).
+template <class R>
+std::complex<R> log1p_complex(std::complex<R> z) {
+  const R x = z.real();
+  const R y = z.imag();
+  if (std::abs(x) < R(0.5) && std::abs(y) < R(0.5)) {
+    return {std::log1p(x * (2 + x) + y * y) / 2, std::atan2(y, 1 + x)};
+  }
+  return std::log(std::complex<R>(1 + x, y));
+}
+
+/// exp(y log x); at x = 0: 1 for y = 0, 0 for Re y > 0 (otherwise not finite).
+template <class R>
+std::complex<R> pow_complex(std::complex<R> x, std::complex<R> y) {
+  using C = std::complex<R>;
+  if (x == C{}) {
+    if (y == C{}) return C(1);
+    if (y.real() > 0) return C{};
+  }
+  return std::exp(y * std::log(x));
+}
+
+template <class T, class F>
+void map_unary(const Tensor& a, Tensor& r, F&& f) {
+  const T* x = a.data<T>();
+  T* z = r.data<T>();
+  const std::int64_t n = r.numel();
+  for (std::int64_t i = 0; i < n; ++i) z[i] = f(x[i]);
+}
+
+template <class T>
+void eval_unary(OpKind kind, const Tensor& a, Tensor& r) {
+  switch (kind) {
+    case OpKind::Exp: return map_unary<T>(a, r, [](T x) { return std::exp(x); });
+    case OpKind::Log: return map_unary<T>(a, r, [](T x) { return std::log(x); });
+    case OpKind::Sin: return map_unary<T>(a, r, [](T x) { return std::sin(x); });
+    case OpKind::Cos: return map_unary<T>(a, r, [](T x) { return std::cos(x); });
+    case OpKind::Tanh: return map_unary<T>(a, r, [](T x) { return std::tanh(x); });
+    case OpKind::Sqrt: return map_unary<T>(a, r, [](T x) { return std::sqrt(x); });
+    case OpKind::Rsqrt: return map_unary<T>(a, r, [](T x) { return T(1) / std::sqrt(x); });
+    case OpKind::Expm1:
+      if constexpr (is_complex_v<T>) {
+        return map_unary<T>(a, r, [](T x) { return expm1_complex(x); });
+      } else {
+        return map_unary<T>(a, r, [](T x) { return std::expm1(x); });
+      }
+    case OpKind::Log1p:
+      if constexpr (is_complex_v<T>) {
+        return map_unary<T>(a, r, [](T x) { return log1p_complex(x); });
+      } else {
+        return map_unary<T>(a, r, [](T x) { return std::log1p(x); });
+      }
+    default: return;
+  }
+}
+}  // namespace
+
+Tensor eval_analytic(const StdTensorOp& op, Operands in) {
+  Tensor r(op.out);
+  visit_dtype(op.out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
+      if (op.kind != OpKind::Pow) return eval_unary<T>(op.kind, *in[0], r);
+      const T* x = in[0]->data<T>();
+      const T* y = in[1]->data<T>();
+      T* z = r.data<T>();
+      const std::int64_t n = r.numel();
+      for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (is_complex_v<T>) {
+          z[i] = pow_complex(x[i], y[i]);
+        } else {
+          z[i] = std::pow(x[i], y[i]);
+        }
+      }
+    }
+  });
+  return r;
+}
+
+// ---- JVP rules ---------------------------------------------------------------------------------
+
+namespace {
+PV fixed_unary(Emit& e, OpKind kind, const PV& v) { return e.primal(ops::unary(kind, e.type(v)), {v}); }
+PV fixed_add(Emit& e, const PV& u, const PV& v) { return e.primal(ops::add(e.type(u), e.type(v)), {u, v}); }
+PV fixed_mul(Emit& e, const PV& u, const PV& v) { return e.primal(ops::mul(e.type(u), e.type(v)), {u, v}); }
+/// select(cond, on_true, on_false) as a fixed value.
+PV fixed_select(Emit& e, const PV& cond, const PV& on_true, const PV& on_false) {
+  return e.primal(ops::select(e.type(cond), e.type(on_true), e.type(on_false)), {cond, on_true, on_false});
+}
+/// v with its zeros replaced by 1 (mask: v == 0), the guard of pow's rules.
+PV one_where(Emit& e, const PV& mask, const PV& v) { return fixed_select(e, mask, e.full(e.type(v), 1.0), v); }
+}  // namespace
+
+Tangents jvp_analytic(const StdTensorOp& op, const JvpArgs& a) {
+  Emit e(a.b);
+  const TensorType& type = op.out;
+  const PV x = Emit::ext(a.x[0]);
+  const PV y = Emit::ext(a.y[0]);
+  if (op.kind == OpKind::Pow) {  // operands (base, exponent); y = base^exponent
+    const PV p = Emit::ext(a.x[1]);
+    std::optional<LocalValueId> d_base, d_exp;
+    if (a.t[0]) {  // p x^(p-1), 0 where p == 0
+      PV p_zero = e.compare(CompareDir::Eq, p, e.zeros(type));
+      PV p_safe = one_where(e, p_zero, p);
+      PV x_pm1 = e.primal(ops::pow(type, type), {x, fixed_add(e, p_safe, e.full(type, -1.0))});
+      PV jac = fixed_select(e, p_zero, e.zeros(type), fixed_mul(e, p_safe, x_pm1));
+      d_base = e.scale(jac, *a.t[0]);
+    }
+    if (a.t[1]) {  // log(x) x^p, 0 where x == 0
+      PV x_zero = e.compare(CompareDir::Eq, x, e.zeros(type));
+      PV log_x = fixed_unary(e, OpKind::Log, one_where(e, x_zero, x));
+      d_exp = e.scale(fixed_mul(e, log_x, y), *a.t[1]);
+    }
+    return {e.sum(d_base, d_exp)};
+  }
+  const LocalValueId dx = *a.t[0];
+  switch (op.kind) {
+    case OpKind::Exp: return {e.scale(y, dx)};
+    case OpKind::Log: return {e.divide(dx, x)};
+    case OpKind::Sin: return {e.scale(fixed_unary(e, OpKind::Cos, x), dx)};
+    case OpKind::Cos: return {e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx)};
+    case OpKind::Tanh:  // 1 - y^2
+      return {e.scale(fixed_add(e, e.full(type, 1.0), fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y))), dx)};
+    case OpKind::Sqrt: return {e.divide(dx, fixed_add(e, y, y))};
+    case OpKind::Rsqrt:  // -y^3 / 2
+      return {e.scale(fixed_mul(e, e.full(type, -0.5), fixed_mul(e, y, fixed_mul(e, y, y))), dx)};
+    // exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
+    case OpKind::Expm1: return {e.scale(fixed_unary(e, OpKind::Exp, x), dx)};
+    case OpKind::Log1p: return {e.divide(dx, fixed_add(e, e.full(type, 1.0), x))};
+    default: break;
+  }
+  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -49,6 +49,19 @@ class Emit {
     return primal(ops::unary(OpKind::Conj, type(v)), {v});
   }
 
+  /// A fixed value of `type` with every element equal to `value` (a scalar constant, broadcast).
+  PV full(const TensorType& type, c128 value) {
+    PV scalar = primal(ops::constant(Tensor::scalar(value, type.dtype)), {});
+    if (type.shape.empty()) return scalar;
+    return primal(ops::broadcast_in_dim(TensorType{type.dtype, {}}, type.shape, {}), {scalar});
+  }
+  /// A fixed zero of `type` (the stand-in for an absent tangent where an op needs a value).
+  PV zeros(const TensorType& type) { return primal(ops::zeros(type), {}); }
+  /// The fixed bool mask `compare[dir](lhs, rhs)`.
+  PV compare(CompareDir dir, const PV& lhs, const PV& rhs) {
+    return primal(ops::compare(dir, type(lhs), type(rhs)), {lhs, rhs});
+  }
+
   Builder& builder() { return b_; }
 
  private:

@@ -1,1 +1,302 @@
-// stub
+// Piecewise elementwise ops: abs, sign, maximum, minimum, compare, select, clamp.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+//
+// Derivative conventions (the contracts tests/elementwise_ops_test.cpp checks):
+// - abs: real x: sign(x) dx; complex z: Re(conj(z) dz) / |z|, written real(conj(sign z) * dz).
+//   Both are 0 at 0 (a subgradient).
+// - sign: real: piecewise constant, so no tangent (absent). Complex z: sign z = z / |z| and
+//   d sign z = (w - conj w) / (2 conj z) with w = conj(sign z) dz (the part of dz orthogonal to
+//   z, over |z|); 0 at z = 0.
+// - maximum/minimum: the tangent of the operand that is the result; at a tie x == y the mean
+//   (dx + dy) / 2, so a gradient is split equally between the operands (which is also what a
+//   central difference gives there). Where an operand is NaN the result is NaN and the tie rule
+//   applies to the tangent.
+// - compare: a bool, never active: its tangent is absent (nullopt), not zeros.
+// - select(p, a, b): linear in the branches: tangent select(p, da, db), zeros standing in for an
+//   absent branch tangent; transpose ct -> (select(p, ct, 0), select(p, 0, ct)). Because it selects
+//   (it never multiplies by a 0/1 mask), NaN or inf in the unselected branch's tangent, or in the
+//   cotangent where a branch is not selected, never reaches the other side: the unselected operand
+//   gets an exact 0. It cannot protect a branch from its own rule: where the unselected branch's
+//   derivative is itself infinite (sqrt at 0, say), that branch's zero cotangent meets the inf
+//   inside the branch's rule (0 * inf = NaN). Guard the branch's operand with a second select (the
+//   "double where" idiom), as pow's rules do (analytic.cpp).
+// - clamp(lo, x, hi) = min(max(x, lo), hi): the tangent of x on the closed interval lo <= x <= hi
+//   (ties go to x, as in PyTorch), of lo where x < lo, of hi where hi < max(x, lo) (so hi whenever
+//   lo > hi, where the result is hi).
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+#include "emit.hpp"
+#include "family.hpp"
+
+namespace tenferro {
+
+// ---- shape/dtype rules -------------------------------------------------------------------------
+
+namespace ops {
+using detail::make;
+
+namespace {
+constexpr const char* kRealDtypes = "a real dtype (f32, f64 or i64)";
+constexpr bool is_real_numeric(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::I64; }
+
+StdTensorOp real_binary(OpKind kind, const TensorType& a, const TensorType& b) {
+  const char* name = op_info(kind).name;
+  detail::require_same_type(name, a, b);
+  detail::require_dtype(name, a, is_real_numeric(a.dtype), kRealDtypes);
+  return make(kind, a);
+}
+}  // namespace
+
+StdTensorOp maximum(const TensorType& a, const TensorType& b) { return real_binary(OpKind::Maximum, a, b); }
+StdTensorOp minimum(const TensorType& a, const TensorType& b) { return real_binary(OpKind::Minimum, a, b); }
+
+/// Operands of one type; complex operands only for eq and ne (complex numbers are unordered).
+StdTensorOp compare(CompareDir dir, const TensorType& a, const TensorType& b) {
+  const std::string name = std::string("compare[") + compare_dir_name(dir) + "]";
+  detail::require_same_type(name.c_str(), a, b);
+  if (is_complex(a.dtype) && dir != CompareDir::Eq && dir != CompareDir::Ne) {
+    throw DTypeError(name + ": operands " + detail::types_string({&a, &b}) +
+                     " are complex; expected a real dtype (complex operands support only eq and ne)");
+  }
+  OpAttrs attrs;
+  attrs.compare = dir;
+  return make(OpKind::Compare, TensorType{DType::Bool, a.shape}, std::move(attrs));
+}
+
+/// A bool predicate and two branches of one type, all of one shape.
+StdTensorOp select(const TensorType& pred, const TensorType& on_true, const TensorType& on_false) {
+  if (pred.dtype != DType::Bool) {
+    throw DTypeError("select: predicate " + pred.to_string() + " has the wrong dtype; expected bool");
+  }
+  detail::require_same_type("select", on_true, on_false);
+  if (pred.shape != on_true.shape) {
+    throw ShapeError("select: predicate shape differs from the branches' (" +
+                     detail::types_string({&pred, &on_true, &on_false}) +
+                     "); expected equal shapes (broadcast first)");
+  }
+  return make(OpKind::Select, on_true);
+}
+
+/// Bounds of x's type (no implicit broadcast of scalar bounds), real dtypes.
+StdTensorOp clamp(const TensorType& lo, const TensorType& x, const TensorType& hi) {
+  detail::require_same_type("clamp", lo, x);
+  detail::require_same_type("clamp", x, hi);
+  detail::require_dtype("clamp", x, is_real_numeric(x.dtype), kRealDtypes);
+  return make(OpKind::Clamp, x);
+}
+
+}  // namespace ops
+
+// ---- kernels -----------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+template <class T>
+constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+template <class T>
+constexpr bool is_real_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                           std::is_same_v<T, std::int64_t>;
+
+/// |x| without signed overflow: |INT64_MIN| wraps to INT64_MIN (two's complement), no UB.
+template <class T>
+T abs_real(T x) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    return x < 0 ? static_cast<T>(std::uint64_t{0} - static_cast<std::uint64_t>(x)) : x;
+  } else {
+    return std::abs(x);
+  }
+}
+
+/// -1, 0 or 1; NaN stays NaN.
+template <class T>
+T sign_real(T x) {
+  if (x != x) return x;
+  return static_cast<T>((T{0} < x) - (x < T{0}));
+}
+
+/// max/min that return NaN if either operand is NaN; at ties the (equal) second operand.
+template <class T>
+T maximum_of(T x, T y) { return (x > y || x != x) ? x : y; }
+template <class T>
+T minimum_of(T x, T y) { return (x < y || x != x) ? x : y; }
+
+template <class T>
+bool compare_of(CompareDir dir, T x, T y) {
+  switch (dir) {
+    case CompareDir::Eq: return x == y;
+    case CompareDir::Ne: return x != y;
+    case CompareDir::Lt: if constexpr (!is_complex_v<T>) return x < y; else return false;
+    case CompareDir::Le: if constexpr (!is_complex_v<T>) return x <= y; else return false;
+    case CompareDir::Gt: if constexpr (!is_complex_v<T>) return x > y; else return false;
+    case CompareDir::Ge: if constexpr (!is_complex_v<T>) return x >= y; else return false;
+  }
+  return false;
+}
+}  // namespace
+
+Tensor eval_minmax(const StdTensorOp& op, Operands in) {
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
+  if (op.kind == OpKind::Select) {
+    const bool* p = in[0]->data<bool>();
+    visit_dtype(op.out.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* a = in[1]->data<T>();
+      const T* b = in[2]->data<T>();
+      T* z = r.data<T>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = p[i] ? a[i] : b[i];
+    });
+    return r;
+  }
+  visit_dtype(in[0]->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* x = in[0]->data<T>();
+      switch (op.kind) {
+        case OpKind::Abs:
+          if constexpr (is_complex_v<T>) {
+            auto* z = r.data<typename T::value_type>();
+            for (std::int64_t i = 0; i < n; ++i) z[i] = std::abs(x[i]);  // hypot: no overflow
+          } else {
+            T* z = r.data<T>();
+            for (std::int64_t i = 0; i < n; ++i) z[i] = abs_real(x[i]);
+          }
+          return;
+        case OpKind::Sign: {
+          T* z = r.data<T>();
+          for (std::int64_t i = 0; i < n; ++i) {
+            if constexpr (is_complex_v<T>) {
+              z[i] = x[i] == T{} ? T{} : x[i] / std::abs(x[i]);
+            } else {
+              z[i] = sign_real(x[i]);
+            }
+          }
+          return;
+        }
+        default: break;
+      }
+    }
+    const T* x = in[0]->data<T>();
+    const T* y = in[1]->data<T>();
+    if (op.kind == OpKind::Compare) {
+      bool* z = r.data<bool>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = compare_of(op.attrs.compare, x[i], y[i]);
+      return;
+    }
+    if constexpr (is_real_v<T>) {
+      T* z = r.data<T>();
+      switch (op.kind) {
+        case OpKind::Maximum:
+          for (std::int64_t i = 0; i < n; ++i) z[i] = maximum_of(x[i], y[i]);
+          break;
+        case OpKind::Minimum:
+          for (std::int64_t i = 0; i < n; ++i) z[i] = minimum_of(x[i], y[i]);
+          break;
+        case OpKind::Clamp: {  // operands (lo, v, hi)
+          const T* lo = x;
+          const T* v = y;
+          const T* hi = in[2]->data<T>();
+          for (std::int64_t i = 0; i < n; ++i) {
+            const T m = v[i] < lo[i] ? lo[i] : v[i];  // max(v, lo); a NaN v stays NaN
+            z[i] = hi[i] < m ? hi[i] : m;
+          }
+          break;
+        }
+        default: break;
+      }
+    }
+  });
+  return r;
+}
+
+// ---- JVP rules ---------------------------------------------------------------------------------
+
+namespace {
+/// The linear select(p, da, db) of the present branch tangents (zeros for an absent one);
+/// nullopt when neither is present.
+std::optional<LocalValueId> select_tangent(Emit& e, const PV& pred, std::optional<LocalValueId> da,
+                                           std::optional<LocalValueId> db, const TensorType& type) {
+  if (!da && !db) return std::nullopt;
+  PV a = da ? Emit::local(*da) : e.zeros(type);
+  PV b = db ? Emit::local(*db) : e.zeros(type);
+  return e.linear(ops::select(e.type(pred), type, type), {pred, a, b}, {false, da.has_value(), db.has_value()});
+}
+
+PV fixed_unary(Emit& e, OpKind kind, const PV& v) { return e.primal(ops::unary(kind, e.type(v)), {v}); }
+}  // namespace
+
+Tangents jvp_minmax(const StdTensorOp& op, const JvpArgs& a) {
+  Emit e(a.b);
+  const auto& t = a.t;
+  const TensorType& type = op.out;
+  switch (op.kind) {
+    case OpKind::Compare: return {std::nullopt};
+    case OpKind::Select: return {select_tangent(e, Emit::ext(a.x[0]), t[1], t[2], type)};
+    case OpKind::Abs: {
+      PV z = Emit::ext(a.x[0]);
+      PV s = fixed_unary(e, OpKind::Sign, z);
+      if (!is_complex(e.type(z).dtype)) return {e.scale(s, *t[0])};
+      return {e.unary_linear(OpKind::Real, e.scale(e.conj_fixed(s), *t[0]))};
+    }
+    case OpKind::Sign: {
+      PV z = Emit::ext(a.x[0]);
+      if (!is_complex(type.dtype)) return {std::nullopt};
+      LocalValueId w = e.scale(e.conj_fixed(Emit::ext(a.y[0])), *t[0]);
+      LocalValueId v = *e.sum(w, e.neg(e.unary_linear(OpKind::Conj, w)));
+      // 2 conj(z), replaced by 1 at z = 0 (where v = 0), so the tangent there is 0, not 0/0.
+      PV cz = fixed_unary(e, OpKind::Conj, z);
+      PV two_cz = e.primal(ops::add(type, type), {cz, cz});
+      PV at_zero = e.compare(CompareDir::Eq, z, e.zeros(type));
+      PV den = e.primal(ops::select(e.type(at_zero), type, type), {at_zero, e.full(type, 1.0), two_cz});
+      return {e.divide(v, den)};
+    }
+    case OpKind::Maximum:
+    case OpKind::Minimum: {
+      const bool is_max = op.kind == OpKind::Maximum;
+      PV x = Emit::ext(a.x[0]);
+      PV y = Emit::ext(a.x[1]);
+      PV x_wins = e.compare(is_max ? CompareDir::Gt : CompareDir::Lt, x, y);
+      PV y_wins = e.compare(is_max ? CompareDir::Lt : CompareDir::Gt, x, y);
+      LocalValueId tie = e.scale(e.full(type, 0.5), *e.sum(t[0], t[1]));
+      return {select_tangent(e, x_wins, t[0], select_tangent(e, y_wins, t[1], tie, type), type)};
+    }
+    case OpKind::Clamp: {  // operands (lo, x, hi)
+      PV lo = Emit::ext(a.x[0]);
+      PV x = Emit::ext(a.x[1]);
+      PV hi = Emit::ext(a.x[2]);
+      PV below = e.compare(CompareDir::Lt, x, lo);
+      PV m = e.primal(ops::select(e.type(below), type, type), {below, lo, x});  // max(x, lo)
+      PV above = e.compare(CompareDir::Lt, hi, m);
+      return {select_tangent(e, above, t[2], select_tangent(e, below, t[0], t[1], type), type)};
+    }
+    default: break;
+  }
+  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+}
+
+// ---- transpose rules ---------------------------------------------------------------------------
+// Adjoints for <a, b> = Re(sum conj(a) * b); select's is real and symmetric, so no conj appears.
+
+Tangents transpose_minmax(const StdTensorOp& op, const TransposeArgs& a) {
+  if (op.kind != OpKind::Select) throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Transpose);
+  if (a.role.is_active(0)) not_linear(op, "select is linear only in its branches; the predicate must be fixed");
+  Emit e(a.b);
+  const PV& pred = a.x[0];
+  const TensorType& type = op.out;
+  const StdTensorOp sel = ops::select(e.type(pred), type, type);
+  Tangents r(3);
+  if (a.role.is_active(1)) r[1] = e.linear(sel, {pred, Emit::local(a.ct), e.zeros(type)}, {false, true, false});
+  if (a.role.is_active(2)) r[2] = e.linear(sel, {pred, e.zeros(type), Emit::local(a.ct)}, {false, false, true});
+  return r;
+}
+
+}  // namespace detail
+}  // namespace tenferro
