@@ -118,13 +118,15 @@ class Transforms {
     check_arity("hvp", f, x, v.size(), "directions");
     auto& d = derived(f);
     auto prog = hvp_program(d);
+    const auto& tr = *d.transpose;
+    const auto& second = *d.hvp_linear;
+    Operand seed = unit_seed(d, x);  // also checks that f has one output
     Values in(x.begin(), x.end());
-    in.push_back(unit_seed(d, x));
+    // The transposed graph has no seed input when f does not depend on the differentiated inputs.
+    if (!tr.tangent_inputs.empty()) in.push_back(std::move(seed));
     for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
     Values out = prog->run(in);
     // The second linearization's outputs follow the gradients that exist, in wrt order.
-    const auto& tr = *d.transpose;
-    const auto& second = *d.hvp_linear;
     Values result;
     for (std::size_t j = 0; j < x.size(); ++j) result.push_back(Space::zeros_like(x[j]));
     for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {

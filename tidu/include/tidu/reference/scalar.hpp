@@ -127,4 +127,16 @@ struct tidu::OperandSpace<tidu::reference::Number> {
   }
   static Scalar coordinate(const Number& x, std::size_t) { return x.z; }
   static Scalar conj(const Scalar& s) { return std::conj(s); }
+  // For the AD test kit: the result keeps x's dtype; the inner product is Re(conj(a) * b).
+  static Number add_scaled(const Number& x, double h, const Number& v) {
+    Number r = x;
+    r.z += h * v.z;
+    return r;
+  }
+  static double inner(const Number& a, const Number& b) { return (std::conj(a.z) * b.z).real(); }
+  static Number random_like(const Number& x, std::mt19937_64& rng) {
+    double re = tidu::uniform_pm1(rng);
+    if (x.dtype == tidu::reference::DType::Real) return Number(re);
+    return Number(Scalar(re, tidu::uniform_pm1(rng)));
+  }
 };
