@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -171,60 +172,104 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// Times the stage inside each iteration: wall time becomes the iteration time (manual timing);
+/// this thread's CPU time, which leaves out time-slicing by other processes on a busy machine,
+/// goes to the cpu_s counter. Reading the CPU clock is a system call (about 1 us here), so the
+/// reporter shows CPU time only for cases long enough for that not to matter.
+class StageTimer {
+ public:
+  explicit StageTimer(benchmark::State& state) : state_(state) {}
+  void start() {
+    cpu_start_ = thread_cpu_seconds();
+    wall_start_ = Clock::now();
+  }
+  void stop() {
+    const double wall = seconds_since(wall_start_);
+    cpu_total_ += thread_cpu_seconds() - cpu_start_;
+    state_.SetIterationTime(wall);
+  }
+  /// Call after the benchmark loop.
+  void finish() {
+    state_.counters["cpu_s"] = benchmark::Counter(cpu_total_, benchmark::Counter::kAvgIterations);
+  }
+
+ private:
+  benchmark::State& state_;
+  Clock::time_point wall_start_;
+  double cpu_start_ = 0;
+  double cpu_total_ = 0;
+};
+
 // ---- stages ---------------------------------------------------------------------------------
 
 void bm_build(benchmark::State& state, Shape shape, std::size_t n) {
   cache().clear();  // no live graph of this shape: every key is interned fresh
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     GraphPtr g = build_graph(shape, n);
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(g.get());
   }  // the graph is destroyed here, outside the timed region
+  timer.finish();
 }
 
 void bm_resolve(benchmark::State& state, Shape shape, std::size_t n) {
   const Fixture& f = cache().get(shape, n);
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     auto view = cg::resolve({f.graph});
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(view.graphs().data());
   }
+  timer.finish();
 }
 
 void bm_materialize(benchmark::State& state, Shape shape, std::size_t n) {
   const Fixture& f = cache().get(shape, n);
   const auto view = cg::resolve({f.graph});
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     auto m = cg::materialize_merge(view, std::span<const Key>(f.outputs));
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(m.operations().data());
   }
+  timer.finish();
 }
 
 void bm_compile(benchmark::State& state, Shape shape, std::size_t n) {
   const auto& m = cache().materialized(shape, n);
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     auto program = cg::compile(m);
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(program.instructions().data());
   }
+  timer.finish();
 }
 
 /// resolve + materialize_merge + compile: everything between a built graph and a runnable program.
 void bm_transforms(benchmark::State& state, Shape shape, std::size_t n) {
   const Fixture& f = cache().get(shape, n);
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     auto view = cg::resolve({f.graph});
     auto m = cg::materialize_merge(view, std::span<const Key>(f.outputs));
     auto program = cg::compile(m);
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(program.instructions().data());
   }
+  timer.finish();
 }
 
 void bm_run(benchmark::State& state, Shape shape, std::size_t n) {
@@ -234,24 +279,28 @@ void bm_run(benchmark::State& state, Shape shape, std::size_t n) {
     return;
   }
   const auto inputs = program_inputs(shape);
+  StageTimer timer(state);
   for (auto _ : state) {
-    const auto start = Clock::now();
+    timer.start();
     auto out = program.run(std::span<const double>(inputs));
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(out.data());
   }
+  timer.finish();
 }
 
 void bm_native(benchmark::State& state, Shape shape, std::size_t n) {
   double x = 0.3, y = 0.5;
+  StageTimer timer(state);
   for (auto _ : state) {
     benchmark::DoNotOptimize(x);
     benchmark::DoNotOptimize(y);
-    const auto start = Clock::now();
+    timer.start();
     double v = native_chain(shape, x, y, n);
-    state.SetIterationTime(seconds_since(start));
+    timer.stop();
     benchmark::DoNotOptimize(v);
   }
+  timer.finish();
 }
 
 // ---- registration and reporting ---------------------------------------------------------------
@@ -351,11 +400,17 @@ void register_all() {
 /// Prints one DESIGN.md line per case (median over repetitions); everything else goes nowhere.
 class PlainLineReporter : public benchmark::BenchmarkReporter {
  public:
+  /// Shortest median for which cpu_ns_per_op is printed (see StageTimer).
+  static constexpr double kMinCpuReport = 1e-4;
+
   bool ReportContext(const Context&) override { return true; }
 
   void ReportRuns(const std::vector<Run>& runs) override {
-    std::map<std::string, std::vector<double>> seconds;  // per case: seconds per iteration
-    std::map<std::string, benchmark::IterationCount> iterations;
+    struct Samples {
+      std::vector<double> wall, cpu;  // seconds per iteration, one entry per repetition
+      benchmark::IterationCount iterations = 0;
+    };
+    std::map<std::string, Samples> cases;
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration) continue;
       const std::string& id = run.run_name.function_name;
@@ -363,19 +418,29 @@ class PlainLineReporter : public benchmark::BenchmarkReporter {
         std::printf("case=%s error=\"%s\"\n", id.c_str(), run.error_message.c_str());
         continue;
       }
-      seconds[id].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
-      iterations[id] = run.iterations;
+      Samples& s = cases[id];
+      s.wall.push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+      if (auto cpu = run.counters.find("cpu_s"); cpu != run.counters.end()) {
+        s.cpu.push_back(cpu->second.value);
+      }
+      s.iterations = run.iterations;
     }
-    for (auto& [id, samples] : seconds) {
+    for (auto& [id, s] : cases) {
       const auto it = case_table().find(id);
       if (it == case_table().end()) continue;
       const CaseInfo& info = it->second;
-      const double median = median_of(samples);
-      std::printf(
-          "case=%s impl=%s size=%zu median_s=%.6g ns_per_op=%.2f reps=%zu iters=%lld %s heap=%s\n",
-          info.name.c_str(), info.impl.c_str(), info.size, median,
-          median * 1e9 / static_cast<double>(info.size), samples.size(),
-          static_cast<long long>(iterations[id]), info.extra.c_str(), heap_policy().c_str());
+      const double n = static_cast<double>(info.size);
+      const double median = median_of(s.wall);
+      std::string cpu;
+      if (!s.cpu.empty() && median >= kMinCpuReport) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " cpu_ns_per_op=%.2f", median_of(s.cpu) * 1e9 / n);
+        cpu = buf;
+      }
+      std::printf("case=%s impl=%s size=%zu median_s=%.6g ns_per_op=%.2f%s reps=%zu iters=%lld %s heap=%s\n",
+                  info.name.c_str(), info.impl.c_str(), info.size, median, median * 1e9 / n,
+                  cpu.c_str(), s.wall.size(), static_cast<long long>(s.iterations),
+                  info.extra.c_str(), heap_policy().c_str());
     }
     std::fflush(stdout);
   }
