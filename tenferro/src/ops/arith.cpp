@@ -38,7 +38,7 @@ void require_dtype(const char* op, const TensorType& a, bool ok, const char* exp
   }
 }
 
-StdTensorOp make(OpKind kind, TensorType out, OpAttrs attrs = {}) {
+StdTensorOp make(OpKind kind, TensorType out, OpAttrs attrs) {
   return StdTensorOp{kind, std::move(attrs), std::move(out)};
 }
 }  // namespace detail

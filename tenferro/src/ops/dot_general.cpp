@@ -1,1 +1,379 @@
-// stub
+// dot_general: batched tensor contraction with StableHLO's dimension numbers.
+// Order: shape/dtype rule, kernel, JVP rule, transpose rule.
+//
+// Result axes: batch (in lhs_batch order), then lhs free axes, then rhs free axes (each ascending).
+// The kernel views each operand as a batch of matrices, lhs [M, K] and rhs [K, N], directly on its
+// storage whenever the strides allow it (possibly transposed), and calls OpenBLAS GEMM per batch
+// element; an operand is packed into a contiguous copy only when its free or contracting axes
+// cannot be addressed with one stride each. A plain matmul makes no copy.
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+#include "emit.hpp"
+#include "family.hpp"
+#include "layout.hpp"
+
+namespace tenferro {
+
+namespace detail {
+namespace {
+/// The free axes of an operand: those neither batch nor contracting, ascending.
+Axes free_axes(const Axes& batch, const Axes& contract, std::size_t rank) {
+  Axes used = batch;
+  used.insert(used.end(), contract.begin(), contract.end());
+  return complement_axes(used, static_cast<std::int64_t>(rank));
+}
+}  // namespace
+}  // namespace detail
+
+// ---- shape/dtype rule --------------------------------------------------------------------------
+
+namespace ops {
+
+StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) {
+  const std::string types = detail::types_string({&a, &b});
+  if (a.dtype != b.dtype) {
+    throw DTypeError("dot_general: operand dtypes differ (" + types +
+                     "); expected one dtype (convert first)");
+  }
+  detail::require_dtype("dot_general", a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+  const std::string numbers = "batch " + shape_to_string(dims.lhs_batch) + shape_to_string(dims.rhs_batch) +
+                              ", contract " + shape_to_string(dims.lhs_contract) +
+                              shape_to_string(dims.rhs_contract);
+  if (dims.lhs_batch.size() != dims.rhs_batch.size() ||
+      dims.lhs_contract.size() != dims.rhs_contract.size()) {
+    throw ShapeError("dot_general: dimension numbers " + numbers + " for operands " + types +
+                     "; expected as many lhs as rhs batch axes and as many lhs as rhs contracting axes");
+  }
+  auto check_side = [&](const char* side, const TensorType& t, const Axes& batch, const Axes& contract) {
+    Axes used = batch;
+    used.insert(used.end(), contract.begin(), contract.end());
+    detail::check_axes("dot_general", side, used, static_cast<std::int64_t>(t.rank()),
+                       types + " (" + numbers + ")");
+  };
+  check_side("lhs batch and contracting axes", a, dims.lhs_batch, dims.lhs_contract);
+  check_side("rhs batch and contracting axes", b, dims.rhs_batch, dims.rhs_contract);
+  auto check_pairs = [&](const char* what, const Axes& l, const Axes& r) {
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const std::int64_t n = a.shape[static_cast<std::size_t>(l[i])],
+                         m = b.shape[static_cast<std::size_t>(r[i])];
+      if (n != m) {
+        throw ShapeError("dot_general: " + std::string(what) + " axes lhs " + std::to_string(l[i]) +
+                         " and rhs " + std::to_string(r[i]) + " of operands " + types + " have lengths " +
+                         std::to_string(n) + " and " + std::to_string(m) + "; expected equal lengths");
+      }
+    }
+  };
+  check_pairs("batch", dims.lhs_batch, dims.rhs_batch);
+  check_pairs("contracting", dims.lhs_contract, dims.rhs_contract);
+  Shape shape;
+  for (auto k : dims.lhs_batch) shape.push_back(a.shape[static_cast<std::size_t>(k)]);
+  for (auto k : detail::free_axes(dims.lhs_batch, dims.lhs_contract, a.rank())) {
+    shape.push_back(a.shape[static_cast<std::size_t>(k)]);
+  }
+  for (auto k : detail::free_axes(dims.rhs_batch, dims.rhs_contract, b.rank())) {
+    shape.push_back(b.shape[static_cast<std::size_t>(k)]);
+  }
+  OpAttrs attrs;
+  attrs.dot = std::move(dims);
+  return detail::make(OpKind::DotGeneral, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+}  // namespace ops
+
+// ---- kernel ------------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+/// An operand seen as a batch of matrices: element (b, r, c) at data + batch offset + r*rs + c*cs.
+struct MatrixView {
+  const std::byte* data = nullptr;
+  Shape batch_shape;
+  Strides batch_strides;
+  std::int64_t rows = 1, cols = 1, rs = 0, cs = 0;
+  Tensor packed;  // owns the storage when the operand had to be copied
+};
+
+/// Length and stride of a group of axes addressed as one index, or nullopt when the axes do not
+/// step through memory uniformly (length-1 axes are ignored).
+std::optional<std::pair<std::int64_t, std::int64_t>> merge_group(const Shape& shape, const Strides& st,
+                                                                 const Axes& group) {
+  std::int64_t n = 1, stride = 0;
+  bool first = true;
+  for (auto k : group) {
+    const auto i = static_cast<std::size_t>(k);
+    if (shape[i] == 1) continue;
+    if (!first && stride != st[i] * shape[i]) return std::nullopt;
+    n *= shape[i];
+    stride = st[i];
+    first = false;
+  }
+  return std::pair{n, first ? 1 : stride};
+}
+
+/// Whether BLAS can read the view directly: one of its strides must be 1 and the other a valid
+/// leading dimension (row-major, possibly transposed).
+bool blas_ready(const MatrixView& v) {
+  const bool row_major = (v.cols == 1 || v.cs == 1) && (v.rows == 1 || v.rs >= v.cols);
+  const bool col_major = (v.rows == 1 || v.rs == 1) && (v.cols == 1 || v.cs >= v.rows);
+  return row_major || col_major;
+}
+
+/// The view of operand `t` with rows over `row_axes` and columns over `col_axes`; nullopt if the
+/// storage cannot be addressed that way (or BLAS could not read it, when `for_blas`).
+std::optional<MatrixView> view_of(const Tensor& t, const Axes& batch, const Axes& row_axes,
+                                  const Axes& col_axes, bool for_blas) {
+  const Strides st = row_major_strides(t.shape());
+  auto rows = merge_group(t.shape(), st, row_axes);
+  auto cols = merge_group(t.shape(), st, col_axes);
+  if (!rows || !cols) return std::nullopt;
+  MatrixView v;
+  v.data = static_cast<const std::byte*>(t.raw_data());
+  for (auto k : batch) {
+    v.batch_shape.push_back(t.shape()[static_cast<std::size_t>(k)]);
+    v.batch_strides.push_back(st[static_cast<std::size_t>(k)]);
+  }
+  std::tie(v.rows, v.rs) = *rows;
+  std::tie(v.cols, v.cs) = *cols;
+  if (for_blas && !blas_ready(v)) return std::nullopt;
+  return v;
+}
+
+/// The view of a contiguous copy of `t` laid out as [batch..., rows..., cols...].
+MatrixView packed_view(const Tensor& t, const Axes& batch, const Axes& row_axes, const Axes& col_axes) {
+  Axes perm = batch;
+  perm.insert(perm.end(), row_axes.begin(), row_axes.end());
+  perm.insert(perm.end(), col_axes.begin(), col_axes.end());
+  Tensor p = permuted(t, perm);
+  Axes nb(batch.size()), nr(row_axes.size()), nc(col_axes.size());
+  std::iota(nb.begin(), nb.end(), 0);
+  std::iota(nr.begin(), nr.end(), static_cast<std::int64_t>(nb.size()));
+  std::iota(nc.begin(), nc.end(), static_cast<std::int64_t>(nb.size() + nr.size()));
+  MatrixView v = *view_of(p, nb, nr, nc, false);
+  v.packed = std::move(p);
+  return v;
+}
+
+template <class T>
+void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
+          std::int64_t a_off, std::int64_t b_off) {
+  const T* x = reinterpret_cast<const T*>(a.data) + a_off;
+  const T* y = reinterpret_cast<const T*>(b.data) + b_off;
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t p = 0; p < k; ++p) {
+        const T s = x[i * a.rs + p * a.cs];
+        for (std::int64_t j = 0; j < n; ++j) c[i * n + j] += s * y[p * b.rs + j * b.cs];
+      }
+    }
+  } else {
+    // Row-major: a view with unit column stride is NoTrans with ld = row stride, otherwise it is
+    // the transpose of a row-major matrix with ld = column stride.
+    auto layout = [](const MatrixView& v) {
+      const bool no_trans = (v.cols == 1 || v.cs == 1) && (v.rows == 1 || v.rs >= v.cols);
+      const std::int64_t ld = no_trans ? (v.rows == 1 ? std::max<std::int64_t>(v.cols, 1) : v.rs)
+                                       : (v.cols == 1 ? std::max<std::int64_t>(v.rows, 1) : v.cs);
+      return std::pair{no_trans ? CblasNoTrans : CblasTrans, static_cast<blasint>(ld)};
+    };
+    const auto [ta, lda] = layout(a);
+    const auto [tb, ldb] = layout(b);
+    const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, x, lda, y, ldb, 0.0f, c, N);
+    } else if constexpr (std::is_same_v<T, double>) {
+      cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, x, lda, y, ldb, 0.0, c, N);
+    } else if constexpr (std::is_same_v<T, c64>) {
+      const c64 one(1), zero(0);
+      cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &one, x, lda, y, ldb, &zero, c, N);
+    } else {
+      const c128 one(1), zero(0);
+      cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &one, x, lda, y, ldb, &zero, c, N);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor eval_dot(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  const Tensor& b = *in[1];
+  const DotDims& d = op.attrs.dot;
+  Tensor r(op.out);
+  const Axes lhs_free = free_axes(d.lhs_batch, d.lhs_contract, a.rank());
+  const Axes rhs_free = free_axes(d.rhs_batch, d.rhs_contract, b.rank());
+  const bool blas = a.dtype() != DType::I64;
+  auto length = [](const Tensor& t, const Axes& axes) {
+    std::int64_t n = 1;
+    for (auto k : axes) n *= t.shape()[static_cast<std::size_t>(k)];
+    return n;
+  };
+  const std::int64_t batches = length(a, d.lhs_batch), m = length(a, lhs_free), k = length(a, d.lhs_contract),
+                     n = length(b, rhs_free);
+  if (batches == 0 || m == 0 || n == 0 || k == 0) return r;  // empty, or empty sums: zeros
+
+  // The contracting pairs may be taken in any common order. Try the given order, then the orders
+  // that follow lhs and rhs memory, and keep the first that needs the fewest copies.
+  std::vector<std::size_t> order(d.lhs_contract.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::vector<std::size_t>> candidates{order};
+  for (const Axes* side : {&d.lhs_contract, &d.rhs_contract}) {
+    auto o = order;
+    std::stable_sort(o.begin(), o.end(),
+                     [&](std::size_t i, std::size_t j) { return (*side)[i] < (*side)[j]; });
+    candidates.push_back(std::move(o));
+  }
+  std::optional<MatrixView> va, vb;
+  Axes lk, rk;
+  int best = -1;
+  for (const auto& cand : candidates) {
+    Axes l, rr;
+    for (auto i : cand) {
+      l.push_back(d.lhs_contract[i]);
+      rr.push_back(d.rhs_contract[i]);
+    }
+    auto x = view_of(a, d.lhs_batch, lhs_free, l, blas);
+    auto y = view_of(b, d.rhs_batch, rr, rhs_free, blas);
+    const int ready = (x ? 1 : 0) + (y ? 1 : 0);
+    if (ready > best) {
+      best = ready;
+      va = std::move(x);
+      vb = std::move(y);
+      lk = std::move(l);
+      rk = std::move(rr);
+    }
+    if (best == 2) break;
+  }
+  if (!va) va = packed_view(a, d.lhs_batch, lhs_free, lk);
+  if (!vb) vb = packed_view(b, d.rhs_batch, rk, rhs_free);
+
+  if (blas) {
+    constexpr auto kMax = static_cast<std::int64_t>(std::numeric_limits<blasint>::max());
+    for (std::int64_t v : {m, n, k, va->rs, va->cs, vb->rs, vb->cs}) {
+      if (v > kMax)
+        throw ShapeError("dot_general: " + op.name() +
+                         " has a dimension or stride beyond the BLAS integer range");
+    }
+  }
+  // Batch loop: an odometer over the batch index with both operands' batch offsets.
+  std::vector<std::int64_t> index(va->batch_shape.size(), 0);
+  std::int64_t a_off = 0, b_off = 0;
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* c = r.data<T>();
+      for (std::int64_t bi = 0; bi < batches; ++bi) {
+        gemm<T>(*va, *vb, c + bi * m * n, m, n, k, a_off, b_off);
+        for (std::size_t q = index.size(); q-- > 0;) {
+          a_off += va->batch_strides[q];
+          b_off += vb->batch_strides[q];
+          if (++index[q] < va->batch_shape[q]) break;
+          a_off -= va->batch_strides[q] * va->batch_shape[q];
+          b_off -= vb->batch_strides[q] * vb->batch_shape[q];
+          index[q] = 0;
+        }
+      }
+    }
+  });
+  return r;
+}
+
+// ---- JVP rule ----------------------------------------------------------------------------------
+
+Tangents jvp_dot(const StdTensorOp& op, const JvpArgs& a) {
+  if (!is_inexact(op.out.dtype)) return {std::nullopt};
+  // Bilinear: d(a . b) = da . b + a . db, each term linear in its active operand.
+  Emit e(a.b);
+  std::optional<LocalValueId> da, db;
+  if (a.t[0]) da = e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false});
+  if (a.t[1]) db = e.linear(op, {Emit::ext(a.x[0]), Emit::local(*a.t[1])}, {false, true});
+  return {e.sum(da, db)};
+}
+
+// ---- transpose rule ----------------------------------------------------------------------------
+// Adjoint for <u, v> = Re(sum conj(u) v): for z = a . b with b fixed, ct_a = ct . conj(b)
+// contracted over the rhs free axes (and symmetrically for b), then permuted to the operand's axes.
+
+namespace {
+/// Position of each element of `axes` in ascending order.
+std::vector<std::int64_t> ranks_of(const Axes& axes) {
+  Axes sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> ranks;
+  for (auto k : axes) ranks.push_back(std::lower_bound(sorted.begin(), sorted.end(), k) - sorted.begin());
+  return ranks;
+}
+
+Axes range(std::int64_t from, std::size_t count) {
+  Axes r(count);
+  std::iota(r.begin(), r.end(), from);
+  return r;
+}
+
+/// Emits transpose(v, perm) unless perm is the identity.
+LocalValueId permute_to(Emit& e, LocalValueId v, const Axes& perm) {
+  Axes identity = range(0, perm.size());
+  if (perm == identity) return v;
+  return e.linear(ops::transpose(e.type(Emit::local(v)), perm), {Emit::local(v)}, {true});
+}
+}  // namespace
+
+Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
+  if (a.role.is_active(0) == a.role.is_active(1)) {
+    not_linear(op, "dot_general is linear only when exactly one operand is active");
+  }
+  Emit e(a.b);
+  const DotDims& d = op.attrs.dot;
+  const TensorType& lt = e.type(a.x[0]);
+  const TensorType& rt = e.type(a.x[1]);
+  const PV ct = Emit::local(a.ct);
+  const auto nb = d.lhs_batch.size(), nc = d.lhs_contract.size();
+  const std::size_t nlf = lt.rank() - nb - nc, nrf = rt.rank() - nb - nc;
+  const Axes ct_batch = range(0, nb);
+  const Axes ct_lhs_free = range(static_cast<std::int64_t>(nb), nlf);
+  const Axes ct_rhs_free = range(static_cast<std::int64_t>(nb + nlf), nrf);
+  Tangents result(2);
+  if (a.role.is_active(0)) {
+    // ct_a = dot(ct, conj(b)): result [batch, lhs free, rhs contracting axes ascending].
+    const PV fixed = e.conj_fixed(a.x[1]);
+    DotDims dd{ct_batch, d.rhs_batch, ct_rhs_free, free_axes(d.rhs_batch, d.rhs_contract, rt.rank())};
+    LocalValueId v = e.linear(ops::dot_general(e.type(ct), e.type(fixed), dd), {ct, fixed}, {true, false});
+    Axes perm(lt.rank());
+    const auto rk = ranks_of(d.rhs_contract);
+    for (std::size_t i = 0; i < nb; ++i)
+      perm[static_cast<std::size_t>(d.lhs_batch[i])] = static_cast<std::int64_t>(i);
+    const Axes lf = free_axes(d.lhs_batch, d.lhs_contract, lt.rank());
+    for (std::size_t j = 0; j < nlf; ++j)
+      perm[static_cast<std::size_t>(lf[j])] = static_cast<std::int64_t>(nb + j);
+    for (std::size_t q = 0; q < nc; ++q) {
+      perm[static_cast<std::size_t>(d.lhs_contract[q])] = static_cast<std::int64_t>(nb + nlf) + rk[q];
+    }
+    result[0] = permute_to(e, v, perm);
+  } else {
+    // ct_b = dot(conj(a), ct): result [batch, lhs contracting axes ascending, rhs free].
+    const PV fixed = e.conj_fixed(a.x[0]);
+    DotDims dd{d.lhs_batch, ct_batch, free_axes(d.lhs_batch, d.lhs_contract, lt.rank()), ct_lhs_free};
+    LocalValueId v = e.linear(ops::dot_general(e.type(fixed), e.type(ct), dd), {fixed, ct}, {false, true});
+    Axes perm(rt.rank());
+    const auto lk = ranks_of(d.lhs_contract);
+    for (std::size_t i = 0; i < nb; ++i)
+      perm[static_cast<std::size_t>(d.rhs_batch[i])] = static_cast<std::int64_t>(i);
+    for (std::size_t q = 0; q < nc; ++q) {
+      perm[static_cast<std::size_t>(d.rhs_contract[q])] = static_cast<std::int64_t>(nb) + lk[q];
+    }
+    const Axes rf = free_axes(d.rhs_batch, d.rhs_contract, rt.rank());
+    for (std::size_t j = 0; j < nrf; ++j)
+      perm[static_cast<std::size_t>(rf[j])] = static_cast<std::int64_t>(nb + nc + j);
+    result[1] = permute_to(e, v, perm);
+  }
+  return result;
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -1,8 +1,10 @@
 #pragma once
 // Internal: the interface between dispatch.cpp and the op-family files. Each family file holds,
 // in order, its shape/dtype rules (the ops:: factories), kernels, JVP rules and transpose rules.
+#include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/std_tensor_op.hpp"
@@ -57,6 +59,16 @@ Tangents jvp_structural(const StdTensorOp& op, const JvpArgs& a);
 Tangents transpose_structural(const StdTensorOp& op, const TransposeArgs& a);
 
 Tensor eval_constant(const StdTensorOp& op);                  // constants.cpp
+
+// Shape-rule helpers shared by the family files (defined in arith.cpp).
+/// "f64[2], f32[3]": operand types for error messages.
+std::string types_string(std::initializer_list<const TensorType*> types);
+/// Throws ShapeError/DTypeError naming `op` unless a and b have one shape and one dtype.
+void require_same_type(const char* op, const TensorType& a, const TensorType& b);
+/// Throws DTypeError naming `op`, a's type and `expected` unless `ok`.
+void require_dtype(const char* op, const TensorType& a, bool ok, const char* expected);
+/// A descriptor of `kind` with result type `out` and attributes `attrs`.
+StdTensorOp make(OpKind kind, TensorType out, OpAttrs attrs = {});
 
 /// The result type the op's shape rule gives for these operand types (throws if they do not fit).
 TensorType result_type(const StdTensorOp& op, std::span<const TensorType> operands);

@@ -1,1 +1,277 @@
-// stub
+// Reductions: reduce_sum, reduce_prod, reduce_max, reduce_min over a set of axes.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+//
+// The result drops the reduced axes; an empty axis list is the identity (a copy). Summation order
+// is deterministic: each result element is a left fold, in row-major order of the reduced
+// indices, of its operand elements, starting from the identity of the reduction (0, 1, -inf, +inf).
+// There is no reassociation and no threading, so results are bitwise reproducible. max and min
+// propagate NaN.
+//
+// Derivatives (integer results carry none):
+// - reduce_sum: linear; its transpose broadcasts the cotangent back over the reduced axes.
+// - reduce_prod: dy = sum_i prod_{j != i} x_j dx_i, computed without dividing by zero; exact
+//   at inputs with zeros through second order (see the rule).
+// - reduce_max/min: the tangent of the extremal elements, split equally among ties (the mean of
+//   their tangents). Where a slice holds a NaN its result is NaN and so is its tangent.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+#include "emit.hpp"
+#include "family.hpp"
+#include "layout.hpp"
+
+namespace tenferro {
+
+// ---- shape/dtype rules -------------------------------------------------------------------------
+
+namespace ops {
+
+StdTensorOp reduce(OpKind kind, const TensorType& a, Axes axes) {
+  const char* name = op_info(kind).name;
+  switch (kind) {
+    case OpKind::ReduceSum:
+    case OpKind::ReduceProd:
+      detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+      break;
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+      detail::require_dtype(name, a, a.dtype == DType::F32 || a.dtype == DType::F64 || a.dtype == DType::I64,
+                            "a real dtype (f32, f64 or i64)");
+      break;
+    default: throw Error(std::string("ops::reduce: ") + name + " is not a reduction");
+  }
+  detail::check_axes(name, "axes", axes, static_cast<std::int64_t>(a.rank()), a.to_string());
+  std::sort(axes.begin(), axes.end());
+  Shape shape;
+  for (std::int64_t k : detail::complement_axes(axes, static_cast<std::int64_t>(a.rank()))) {
+    shape.push_back(a.shape[static_cast<std::size_t>(k)]);
+  }
+  OpAttrs attrs;
+  attrs.axes = std::move(axes);
+  return detail::make(kind, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+}  // namespace ops
+
+// ---- kernels -----------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+/// Folds `x` into `out` (initialized to the reduction's identity) with `f`, visiting the operand
+/// in row-major order; out_strides[k] is the result stride of operand axis k (0 if reduced).
+template <class T, class F>
+void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&& f) {
+  // Merge adjacent axes that step the result consistently (runs of reduced or of kept axes).
+  struct Dim {
+    std::int64_t n, os;
+  };
+  std::vector<Dim> dims;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0) return;
+    if (shape[k] == 1) continue;
+    if (!dims.empty() && dims.back().os == out_strides[k] * shape[k]) {
+      dims.back() = {dims.back().n * shape[k], out_strides[k]};
+    } else {
+      dims.push_back({shape[k], out_strides[k]});
+    }
+  }
+  if (dims.empty()) dims.push_back({1, 0});
+  const Dim inner = dims.back();
+  std::vector<std::int64_t> index(dims.size() - 1, 0);
+  std::int64_t o = 0;
+  while (true) {
+    if (inner.os == 0) {  // inner run reduced into one element
+      T acc = out[o];
+      for (std::int64_t i = 0; i < inner.n; ++i) acc = f(acc, x[i]);
+      out[o] = acc;
+    } else {
+      for (std::int64_t i = 0; i < inner.n; ++i) out[o + i * inner.os] = f(out[o + i * inner.os], x[i]);
+    }
+    x += inner.n;
+    std::size_t k = dims.size() - 1;
+    while (true) {
+      if (k == 0) return;
+      --k;
+      o += dims[k].os;
+      if (++index[k] < dims[k].n) break;
+      o -= dims[k].os * dims[k].n;
+      index[k] = 0;
+    }
+  }
+}
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  return false;
+}
+template <class T>
+T lowest() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::lowest();
+}
+template <class T>
+T highest() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::max();
+}
+}  // namespace
+
+Tensor eval_reduce(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  if (op.attrs.axes.empty()) return a.clone();
+  Tensor r(op.out);
+  // The result stride of each operand axis: 0 for reduced axes.
+  const Strides rs = row_major_strides(op.out.shape);
+  Strides os(a.rank(), 0);
+  for (std::size_t k = 0, j = 0; k < a.rank(); ++k) {
+    if (!std::binary_search(op.attrs.axes.begin(), op.attrs.axes.end(), static_cast<std::int64_t>(k)))
+      os[k] = rs[j++];
+  }
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* x = a.data<T>();
+      T* z = r.data<T>();
+      const std::int64_t n = r.numel();
+      switch (op.kind) {
+        case OpKind::ReduceSum: fold(x, z, a.shape(), os, [](T s, T v) { return s + v; }); break;
+        case OpKind::ReduceProd:
+          std::fill_n(z, n, T(1));
+          fold(x, z, a.shape(), os, [](T s, T v) { return s * v; });
+          break;
+        case OpKind::ReduceMax:
+        case OpKind::ReduceMin:
+          if constexpr (std::is_arithmetic_v<T>) {
+            // NaN propagates: once the accumulator is NaN no comparison replaces it.
+            const bool max = op.kind == OpKind::ReduceMax;
+            std::fill_n(z, n, max ? lowest<T>() : highest<T>());
+            if (max) {
+              fold(x, z, a.shape(), os, [](T s, T v) { return (v > s || is_nan(v)) ? v : s; });
+            } else {
+              fold(x, z, a.shape(), os, [](T s, T v) { return (v < s || is_nan(v)) ? v : s; });
+            }
+          }
+          break;
+        default: break;
+      }
+    }
+  });
+  return r;
+}
+
+// ---- JVP rules ---------------------------------------------------------------------------------
+
+namespace {
+/// Emits the fixed values and linear ops of the reduction rules for one reduction op.
+class ReduceRule {
+ public:
+  ReduceRule(Emit& e, const StdTensorOp& op, const TensorType& in) : e_(e), op_(op), in_(in) {}
+
+  /// A value of the reduced type broadcast back over the reduced axes (the operand's shape).
+  PV broadcast_back(const PV& v) { return e_.primal(broadcast_op(e_.type(v)), {v}); }
+  StdTensorOp broadcast_op(const TensorType& reduced) const {
+    return ops::broadcast_in_dim(reduced, in_.shape,
+                                 complement_axes(op_.attrs.axes, static_cast<std::int64_t>(in_.rank())));
+  }
+  PV fixed(StdTensorOp op, std::vector<PV> in) { return e_.primal(std::move(op), std::move(in)); }
+  /// A fixed tensor of `type` with every element `value`.
+  PV full(const TensorType& type, double value) {
+    if (value == 0.0) return fixed(ops::zeros(type), {});
+    PV s = fixed(ops::constant(Tensor::scalar(value, type.dtype)), {});
+    return fixed(ops::broadcast_in_dim(TensorType{type.dtype, {}}, type.shape, {}), {s});
+  }
+  /// The fixed bool mask x == y.
+  PV equal(const PV& x, const PV& y) {
+    return fixed(ops::compare(CompareDir::Eq, e_.type(x), e_.type(y)), {x, y});
+  }
+  PV sum(const PV& v) { return fixed(ops::reduce(OpKind::ReduceSum, e_.type(v), op_.attrs.axes), {v}); }
+  /// reduce_sum(w * t): the tangent of a reduction whose derivative is the weight w.
+  LocalValueId weighted_sum(const PV& w, LocalValueId t) {
+    LocalValueId wt = e_.scale(w, t);
+    return e_.linear(ops::reduce(OpKind::ReduceSum, e_.type(Emit::local(wt)), op_.attrs.axes),
+                     {Emit::local(wt)}, {true});
+  }
+
+ private:
+  Emit& e_;
+  const StdTensorOp& op_;
+  const TensorType& in_;
+};
+}  // namespace
+
+Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
+  if (!is_inexact(op.out.dtype)) return {std::nullopt};  // integers carry no tangent
+  Emit e(a.b);
+  const LocalValueId t = *a.t[0];
+  if (op.kind == OpKind::ReduceSum || op.attrs.axes.empty()) {  // linear (or the identity)
+    return {e.linear(op, {Emit::local(t)}, {true})};
+  }
+  const TensorType& in = type_of(a.x[0]);
+  const TensorType boolean{DType::Bool, in.shape};
+  const TensorType real{real_dtype(in.dtype), in.shape};
+  ReduceRule rule(e, op, in);
+  const PV x = Emit::ext(a.x[0]);
+  switch (op.kind) {
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin: {
+      // The derivative goes to the extremal elements, split equally among ties:
+      // w = mask / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
+      PV mask = rule.equal(x, rule.broadcast_back(Emit::ext(a.y[0])));
+      PV m = rule.fixed(ops::convert(boolean, in.dtype), {mask});
+      PV w = rule.fixed(ops::div(in, in), {m, rule.broadcast_back(rule.sum(m))});
+      return {rule.weighted_sum(w, t)};
+    }
+    case OpKind::ReduceProd: {
+      // dy = sum_i t_i * o_i with o_i = prod_{j != i} x_j, the product of the others, computed
+      // without dividing by zero. Per slice, with c the number of zeros, p the product of the
+      // nonzero elements and s the sum of the zero elements (value 0, tangent their tangents):
+      //   x_i != 0:  o_i = (p / x_i) * g,  g = 1 if c == 0, s if c == 1, 0 if c >= 2
+      //   x_i == 0:  o_i = p * h,          h = 1 if c == 1, s - x_i if c == 2, 0 if c >= 3
+      // The factors s and s - x_i are 0 but carry the tangent of the remaining zero, so the
+      // derivative of o (the second derivative of the product) is exact at zeros as well: the
+      // rule is exact through second order everywhere. p / x_i may overflow where the exact
+      // product of the others would not (as in the usual y / x_i rule).
+      const StdTensorOp sel = ops::select(boolean, in, in);
+      const PV zeros = rule.full(in, 0.0), ones = rule.full(in, 1.0);
+      const PV is_zero = rule.equal(x, zeros);
+      const PV x_or_one = rule.fixed(sel, {is_zero, ones, x});
+      const PV p =
+          rule.broadcast_back(rule.fixed(ops::reduce(OpKind::ReduceProd, in, op.attrs.axes), {x_or_one}));
+      const PV s = rule.broadcast_back(rule.sum(rule.fixed(sel, {is_zero, x, zeros})));
+      const PV c = rule.broadcast_back(rule.sum(rule.fixed(ops::convert(boolean, real.dtype), {is_zero})));
+      auto count_is = [&](double k) { return rule.equal(c, rule.full(real, k)); };
+      const PV g = rule.fixed(sel, {count_is(0), ones, rule.fixed(sel, {count_is(1), s, zeros})});
+      const PV s_minus_x = rule.fixed(ops::add(in, in), {s, rule.fixed(ops::unary(OpKind::Neg, in), {x})});
+      const PV h = rule.fixed(sel, {count_is(1), ones, rule.fixed(sel, {count_is(2), s_minus_x, zeros})});
+      const PV q = rule.fixed(ops::div(in, in), {p, x_or_one});
+      const PV others = rule.fixed(
+          sel, {is_zero, rule.fixed(ops::mul(in, in), {p, h}), rule.fixed(ops::mul(in, in), {q, g})});
+      return {rule.weighted_sum(others, t)};
+    }
+    default: break;
+  }
+  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+}
+
+// ---- transpose rules ---------------------------------------------------------------------------
+
+Tangents transpose_reduce(const StdTensorOp& op, const TransposeArgs& a) {
+  if (op.kind != OpKind::ReduceSum && !op.attrs.axes.empty()) {
+    not_linear(op, "only reduce_sum (or a reduction over no axes) is linear");
+  }
+  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
+  Emit e(a.b);
+  // The adjoint of summing over axes is broadcasting back along them (spec §V vector example 2).
+  ReduceRule rule(e, op, e.type(a.x[0]));
+  const PV ct = Emit::local(a.ct);
+  return {e.linear(rule.broadcast_op(e.type(ct)), {ct}, {true})};
+}
+
+}  // namespace detail
+}  // namespace tenferro

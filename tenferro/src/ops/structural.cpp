@@ -1,1 +1,318 @@
-// stub
+// Structural ops: transpose, reshape, broadcast_in_dim, convert, extract_diag, embed_diag.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+//
+// Every op here is linear (spec ad-contract.md rule 3): its JVP applies the op itself to the
+// tangent, and its transpose is the adjoint map:
+//   transpose(perm)       <-> transpose(inverse perm)
+//   reshape               <-> reshape back
+//   broadcast_in_dim      <-> reduce_sum over the broadcast axes, then transpose/reshape back to
+//                             the operand's axes (spec ad-architecture §V vector example 2)
+//   convert real->complex <-> real(), then convert to the operand's precision
+//   convert f32<->f64, c64<->c128: the opposite conversion
+//   extract_diag          <-> embed_diag (same axes)
+// Values that are not float or complex (i64, bool) never carry tangents, so conversions to or
+// from them have none. Kernels never write their operands; reshape's result shares storage.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+#include "emit.hpp"
+#include "family.hpp"
+#include "layout.hpp"
+
+namespace tenferro {
+
+// ---- shape/dtype rules -------------------------------------------------------------------------
+
+namespace ops {
+using detail::make;
+
+StdTensorOp transpose(const TensorType& a, Axes perm) {
+  const auto rank = static_cast<std::int64_t>(a.rank());
+  if (static_cast<std::int64_t>(perm.size()) != rank) {
+    throw ShapeError("transpose: perm " + shape_to_string(perm) + " has " + std::to_string(perm.size()) +
+                     " entries for operand " + a.to_string() + "; expected a permutation of [0, " +
+                     std::to_string(rank) + ")");
+  }
+  detail::check_axes("transpose", "perm", perm, rank, a.to_string());
+  Shape shape(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k) shape[k] = a.shape[static_cast<std::size_t>(perm[k])];
+  OpAttrs attrs;
+  attrs.axes = std::move(perm);
+  return make(OpKind::Transpose, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+StdTensorOp reshape(const TensorType& a, Shape shape) {
+  detail::check_shape("reshape", shape);
+  if (numel(shape) != a.numel()) {
+    throw ShapeError("reshape: cannot reshape operand " + a.to_string() + " (" + std::to_string(a.numel()) +
+                     " elements) to shape " + shape_to_string(shape) + " (" + std::to_string(numel(shape)) +
+                     " elements); expected equal element counts");
+  }
+  return make(OpKind::Reshape, TensorType{a.dtype, std::move(shape)});
+}
+
+StdTensorOp broadcast_in_dim(const TensorType& a, Shape shape, Axes dims) {
+  detail::check_shape("broadcast_in_dim", shape);
+  const std::string what = a.to_string() + " to shape " + shape_to_string(shape);
+  if (dims.size() != a.rank()) {
+    throw ShapeError("broadcast_in_dim: dims " + shape_to_string(dims) + " has " +
+                     std::to_string(dims.size()) + " entries for operand " + what +
+                     "; expected one result axis per operand axis");
+  }
+  detail::check_axes("broadcast_in_dim", "dims", dims, static_cast<std::int64_t>(shape.size()), what);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t n = a.shape[i], m = shape[static_cast<std::size_t>(dims[i])];
+    if (n != 1 && n != m) {
+      throw ShapeError("broadcast_in_dim: operand axis " + std::to_string(i) + " of " + what +
+                       " has length " + std::to_string(n) + " but maps to result axis " +
+                       std::to_string(dims[i]) + " of length " + std::to_string(m) +
+                       "; expected length 1 or " + std::to_string(m));
+    }
+  }
+  OpAttrs attrs;
+  attrs.axes = std::move(dims);
+  return make(OpKind::BroadcastInDim, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+StdTensorOp convert(const TensorType& a, DType dtype) {
+  if (is_complex(a.dtype) && !is_complex(dtype)) {
+    throw DTypeError("convert: operand " + a.to_string() + " cannot be converted to " + dtype_name(dtype) +
+                     "; expected a complex target (take real() or abs() first)");
+  }
+  return make(OpKind::Convert, TensorType{dtype, a.shape});
+}
+
+namespace {
+void check_diag_axes(const char* op, std::int64_t axis1, std::int64_t axis2, std::int64_t full_rank,
+                     const TensorType& a) {
+  const bool ok = axis1 >= 0 && axis1 < full_rank && axis2 >= 0 && axis2 < full_rank && axis1 != axis2;
+  if (!ok) {
+    throw ShapeError(std::string(op) + ": axes (" + std::to_string(axis1) + ", " + std::to_string(axis2) +
+                     ") invalid for operand " + a.to_string() + "; expected two distinct axes in [0, " +
+                     std::to_string(full_rank) + ")");
+  }
+}
+}  // namespace
+
+StdTensorOp extract_diag(const TensorType& a, std::int64_t axis1, std::int64_t axis2) {
+  check_diag_axes("extract_diag", axis1, axis2, static_cast<std::int64_t>(a.rank()), a);
+  const std::int64_t n1 = a.shape[static_cast<std::size_t>(axis1)],
+                     n2 = a.shape[static_cast<std::size_t>(axis2)];
+  if (n1 != n2) {
+    throw ShapeError("extract_diag: axes " + std::to_string(axis1) + " and " + std::to_string(axis2) +
+                     " of operand " + a.to_string() + " have lengths " + std::to_string(n1) + " and " +
+                     std::to_string(n2) + "; expected equal lengths");
+  }
+  Shape shape = a.shape;
+  shape.erase(shape.begin() + axis2);
+  OpAttrs attrs;
+  attrs.axes = {axis1, axis2};
+  return make(OpKind::ExtractDiag, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axis2) {
+  check_diag_axes("embed_diag", axis1, axis2, static_cast<std::int64_t>(a.rank()) + 1, a);
+  // The operand is the result with axis2 removed, so the diagonal sits at operand axis d.
+  const std::int64_t d = axis1 - (axis2 < axis1 ? 1 : 0);
+  Shape shape = a.shape;
+  shape.insert(shape.begin() + axis2, a.shape[static_cast<std::size_t>(d)]);
+  OpAttrs attrs;
+  attrs.axes = {axis1, axis2};
+  return make(OpKind::EmbedDiag, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+}
+
+}  // namespace ops
+
+// ---- kernels -----------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+template <class T>
+constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+
+/// One element converted between element types. Complex to non-complex is excluded by the shape
+/// rule. Float to i64 truncates toward zero, saturates at the i64 range and maps NaN to 0 (a
+/// defined result where a plain cast would be undefined behavior).
+template <class To, class From>
+To convert_element(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From{};
+  } else if constexpr (is_complex_v<To>) {
+    using R = typename To::value_type;
+    if constexpr (is_complex_v<From>) {
+      return To(static_cast<R>(x.real()), static_cast<R>(x.imag()));
+    } else {
+      return To(static_cast<R>(x), R{});
+    }
+  } else if constexpr (is_complex_v<From>) {
+    return To{};  // unreachable: rejected by ops::convert
+  } else if constexpr (std::is_same_v<To, std::int64_t> && std::is_floating_point_v<From>) {
+    if (std::isnan(x)) return 0;
+    constexpr auto lo = static_cast<From>(std::numeric_limits<std::int64_t>::min());  // -2^63, exact
+    if (x >= -lo) return std::numeric_limits<std::int64_t>::max();
+    if (x <= lo) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+Tensor convert_kernel(const Tensor& a, DType to) {
+  if (a.dtype() == to) return a;
+  Tensor r(TensorType{to, a.shape()});
+  const std::int64_t n = a.numel();
+  visit_dtype(a.dtype(), [&](auto from_zero) {
+    using From = decltype(from_zero);
+    visit_dtype(to, [&](auto to_zero) {
+      using To = decltype(to_zero);
+      const From* x = static_cast<const From*>(a.raw_data());
+      To* z = static_cast<To*>(r.raw_data());
+      for (std::int64_t i = 0; i < n; ++i) z[i] = convert_element<To>(x[i]);
+    });
+  });
+  return r;
+}
+
+/// For extract_diag/embed_diag: the strides, over the reduced (axis2-less) shape, that address the
+/// full tensor of shape `full`: axis j of the reduced shape is full axis j (+1 past axis2), and the
+/// diagonal axis steps along axis1 and axis2 together.
+Strides diag_strides(const Shape& full, std::int64_t axis1, std::int64_t axis2) {
+  const Strides fs = row_major_strides(full);
+  Strides s;
+  for (std::int64_t j = 0; j + 1 < static_cast<std::int64_t>(full.size()); ++j) {
+    const std::int64_t f = j + (j >= axis2 ? 1 : 0);
+    s.push_back(fs[static_cast<std::size_t>(f)] + (f == axis1 ? fs[static_cast<std::size_t>(axis2)] : 0));
+  }
+  return s;
+}
+
+auto* bytes(Tensor& t) { return static_cast<std::byte*>(t.raw_data()); }
+auto* bytes(const Tensor& t) { return static_cast<const std::byte*>(t.raw_data()); }
+}  // namespace
+
+Tensor eval_structural(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  const std::size_t elem = dtype_size(a.dtype());
+  switch (op.kind) {
+    case OpKind::Transpose: return permuted(a, op.attrs.axes);
+    case OpKind::Reshape: return a.reshaped(op.out.shape);  // shares storage; kernels never write operands
+    case OpKind::Convert: return convert_kernel(a, op.out.dtype);
+    case OpKind::BroadcastInDim: {
+      Tensor r(op.out);
+      const Strides as = row_major_strides(a.shape());
+      Strides src(op.out.rank(), 0);  // stride 0 repeats the operand along broadcast axes
+      for (std::size_t i = 0; i < a.rank(); ++i) {
+        const auto axis = static_cast<std::size_t>(op.attrs.axes[i]);
+        if (a.shape()[i] == op.out.shape[axis]) src[axis] = as[i];
+      }
+      strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a), src, op.out.shape, elem);
+      return r;
+    }
+    case OpKind::ExtractDiag: {
+      Tensor r(op.out);
+      strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a),
+                   diag_strides(a.shape(), op.attrs.axes[0], op.attrs.axes[1]), op.out.shape, elem);
+      return r;
+    }
+    case OpKind::EmbedDiag: {
+      Tensor r(op.out);  // zero-filled: the off-diagonal entries
+      strided_copy(bytes(r), diag_strides(op.out.shape, op.attrs.axes[0], op.attrs.axes[1]), bytes(a),
+                   row_major_strides(a.shape()), a.shape(), elem);
+      return r;
+    }
+    default: break;
+  }
+  throw Error("eval_structural: " + op.name() + " is not a structural op");
+}
+
+// ---- JVP rules ---------------------------------------------------------------------------------
+
+Tangents jvp_structural(const StdTensorOp& op, const JvpArgs& a) {
+  // Linear ops: the tangent map is the op itself. Integer and bool results carry no tangent.
+  if (!is_inexact(op.out.dtype) || !is_inexact(type_of(a.x[0]).dtype)) return {std::nullopt};
+  Emit e(a.b);
+  return {e.linear(op, {Emit::local(*a.t[0])}, {true})};
+}
+
+// ---- transpose rules ---------------------------------------------------------------------------
+// Adjoints for <a, b> = Re(sum conj(a) * b) (DESIGN.md complex convention). All maps here have
+// real coefficients, so no conj appears.
+
+namespace {
+/// The adjoint of broadcast_in_dim: sum over the result axes the operand does not supply (or
+/// supplies with length 1 where the result is longer), then restore the operand's axis order and
+/// its length-1 axes.
+LocalValueId unbroadcast(Emit& e, const StdTensorOp& op, const TensorType& in, LocalValueId ct) {
+  const auto& dims = op.attrs.axes;
+  std::vector<std::int64_t> summed;
+  std::vector<std::size_t> kept;  // operand axes that survive the sum
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(op.out.rank()); ++r) {
+    auto it = std::find(dims.begin(), dims.end(), r);
+    const auto i = static_cast<std::size_t>(it - dims.begin());
+    if (it == dims.end() || in.shape[i] != op.out.shape[static_cast<std::size_t>(r)]) {
+      summed.push_back(r);
+    } else {
+      kept.push_back(i);  // in increasing result-axis order
+    }
+  }
+  LocalValueId v = ct;
+  if (!summed.empty()) {
+    v = e.linear(ops::reduce(OpKind::ReduceSum, e.type(Emit::local(v)), summed), {Emit::local(v)}, {true});
+  }
+  // The surviving axes are ordered by result axis; put them in operand order.
+  std::vector<std::size_t> sorted = kept;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != kept) {
+    Axes perm;
+    for (std::size_t i : sorted) perm.push_back(std::find(kept.begin(), kept.end(), i) - kept.begin());
+    v = e.linear(ops::transpose(e.type(Emit::local(v)), perm), {Emit::local(v)}, {true});
+  }
+  if (e.type(Emit::local(v)).shape != in.shape) {
+    v = e.linear(ops::reshape(e.type(Emit::local(v)), in.shape), {Emit::local(v)}, {true});
+  }
+  return v;
+}
+
+/// The adjoint of convert between float/complex dtypes: the embedding real -> complex transposes
+/// to real(), a change of precision to the opposite change.
+LocalValueId unconvert(Emit& e, const TensorType& in, LocalValueId ct) {
+  LocalValueId v = ct;
+  if (!is_complex(in.dtype) && is_complex(e.type(Emit::local(v)).dtype)) v = e.unary_linear(OpKind::Real, v);
+  if (e.type(Emit::local(v)).dtype != in.dtype) {
+    v = e.linear(ops::convert(e.type(Emit::local(v)), in.dtype), {Emit::local(v)}, {true});
+  }
+  return v;
+}
+}  // namespace
+
+Tangents transpose_structural(const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
+  Emit e(a.b);
+  const TensorType& in = e.type(a.x[0]);
+  const PV ct = Emit::local(a.ct);
+  const TensorType& ct_type = e.type(ct);
+  switch (op.kind) {
+    case OpKind::Transpose:
+      return {e.linear(ops::transpose(ct_type, inverse_permutation(op.attrs.axes)), {ct}, {true})};
+    case OpKind::Reshape: return {e.linear(ops::reshape(ct_type, in.shape), {ct}, {true})};
+    case OpKind::BroadcastInDim: return {unbroadcast(e, op, in, a.ct)};
+    case OpKind::Convert:
+      if (!is_inexact(in.dtype) || !is_inexact(op.out.dtype)) {
+        not_linear(op, "a conversion to or from an integer or bool dtype carries no tangent");
+      }
+      return {unconvert(e, in, a.ct)};
+    case OpKind::ExtractDiag:
+      return {e.linear(ops::embed_diag(ct_type, op.attrs.axes[0], op.attrs.axes[1]), {ct}, {true})};
+    case OpKind::EmbedDiag:
+      return {e.linear(ops::extract_diag(ct_type, op.attrs.axes[0], op.attrs.axes[1]), {ct}, {true})};
+    default: break;
+  }
+  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Transpose);
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -1,0 +1,125 @@
+#include "layout.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tenferro::detail {
+
+void check_axes(const char* op, const char* what, std::span<const std::int64_t> axes, std::int64_t rank,
+                const std::string& operands) {
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(rank, 0)), false);
+  for (std::int64_t axis : axes) {
+    const bool in_range = axis >= 0 && axis < rank;
+    if (!in_range || seen[static_cast<std::size_t>(axis)]) {
+      throw ShapeError(std::string(op) + ": " + what + " " +
+                       shape_to_string(Shape(axes.begin(), axes.end())) +
+                       (in_range ? " repeats axis " : " has axis ") + std::to_string(axis) +
+                       (in_range ? "" : " out of range") + " for operand " + operands +
+                       "; expected distinct axes in [0, " + std::to_string(rank) + ")");
+    }
+    seen[static_cast<std::size_t>(axis)] = true;
+  }
+}
+
+void check_shape(const char* op, const Shape& shape) {
+  for (auto d : shape) {
+    if (d < 0)
+      throw ShapeError(std::string(op) + ": shape " + shape_to_string(shape) + " has a negative dimension");
+  }
+}
+
+namespace {
+/// One merged dimension: its length and the strides of both sides (in elements).
+struct Dim {
+  std::int64_t n, dst, src;
+};
+
+/// The copy loop for elements of N bytes. Elements move by fixed-size memcpy (one load and one
+/// store after optimization), which is valid whatever the element type.
+template <std::size_t N>
+void copy_loop(std::byte* dst, const std::byte* src, const std::vector<Dim>& dims) {
+  const std::size_t rank = dims.size();
+  const Dim inner = dims.back();
+  std::vector<std::int64_t> index(rank - 1, 0);
+  std::int64_t d_off = 0, s_off = 0;
+  while (true) {
+    std::byte* d = dst + d_off * static_cast<std::int64_t>(N);
+    const std::byte* s = src + s_off * static_cast<std::int64_t>(N);
+    if (inner.dst == 1 && inner.src == 1) {
+      std::memcpy(d, s, static_cast<std::size_t>(inner.n) * N);
+    } else {
+      const std::int64_t ds = inner.dst * static_cast<std::int64_t>(N);
+      const std::int64_t ss = inner.src * static_cast<std::int64_t>(N);
+      for (std::int64_t i = 0; i < inner.n; ++i) std::memcpy(d + i * ds, s + i * ss, N);
+    }
+    // Odometer over the outer dimensions; done when all of them wrap around.
+    std::size_t k = rank - 1;
+    while (true) {
+      if (k == 0) return;
+      --k;
+      d_off += dims[k].dst;
+      s_off += dims[k].src;
+      if (++index[k] < dims[k].n) break;
+      d_off -= dims[k].dst * dims[k].n;
+      s_off -= dims[k].src * dims[k].n;
+      index[k] = 0;
+    }
+  }
+}
+}  // namespace
+
+void strided_copy(std::byte* dst, std::span<const std::int64_t> dst_strides, const std::byte* src,
+                  std::span<const std::int64_t> src_strides, const Shape& shape, std::size_t elem_size) {
+  std::vector<Dim> dims;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0) return;
+    if (shape[k] == 1) continue;
+    Dim d{shape[k], dst_strides[k], src_strides[k]};
+    // Merge with the previous (outer) dimension when it steps exactly over this one on both sides.
+    if (!dims.empty() && dims.back().dst == d.dst * d.n && dims.back().src == d.src * d.n) {
+      d.n *= dims.back().n;
+      dims.back() = d;
+    } else {
+      dims.push_back(d);
+    }
+  }
+  if (dims.empty()) dims.push_back({1, 1, 1});
+  switch (elem_size) {
+    case 1: copy_loop<1>(dst, src, dims); return;
+    case 4: copy_loop<4>(dst, src, dims); return;
+    case 8: copy_loop<8>(dst, src, dims); return;
+    case 16: copy_loop<16>(dst, src, dims); return;
+    default: throw Error("strided_copy: unsupported element size " + std::to_string(elem_size));
+  }
+}
+
+Tensor permuted(const Tensor& a, std::span<const std::int64_t> perm) {
+  Shape shape(perm.size());
+  const Strides in = row_major_strides(a.shape());
+  Strides src(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    shape[k] = a.shape()[static_cast<std::size_t>(perm[k])];
+    src[k] = in[static_cast<std::size_t>(perm[k])];
+  }
+  Tensor r(TensorType{a.dtype(), shape});
+  strided_copy(static_cast<std::byte*>(r.raw_data()), row_major_strides(shape),
+               static_cast<const std::byte*>(a.raw_data()), src, shape, dtype_size(a.dtype()));
+  return r;
+}
+
+std::vector<std::int64_t> inverse_permutation(std::span<const std::int64_t> perm) {
+  std::vector<std::int64_t> inv(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    inv[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
+  return inv;
+}
+
+std::vector<std::int64_t> complement_axes(std::span<const std::int64_t> axes, std::int64_t rank) {
+  std::vector<std::int64_t> rest;
+  for (std::int64_t k = 0; k < rank; ++k) {
+    if (std::find(axes.begin(), axes.end(), k) == axes.end()) rest.push_back(k);
+  }
+  return rest;
+}
+
+}  // namespace tenferro::detail
