@@ -25,7 +25,7 @@ tf::Tensor random_normal(tf::Shape shape, double scale, std::mt19937& rng) {
 
 /// Three blobs around the vertices of a triangle; labels one-hot.
 void make_data(tf::Tensor& x, tf::Tensor& y, std::mt19937& rng) {
-  std::normal_distribution<double> noise(0.0, 0.6);
+  std::normal_distribution<double> noise(0.0, 1.0);
   std::vector<double> xs, ys;
   for (std::int64_t i = 0; i < kSamples; ++i) {
     const std::int64_t c = i % kClasses;

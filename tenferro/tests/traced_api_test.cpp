@@ -1,0 +1,230 @@
+// The traced API: broadcasting, composites, functional transforms, the spec's vector examples and
+// bad input. Derivatives are checked with tidu's AD test kit (finite differences and the adjoint
+// identity, to order 2 in forward and reverse modes) and against closed forms.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "computegraph/printer.hpp"
+#include "tenferro/tenferro.hpp"
+#include "tidu/testing/check.hpp"
+
+namespace tf = tenferro;
+using testing::HasSubstr;
+
+namespace {
+
+tf::Tensor random_tensor(tf::Shape shape, tf::DType dtype, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<tf::c128> values(static_cast<std::size_t>(tf::numel(shape)));
+  for (auto& v : values) v = tf::is_complex(dtype) ? tf::c128(u(rng), u(rng)) : tf::c128(u(rng), 0.0);
+  tf::Tensor t(tf::TensorType{dtype, shape});
+  tf::visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* out = static_cast<T*>(t.raw_data());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, tf::c128>) out[i] = values[i];
+      else if constexpr (std::is_same_v<T, tf::c64>) out[i] = tf::c64(float(values[i].real()), float(values[i].imag()));
+      else out[i] = static_cast<T>(values[i].real());
+    }
+  });
+  return t;
+}
+
+/// check_grads at order 2, forward and reverse, of a traced function at `args`.
+template <class F>
+void expect_grads(const char* name, F f, const std::vector<tf::Tensor>& args) {
+  auto graph = tf::detail::trace_graph(f, tf::detail::types_of(args));
+  auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph),
+                                           std::span<const tf::Tensor>(args), 2);
+  EXPECT_TRUE(result.ok) << name << "\n" << result.message;
+  EXPECT_FALSE(result.checks.empty()) << name;
+}
+
+struct CompositeCase {
+  const char* name;
+  std::function<tf::Traced(tf::Traced, tf::Traced)> f;
+  tf::Shape a, b;
+  bool complex_ok;
+};
+
+}  // namespace
+
+TEST(TracedComposites, EveryCompositePassesCheckGradsToOrderTwo) {
+  using T = tf::Traced;
+  const std::vector<CompositeCase> cases = {
+      {"broadcast add", [](T a, T b) { return tf::sum(a + b); }, {3, 1}, {4}, true},
+      {"broadcast mul rank0", [](T a, T b) { return tf::sum(a * b); }, {2, 3}, {}, true},
+      {"sub", [](T a, T b) { return tf::sum((a - b) * (a - b)); }, {2, 3}, {2, 3}, true},
+      {"matmul", [](T a, T b) { return tf::sum(tf::matmul(a, b)); }, {2, 3}, {3, 4}, true},
+      {"matmul vec", [](T a, T b) { return tf::sum(tf::matmul(a, b) * tf::matmul(a, b)); }, {2, 3}, {3}, true},
+      {"mean", [](T a, T b) { return tf::mean(a * b, {0}) * tf::mean(a * b, {0}); }, {3, 2}, {3, 2}, false},
+      {"var", [](T a, T) { return tf::sum(tf::var(a, {1})); }, {2, 4}, {1}, false},
+      {"sum axes", [](T a, T b) { return tf::sum(tf::sum(a * b, {0, 2}) * tf::sum(a, {0, 2})); }, {2, 2, 3}, {2, 2, 3}, true},
+      {"sum no axes", [](T a, T b) { return tf::sum(tf::sum(a * b, {})); }, {2, 2}, {2, 2}, true},
+      {"max axes", [](T a, T b) { return tf::sum(tf::max(a * b, {1})); }, {3, 4}, {3, 4}, false},
+      {"logsumexp", [](T a, T b) { return tf::sum(tf::logsumexp(a * b, {1})); }, {3, 4}, {3, 4}, false},
+      {"softmax", [](T a, T b) { return tf::sum(tf::softmax(a, -1) * b); }, {3, 4}, {3, 4}, false},
+      {"log_softmax", [](T a, T b) { return tf::sum(tf::log_softmax(a, 0) * b); }, {3, 4}, {3, 4}, false},
+      {"sigmoid", [](T a, T b) { return tf::sum(tf::sigmoid(a) * b); }, {5}, {5}, false},
+      {"relu", [](T a, T b) { return tf::sum(tf::relu(a) * b); }, {5}, {5}, false},
+      {"softplus", [](T a, T b) { return tf::sum(tf::softplus(a * 3.0) * b); }, {5}, {5}, false},
+      {"cross_entropy", [](T a, T b) { return tf::cross_entropy(a, tf::softmax(b, -1)); }, {4, 3}, {4, 3}, false},
+  };
+  for (const auto& c : cases) {
+    for (tf::DType dtype : {tf::DType::F64, tf::DType::C128}) {
+      if (tf::is_complex(dtype) && !c.complex_ok) continue;
+      SCOPED_TRACE(std::string(c.name) + " " + tf::dtype_name(dtype));
+      auto f = [&](T a, T b) {
+        T y = c.f(a, b);
+        return tf::is_complex(y.dtype()) ? tf::real(y) : y;
+      };
+      expect_grads(c.name, f, {random_tensor(c.a, dtype, 11), random_tensor(c.b, dtype, 12)});
+    }
+  }
+}
+
+TEST(TracedTransforms, GradJvpVjpHessianMatchClosedForms) {
+  // loss(w, x) = sum(exp(w * x)): grad_w = x exp(w x), H_w = diag(x^2 exp(w x)).
+  auto loss = [](tf::Traced w, tf::Traced x) { return tf::sum(tf::exp(w * x)); };
+  tf::Tensor w = tf::Tensor::from({0.5, -1.0}), x = tf::Tensor::from({1.0, 2.0});
+  tf::Tensor g = tf::grad(loss)(w, x);
+  tf::Tensor h = tf::hessian(loss)(w, x);
+  ASSERT_EQ(h.shape(), (tf::Shape{2, 2}));
+  for (std::int64_t i = 0; i < 2; ++i) {
+    const double wi = w.at<double>({i}), xi = x.at<double>({i});
+    EXPECT_NEAR(g.at<double>({i}), xi * std::exp(wi * xi), 1e-12);
+    EXPECT_NEAR(h.at<double>({i, i}), xi * xi * std::exp(wi * xi), 1e-12);
+    EXPECT_NEAR(h.at<double>({i, 1 - i}), 0.0, 1e-12);
+  }
+  tf::Tensor dw = tf::Tensor::from({1.0, 0.5}), dx = tf::Tensor::from({0.0, 0.0});
+  auto [y, dy] = tf::jvp(loss, {w, x}, {dw, dx});
+  EXPECT_NEAR(y.item<double>(), std::exp(0.5) + std::exp(-2.0), 1e-12);
+  EXPECT_NEAR(dy.item<double>(), 1.0 * std::exp(0.5) + 0.5 * 2.0 * std::exp(-2.0), 1e-12);
+  auto [value, cts] = tf::vjp(loss, {w, x}, tf::Tensor::scalar(2.0));
+  EXPECT_NEAR(cts[1].at<double>({1}), 2.0 * -1.0 * std::exp(-2.0), 1e-12);
+  tf::Tensor j = tf::jacfwd([](tf::Traced v) { return tf::exp(v) * v; })(x);
+  tf::Tensor jr = tf::jacrev([](tf::Traced v) { return tf::exp(v) * v; })(x);
+  EXPECT_TRUE(tf::allclose(j, jr));
+  EXPECT_NEAR(j.at<double>({1, 1}), std::exp(2.0) * 3.0, 1e-12);
+  EXPECT_NEAR(j.at<double>({0, 1}), 0.0, 1e-15);
+}
+
+TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {
+  auto loss = [](tf::Traced w) { return tf::sum(tf::sin(w) * w); };
+  auto g = tf::grad(loss);
+  tf::Tensor w = tf::Tensor::from({0.1, 0.2, 0.3});
+  g(w);
+  const auto misses = tf::default_compile_cache()->stats().misses;
+  tf::Tensor second = g(tf::Tensor::from({1.0, 2.0, 3.0}));
+  EXPECT_EQ(tf::default_compile_cache()->stats().misses, misses);
+  EXPECT_NEAR(second.at<double>({2}), std::cos(3.0) * 3.0 + std::sin(3.0), 1e-12);
+}
+
+TEST(VectorExamples, SumExpAxGoldenIrAndClosedForms) {
+  // Spec §V, vector example 2: y = Sum(exp(a * x)), x, a in R^2, linearized in x and transposed.
+  auto f = [](tf::Traced x, tf::Traced a) { return tf::sum(tf::exp(x * a)); };
+  tf::Tensor x = tf::Tensor::from({0.3, -0.7}), a = tf::Tensor::from({1.5, 2.0});
+  tf::Program p = tf::trace(f, x, a);
+  EXPECT_EQ(p.print(),
+            "graph {\n"
+            "  %0 = input x0:f64[2]\n"
+            "  %1 = input x1:f64[2]\n"
+            "  %2 = mul(%0, %1)\n"
+            "  %3 = exp(%2)\n"
+            "  %4 = reduce_sum[axes=[0]](%3)\n"
+            "  return %4\n"
+            "}\n");
+  auto linear = p.linearize();
+  auto transposed = tidu::linear_transpose(linear);
+  const std::string t = computegraph::to_string(*transposed.graph);
+  EXPECT_THAT(t, HasSubstr("broadcast_in_dim[shape=[2], dims=[]]"));
+  EXPECT_THAT(t, testing::Not(HasSubstr("conj")));
+  auto [y, grads] = tf::vjp(f, {x, a}, tf::Tensor::scalar(1.0));
+  for (std::int64_t i = 0; i < 2; ++i) {
+    const double xi = x.at<double>({i}), ai = a.at<double>({i});
+    EXPECT_NEAR(grads[0].at<double>({i}), ai * std::exp(ai * xi), 1e-12);
+    EXPECT_NEAR(grads[1].at<double>({i}), xi * std::exp(ai * xi), 1e-12);
+  }
+  EXPECT_NEAR(y.item<double>(), std::exp(0.45) + std::exp(-1.4), 1e-12);
+}
+
+TEST(TracedErrors, BadInputThrowsTypedErrorsAtTraceTime) {
+  tf::Tensor v3 = tf::Tensor::from({1.0, 2.0, 3.0}), v2 = tf::Tensor::from({1.0, 2.0});
+  tf::Tensor m23 = tf::Tensor::zeros({2, 3});
+  auto add = [](tf::Traced a, tf::Traced b) { return tf::sum(a + b); };
+  EXPECT_THROW(
+      try { tf::grad(add)(v3, v2); } catch (const tf::ShapeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("add"));
+        EXPECT_THAT(e.what(), HasSubstr("[3]"));
+        throw;
+      },
+      tf::ShapeError);
+  auto not_scalar = [](tf::Traced a) { return a * a; };
+  EXPECT_THROW(
+      try { tf::grad(not_scalar)(v3); } catch (const tf::ShapeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("scalar"));
+        throw;
+      },
+      tf::ShapeError);
+  auto ints = [](tf::Traced a) { return tf::sum(tf::astype(a, tf::DType::F64)); };
+  tf::Tensor i64 = tf::Tensor::from(std::vector<std::int64_t>{1, 2}, {2});
+  EXPECT_THROW(
+      try { tf::grad(ints)(i64); } catch (const tf::DTypeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("i64"));
+        throw;
+      },
+      tf::DTypeError);
+  auto reshape = [](tf::Traced a) { return tf::sum(tf::reshape(a, {4})); };
+  EXPECT_THROW(tf::grad(reshape)(m23), tf::ShapeError);
+  auto mm = [](tf::Traced a, tf::Traced b) { return tf::sum(tf::matmul(a, b)); };
+  EXPECT_THROW(
+      try { tf::grad(mm)(m23, m23); } catch (const tf::ShapeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("dot_general"));
+        throw;
+      },
+      tf::ShapeError);
+  auto axes = [](tf::Traced a) { return tf::sum(tf::sum(a, {2})); };
+  EXPECT_THROW(tf::grad(axes)(m23), tf::ShapeError);
+  auto perm = [](tf::Traced a) { return tf::sum(tf::transpose(a, {0, 0})); };
+  EXPECT_THROW(tf::grad(perm)(m23), tf::ShapeError);
+  auto mixed = [](tf::Traced a, tf::Traced b) { return tf::sum(a * b); };
+  EXPECT_THROW(tf::grad(mixed)(v2, tf::Tensor::from({tf::c128(1, 0), tf::c128(0, 1)})), tf::DTypeError);
+}
+
+TEST(TracedMlp, GradientMatchesFiniteDifferencesOnSampledEntries) {
+  // A 6-5-4-3 MLP with tanh and softmax cross-entropy; central differences on sampled weights.
+  std::vector<tf::Tensor> p = {random_tensor({6, 5}, tf::DType::F64, 1), random_tensor({5}, tf::DType::F64, 2),
+                               random_tensor({5, 4}, tf::DType::F64, 3), random_tensor({4}, tf::DType::F64, 4),
+                               random_tensor({4, 3}, tf::DType::F64, 5), random_tensor({3}, tf::DType::F64, 6),
+                               random_tensor({8, 6}, tf::DType::F64, 7)};
+  std::vector<double> onehot(24, 0.0);
+  for (int i = 0; i < 8; ++i) onehot[static_cast<std::size_t>(i * 3 + i % 3)] = 1.0;
+  p.push_back(tf::Tensor::from(onehot, {8, 3}));
+  auto loss = [](tf::Traced w1, tf::Traced b1, tf::Traced w2, tf::Traced b2, tf::Traced w3, tf::Traced b3,
+                 tf::Traced x, tf::Traced y) {
+    tf::Traced h1 = tf::tanh(tf::matmul(x, w1) + b1);
+    tf::Traced h2 = tf::tanh(tf::matmul(h1, w2) + b2);
+    return tf::cross_entropy(tf::matmul(h2, w3) + b3, y);
+  };
+  auto vg = tf::value_and_grad(loss, {0, 1, 2, 3, 4, 5});
+  auto [value, grads] = vg(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+  tf::Program primal = tf::trace(loss, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+  const double h = 1e-6;
+  for (std::size_t k = 0; k < 6; ++k) {
+    for (std::int64_t e = 0; e < p[k].numel(); e += 3) {
+      auto shifted = [&](double delta) {
+        std::vector<tf::Tensor> q = p;
+        q[k] = p[k].clone();
+        q[k].data<double>()[e] += delta;
+        return primal.run(q)[0].item<double>();
+      };
+      const double fd = (shifted(h) - shifted(-h)) / (2 * h);
+      EXPECT_NEAR(grads[k].data<double>()[e], fd, 1e-7 * (1 + std::abs(fd))) << "param " << k << " entry " << e;
+    }
+  }
+}
