@@ -1,23 +1,82 @@
+// Tensor: construction, storage sharing, element access, printing, and its errors; and the check
+// that a StdTensorOp refuses operands of other types than it was built for.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include "tenferro/tensor.hpp"
+
 #include "tenferro/ops/make.hpp"
+#include "tenferro/tensor.hpp"
+
 using namespace tenferro;
-TEST(Tensor, Basics) {
-  auto t = Tensor::from({{1.0, 2.0}, {3.0, 4.0}});
-  EXPECT_EQ(t.at<double>({1, 0}), 3.0);
-  EXPECT_EQ(to_string(t), "tensor(f64[2, 2], [[1, 2], [3, 4]])");
-  StdTensorOp op = ops::add(t.type(), t.type());
-  ExecContext ctx; Tensor out;
-  const Tensor* in[] = {&t, &t};
-  op.eval(ctx, in, std::span<Tensor>(&out, 1));
-  EXPECT_EQ(out.at<double>({1, 1}), 8.0);
+using testing::HasSubstr;
+
+TEST(Tensor, ConstructionAndAccessAreRowMajor) {
+  auto t = Tensor::from({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.dtype(), DType::F64);
+  EXPECT_EQ(t.at<double>({1, 0}), 4.0);
+  EXPECT_EQ(t.data<double>()[4], 5.0);  // row-major: [1][1] is element 4
+  EXPECT_EQ(Tensor::scalar(2.5).rank(), 0u);
+  EXPECT_EQ(Tensor::scalar(2.5).item<double>(), 2.5);
+  EXPECT_EQ(Tensor::from({c128(1, 2)}).dtype(), DType::C128);
+  EXPECT_EQ(Tensor::ones({2}, DType::F32).at<float>({1}), 1.0f);
+  EXPECT_EQ(Tensor::zeros({0, 3}).numel(), 0);
 }
-#include "tenferro/tenferro.hpp"
-#include <cmath>
-TEST(Traced, GradOfMulSum) {
-  namespace tf = tenferro;
-  auto loss = [](tf::Traced w, tf::Traced x) { return tf::sum(w * x); };
-  auto w = tf::Tensor::from({0.5, -1.0}), x = tf::Tensor::from({1.0, 2.0});
-  auto p = tf::trace(loss, w, x);
-  std::cout << p.print() << computegraph::to_string(*p.linearize().graph);
+
+TEST(Tensor, CopiesShareStorageAndCloneDoesNot) {
+  auto a = Tensor::from({1.0, 2.0});
+  Tensor b = a;
+  Tensor c = a.clone();
+  b.data<double>()[0] = 7.0;
+  EXPECT_EQ(a.at<double>({0}), 7.0);
+  EXPECT_EQ(c.at<double>({0}), 1.0);
+  EXPECT_TRUE(a.shares_storage_with(b));
+  EXPECT_FALSE(a.shares_storage_with(c));
+  EXPECT_EQ(a.reshaped({2, 1}).at<double>({1, 0}), 2.0);
+}
+
+TEST(Tensor, PrintsReadablyAndElidesLongAxes) {
+  EXPECT_EQ(to_string(Tensor::from({{1.0, 2.0}, {3.0, 4.0}})), "tensor(f64[2, 2], [[1, 2], [3, 4]])");
+  EXPECT_EQ(to_string(Tensor::scalar(0.5)), "tensor(f64[], 0.5)");
+  EXPECT_EQ(to_string(Tensor::from({c128(1, -2)})), "tensor(c128[1], [1-2i])");
+  std::vector<double> v(10);
+  for (int i = 0; i < 10; ++i) v[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(to_string(Tensor::from(v, {10})), "tensor(f64[10], [0, 1, 2, ..., 7, 8, 9])");
+}
+
+TEST(Tensor, BadAccessThrowsTypedErrors) {
+  auto t = Tensor::from({1.0, 2.0});
+  EXPECT_THROW(t.at<float>({0}), DTypeError);
+  EXPECT_THROW(t.at<double>({2}), ShapeError);
+  EXPECT_THROW(t.at<double>({0, 0}), ShapeError);
+  EXPECT_THROW(t.item<double>(), ShapeError);
+  EXPECT_THROW(t.reshaped({3}), ShapeError);
+  EXPECT_THROW(Tensor::from(std::vector<double>{1, 2, 3}, {2, 2}), ShapeError);
+  EXPECT_THROW((Tensor::from({{1.0, 2.0}, {3.0}})), ShapeError);
+  EXPECT_THROW(Tensor::full({2}, c128(0, 1), DType::F64), DTypeError);
+  try {
+    t.data<c128>();
+    FAIL();
+  } catch (const DTypeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("f64"));
+    EXPECT_THAT(e.what(), HasSubstr("c128"));
+  }
+}
+
+TEST(Tensor, OpsRefuseOperandsOfOtherTypesThanTheyWereBuiltFor) {
+  auto t = Tensor::from({1.0, 2.0});
+  StdTensorOp op = ops::add(t.type(), t.type());
+  ExecContext ctx;
+  Tensor out;
+  const Tensor* ok[] = {&t, &t};
+  op.eval(ctx, ok, std::span<Tensor>(&out, 1));
+  EXPECT_EQ(out.at<double>({1}), 4.0);
+  Tensor longer = Tensor::from({1.0, 2.0, 3.0});
+  const Tensor* bad[] = {&longer, &longer};
+  try {
+    op.eval(ctx, bad, std::span<Tensor>(&out, 1));
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("f64[3]"));
+    EXPECT_THAT(e.what(), HasSubstr("f64[2]"));
+  }
 }
