@@ -1,57 +1,11 @@
 #pragma once
-// Golden-file checks for printed IR (STYLE.md practice 4).
-//
-//   EXPECT_TRUE(tidutest::matches_golden("exp_ax_L1.txt", to_string(*l1.graph), to_string(*f0)));
-//
-// compares the text with tidu/tests/golden/<name>. On a mismatch the failure shows the input IR
-// (the graph the transform consumed), the actual and the expected text, and the first line that
-// differs. TIDU_UPDATE_GOLDEN=1 (re)writes the golden files instead of comparing; every rewritten
-// file must be read and checked by hand against the spec's listings before it is committed.
-#include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <string>
+// Golden IR files of tidu's tests live in tidu/tests/golden/ (helper: testing/golden_files.hpp;
+// UPDATE_GOLDEN=1 rewrites them; check each against the spec's listings before committing).
+#include "golden_files.hpp"
 
 namespace tidutest {
-
-inline bool golden_update_requested() {
-  const char* value = std::getenv("TIDU_UPDATE_GOLDEN");
-  return value != nullptr && std::string(value) != "" && std::string(value) != "0";
-}
-
-/// Line number (from 1) of the first line where `a` and `b` differ.
-inline std::size_t first_difference_line(const std::string& a, const std::string& b) {
-  std::size_t line = 1;
-  for (std::size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i) line += a[i] == '\n';
-  return line;
-}
-
 inline ::testing::AssertionResult matches_golden(const std::string& name, const std::string& actual,
                                                  const std::string& input = {}) {
-  const std::string path = std::string(TIDU_GOLDEN_DIR) + "/" + name;
-  if (golden_update_requested()) {
-    std::ofstream out(path, std::ios::binary);
-    out << actual;
-    if (!out) return ::testing::AssertionFailure() << "cannot write golden file " << path;
-    return ::testing::AssertionSuccess();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return ::testing::AssertionFailure()
-           << "missing golden file " << path
-           << " (TIDU_UPDATE_GOLDEN=1 writes it; review it by hand)\n--- actual ---\n" << actual;
-  }
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  if (expected.str() == actual) return ::testing::AssertionSuccess();
-  auto failure = ::testing::AssertionFailure();
-  failure << "printed IR differs from " << path << " at line "
-          << first_difference_line(actual, expected.str()) << "\n";
-  if (!input.empty()) failure << "--- input ---\n" << input;
-  failure << "--- actual ---\n" << actual << "--- expected ---\n" << expected.str();
-  return failure;
+  return golden::matches(TIDU_GOLDEN_DIR, name, actual, input);
 }
-
 }  // namespace tidutest
