@@ -127,7 +127,7 @@ class MaterializeMerge {
 
   std::vector<std::uint32_t>& ids_of(std::uint32_t g) {
     auto& ids = local_ids_[g];
-    if (ids.empty()) ids.assign(graph(g).values().size(), kUnset);
+    if (ids.empty()) [[unlikely]] ids.assign(graph(g).values().size(), kUnset);
     return ids;
   }
 
@@ -141,12 +141,14 @@ class MaterializeMerge {
     return result_.operations_[entry->id].first_output + key.output_slot();
   }
 
-  /// Value id of an already merged value, or kUnset.
+  /// Value id of an already merged value, or kUnset. The first test settles nearly every call.
   std::uint32_t known(Def d, const ValueKey<Op>& key) {
-    auto& ids = ids_of(d.graph);
-    if (ids[d.value] != kUnset) return ids[d.value];
+    const std::uint32_t id = ids_of(d.graph)[d.value];
+    return id != kUnset ? id : known_by_key(d, key);
+  }
+  std::uint32_t known_by_key(Def d, const ValueKey<Op>& key) {
     if (multi_graph_ || is_input(d)) {
-      if (auto id = find_key(key)) return ids[d.value] = *id;
+      if (auto id = find_key(key)) return ids_of(d.graph)[d.value] = *id;
     }
     return kUnset;
   }
