@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tensor.hpp"
 
@@ -79,4 +81,18 @@ TEST(Tensor, OpsRefuseOperandsOfOtherTypesThanTheyWereBuiltFor) {
     EXPECT_THAT(e.what(), HasSubstr("f64[3]"));
     EXPECT_THAT(e.what(), HasSubstr("f64[2]"));
   }
+}
+
+TEST(Tensor, IntegerArithmeticWrapsInsteadOfOverflowing) {
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  auto t = Tensor::from(std::vector<std::int64_t>{big, std::numeric_limits<std::int64_t>::min()}, {2});
+  ExecContext ctx;
+  Tensor out;
+  const Tensor* in[] = {&t, &t};
+  ops::add(t.type(), t.type()).eval(ctx, in, std::span<Tensor>(&out, 1));
+  EXPECT_EQ(out.at<std::int64_t>({0}), -2);  // 2 * (2^63 - 1) mod 2^64
+  EXPECT_EQ(out.at<std::int64_t>({1}), 0);
+  const Tensor* one[] = {&t};
+  ops::unary(OpKind::Neg, t.type()).eval(ctx, one, std::span<Tensor>(&out, 1));
+  EXPECT_EQ(out.at<std::int64_t>({1}), std::numeric_limits<std::int64_t>::min());
 }
