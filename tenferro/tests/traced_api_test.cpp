@@ -228,3 +228,41 @@ TEST(TracedMlp, GradientMatchesFiniteDifferencesOnSampledEntries) {
     }
   }
 }
+
+TEST(TracedMlp, FullSizeGradientMatchesFiniteDifferencesOnSampledEntries) {
+  // The benchmark's network: 784-512-512-10, tanh, softmax cross-entropy, batch 256, f64.
+  std::vector<tf::Tensor> p = {random_tensor({784, 512}, tf::DType::F64, 21, -0.05, 0.05),
+                               random_tensor({512}, tf::DType::F64, 22, -0.1, 0.1),
+                               random_tensor({512, 512}, tf::DType::F64, 23, -0.06, 0.06),
+                               random_tensor({512}, tf::DType::F64, 24, -0.1, 0.1),
+                               random_tensor({512, 10}, tf::DType::F64, 25, -0.06, 0.06),
+                               random_tensor({10}, tf::DType::F64, 26, -0.1, 0.1),
+                               random_tensor({256, 784}, tf::DType::F64, 27)};
+  std::vector<double> onehot(256 * 10, 0.0);
+  for (int i = 0; i < 256; ++i) onehot[static_cast<std::size_t>(i * 10 + (i * 7) % 10)] = 1.0;
+  p.push_back(tf::Tensor::from(onehot, {256, 10}));
+  auto loss = [](tf::Traced w1, tf::Traced b1, tf::Traced w2, tf::Traced b2, tf::Traced w3, tf::Traced b3,
+                 tf::Traced x, tf::Traced y) {
+    tf::Traced h1 = tf::tanh(tf::matmul(x, w1) + b1);
+    tf::Traced h2 = tf::tanh(tf::matmul(h1, w2) + b2);
+    return tf::cross_entropy(tf::matmul(h2, w3) + b3, y);
+  };
+  auto [value, grads] = tf::value_and_grad(loss, {0, 1, 2, 3, 4, 5})(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+  tf::Program primal = tf::trace(loss, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+  EXPECT_NEAR(primal.run(p)[0].item<double>(), value.item<double>(), 1e-12);
+  const double h = 1e-5;
+  std::mt19937_64 rng(99);
+  for (std::size_t k = 0; k < 6; ++k) {
+    for (int sample = 0; sample < 2; ++sample) {
+      const std::int64_t e = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(p[k].numel()));
+      auto shifted = [&](double delta) {
+        std::vector<tf::Tensor> q = p;
+        q[k] = p[k].clone();
+        q[k].data<double>()[e] += delta;
+        return primal.run(q)[0].item<double>();
+      };
+      const double fd = (shifted(h) - shifted(-h)) / (2 * h);
+      EXPECT_NEAR(grads[k].data<double>()[e], fd, 1e-8 + 1e-5 * std::abs(fd)) << "param " << k << " entry " << e;
+    }
+  }
+}
