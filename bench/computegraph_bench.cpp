@@ -348,8 +348,9 @@ std::map<std::string, CaseInfo>& case_table() {
 }
 
 /// Repetitions and iterations per repetition: about 2*10^5 operations of work per repetition for
-/// graph stages (one iteration at 10^6), fewer repetitions at 10^6 to keep a full run short.
-int repetitions_for(std::size_t n) { return n >= 1000000 ? 3 : 5; }
+/// graph stages (one iteration at 10^6). Enough repetitions for a stable median on a shared
+/// machine, fewer at 10^6 to keep a full run short (about a minute).
+int repetitions_for(std::size_t n) { return n >= 1000000 ? 5 : 9; }
 benchmark::IterationCount iterations_for(std::size_t n, std::size_t work) {
   return static_cast<benchmark::IterationCount>(std::max<std::size_t>(1, work / n));
 }
