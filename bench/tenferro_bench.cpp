@@ -29,6 +29,26 @@ double median_seconds(const std::function<void()>& run, int repetitions) {
   return times[times.size() / 2];
 }
 
+/// Medians of two alternatives timed in alternation, so drift on a shared machine hits both alike.
+std::pair<double, double> median_seconds_interleaved(const std::function<void()>& a,
+                                                     const std::function<void()>& b, int repetitions) {
+  a();
+  b();
+  std::vector<double> ta, tb;
+  auto time = [](const std::function<void()>& f) {
+    auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int r = 0; r < repetitions; ++r) {
+    ta.push_back(time(a));
+    tb.push_back(time(b));
+  }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
+}
+
 template <class T>
 tf::Tensor random_tensor(tf::Shape shape, double scale, std::mt19937& rng) {
   std::normal_distribution<double> normal(0.0, scale);
@@ -75,9 +95,8 @@ void bench_dot(const char* dtype) {
   tf::Tensor a = random_tensor<T>({n, n}, 1.0, rng), b = random_tensor<T>({n, n}, 1.0, rng);
   auto mm = [](tf::Traced x, tf::Traced y) { return tf::matmul(x, y); };
   tf::Program program = tf::trace(mm, a, b);
-  const double ours = median_seconds([&] { program.run({a, b}); }, 9);
   tf::Tensor c = tf::Tensor::zeros({n, n}, a.dtype());
-  const double blas = median_seconds([&] {
+  const auto [ours, blas] = median_seconds_interleaved([&] { program.run({a, b}); }, [&] {
     if constexpr (std::is_same_v<T, float>) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n,
                   b.data<float>(), n, 0.0f, c.data<float>(), n);
@@ -85,7 +104,7 @@ void bench_dot(const char* dtype) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data<double>(), n,
                   b.data<double>(), n, 0.0, c.data<double>(), n);
     }
-  }, 9);
+  }, 15);
   std::printf("case=dot_general impl=openblas dtype=%s size=1024 median_s=%.6g\n", dtype, blas);
   std::printf("case=dot_general impl=tenferro dtype=%s size=1024 median_s=%.6g ratio_vs_blas=%.3f\n", dtype,
               ours, blas / ours);

@@ -24,12 +24,12 @@ std::size_t TensorType::hash() const {
 std::string TensorType::to_string() const { return std::string(dtype_name(dtype)) + shape_to_string(shape); }
 
 namespace {
-std::shared_ptr<std::byte> allocate(std::size_t bytes) {
+std::shared_ptr<std::byte> allocate(std::size_t bytes, bool zero = true) {
   constexpr std::size_t kAlign = 64;
   std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, rounded));
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, rounded);
+  if (zero) std::memset(p, 0, rounded);
   return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
 }
 
@@ -45,6 +45,16 @@ Tensor::Tensor(TensorType type) : type_(std::move(type)) {
     if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_to_string(type_.shape));
   }
   storage_ = allocate(nbytes());
+}
+
+Tensor Tensor::uninitialized(TensorType type) {
+  Tensor t;
+  t.type_ = std::move(type);
+  for (auto d : t.type_.shape) {
+    if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_to_string(t.type_.shape));
+  }
+  t.storage_ = allocate(t.nbytes(), /*zero=*/false);
+  return t;
 }
 
 Tensor Tensor::full(Shape shape, c128 value, DType dtype) {

@@ -266,3 +266,58 @@ TEST(TracedMlp, FullSizeGradientMatchesFiniteDifferencesOnSampledEntries) {
     }
   }
 }
+
+TEST(VectorExamples, LinearAndTransposedGraphsMatchTheSpecListings) {
+  // Spec §V, both vector examples, linearized with respect to x only. Expected text written from
+  // the spec's listings (u4..u9 and r5..r12), in the project's printer syntax.
+  auto graphs_of = [](auto f) {
+    tf::Tensor x = tf::Tensor::from({0.3, -0.7}), a = tf::Tensor::from({1.5, 2.0});
+    tf::Program p = tf::trace(f, x, a);
+    auto outputs = p.graph()->output_keys();
+    std::vector<tf::TensorKey> wrt{p.graph()->key(p.graph()->inputs()[0]).input_key()};
+    auto linear = tidu::linearize(computegraph::resolve({p.graph()}), std::span<const tf::TensorValueKey>(outputs),
+                                  std::span<const tf::TensorKey>(wrt));
+    auto transposed = tidu::linear_transpose(linear);
+    return std::pair{computegraph::to_string(*linear.graph), computegraph::to_string(*transposed.graph)};
+  };
+  auto [l1, t1] = graphs_of([](tf::Traced x, tf::Traced a) { return tf::exp(x * a); });
+  EXPECT_EQ(l1,
+            "graph {\n"
+            "  %0 = input t1:x0:f64[2]\n"
+            "  $0 = external x1:f64[2]\n"
+            "  $1 = external exp(mul(x0:f64[2], x1:f64[2]))\n"
+            "  %1 = mul($0, %0) linearized[fixed, active]\n"
+            "  %2 = mul($1, %1) linearized[fixed, active]\n"
+            "  return %2\n"
+            "}\n");
+  EXPECT_EQ(t1,
+            "graph {\n"
+            "  %0 = input ct1:0:f64[2]\n"
+            "  $0 = external exp(mul(x0:f64[2], x1:f64[2]))\n"
+            "  $1 = external x1:f64[2]\n"
+            "  %1 = mul($0, %0) linearized[fixed, active]\n"
+            "  %2 = mul($1, %1) linearized[fixed, active]\n"
+            "  return %2\n"
+            "}\n");
+  auto [l2, t2] = graphs_of([](tf::Traced x, tf::Traced a) { return tf::sum(tf::exp(x * a)); });
+  EXPECT_EQ(l2,
+            "graph {\n"
+            "  %0 = input t1:x0:f64[2]\n"
+            "  $0 = external x1:f64[2]\n"
+            "  $1 = external exp(mul(x0:f64[2], x1:f64[2]))\n"
+            "  %1 = mul($0, %0) linearized[fixed, active]\n"
+            "  %2 = mul($1, %1) linearized[fixed, active]\n"
+            "  %3 = reduce_sum[axes=[0]](%2) linearized[active]\n"
+            "  return %3\n"
+            "}\n");
+  EXPECT_EQ(t2,
+            "graph {\n"
+            "  %0 = input ct1:0:f64[]\n"
+            "  $0 = external exp(mul(x0:f64[2], x1:f64[2]))\n"
+            "  $1 = external x1:f64[2]\n"
+            "  %1 = broadcast_in_dim[shape=[2], dims=[]](%0) linearized[active]\n"
+            "  %2 = mul($0, %1) linearized[fixed, active]\n"
+            "  %3 = mul($1, %2) linearized[fixed, active]\n"
+            "  return %3\n"
+            "}\n");
+}

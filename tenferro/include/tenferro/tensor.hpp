@@ -26,6 +26,9 @@ class Tensor {
   /// Zero-filled tensor of the given type.
   explicit Tensor(TensorType type);
 
+  /// A tensor whose elements are not initialized: for kernels that write every element.
+  static Tensor uninitialized(TensorType type);
+
   static Tensor zeros(Shape shape, DType dtype = DType::F64) { return Tensor({dtype, std::move(shape)}); }
   static Tensor ones(Shape shape, DType dtype = DType::F64) { return full(std::move(shape), 1.0, dtype); }
   /// Every element equal to `value` (converted to dtype; the imaginary part needs a complex dtype).

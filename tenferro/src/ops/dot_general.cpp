@@ -205,7 +205,6 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
   const Tensor& b = *in[1];
   const DotDims& d = op.attrs.dot;
-  Tensor r(op.out);
   const Axes lhs_free = free_axes(d.lhs_batch, d.lhs_contract, a.rank());
   const Axes rhs_free = free_axes(d.rhs_batch, d.rhs_contract, b.rank());
   const bool blas = a.dtype() != DType::I64;
@@ -214,6 +213,9 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
     for (auto k : axes) n *= t.shape()[static_cast<std::size_t>(k)];
     return n;
   };
+  // GEMM with beta = 0 writes every result element, so the result needs no zero fill; the i64
+  // loop accumulates, and an empty contraction writes nothing, so those start from zeros.
+  Tensor r = blas && length(a, d.lhs_contract) > 0 ? Tensor::uninitialized(op.out) : Tensor(op.out);
   const std::int64_t batches = length(a, d.lhs_batch), m = length(a, lhs_free), k = length(a, d.lhs_contract),
                      n = length(b, rhs_free);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return r;  // empty, or empty sums: zeros
