@@ -12,42 +12,11 @@
 #include <vector>
 
 #include "tenferro/tenferro.hpp"
+#include "timing.hpp"
 
 namespace tf = tenferro;
 
 namespace {
-
-double median_seconds(const std::function<void()>& run, int repetitions) {
-  run();  // warm-up: tracing, compilation, first-touch allocation
-  std::vector<double> times;
-  for (int r = 0; r < repetitions; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-/// Medians of two alternatives timed in alternation, so drift on a shared machine hits both alike.
-std::pair<double, double> median_seconds_interleaved(const std::function<void()>& a,
-                                                     const std::function<void()>& b, int repetitions) {
-  a();
-  b();
-  std::vector<double> ta, tb;
-  auto time = [](const std::function<void()>& f) {
-    auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  for (int r = 0; r < repetitions; ++r) {
-    ta.push_back(time(a));
-    tb.push_back(time(b));
-  }
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
-}
 
 template <class T>
 tf::Tensor random_tensor(tf::Shape shape, double scale, std::mt19937& rng) {
@@ -79,10 +48,10 @@ void bench_mlp(const char* dtype) {
   tf::Program forward = tf::trace(loss, args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
   auto grads = tf::value_and_grad(loss, {0, 1, 2, 3, 4, 5});
 
-  const double fwd = median_seconds([&] { forward.run(args); }, 11);
-  const double grad = median_seconds([&] {
+  const double fwd = bench::median_seconds([&] { forward.run(args); }, 11, /*warm_up=*/true);
+  const double grad = bench::median_seconds([&] {
     grads(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
-  }, 11);
+  }, 11, /*warm_up=*/true);
   std::printf("case=mlp_fwd impl=tenferro dtype=%s size=784-512-512-10x256 median_s=%.6g\n", dtype, fwd);
   std::printf("case=mlp_grad impl=tenferro dtype=%s size=784-512-512-10x256 median_s=%.6g grad_over_fwd=%.3f\n",
               dtype, grad, grad / fwd);
@@ -96,7 +65,7 @@ void bench_dot(const char* dtype) {
   auto mm = [](tf::Traced x, tf::Traced y) { return tf::matmul(x, y); };
   tf::Program program = tf::trace(mm, a, b);
   tf::Tensor c = tf::Tensor::zeros({n, n}, a.dtype());
-  const auto [ours, blas] = median_seconds_interleaved([&] { program.run({a, b}); }, [&] {
+  const auto [ours, blas] = bench::median_seconds_interleaved([&] { program.run({a, b}); }, [&] {
     if constexpr (std::is_same_v<T, float>) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n,
                   b.data<float>(), n, 0.0f, c.data<float>(), n);

@@ -13,6 +13,7 @@
 #include "tidu/reference/scalar_graph.hpp"
 #include "tidu/testing/random_scalar_dag.hpp"
 #include "tidu/tidu.hpp"
+#include "timing.hpp"
 
 namespace cg = computegraph;
 using tidu::reference::DType;
@@ -24,17 +25,6 @@ using Key = cg::ValueKey<ScalarOp>;
 using Keys = std::span<const Key>;
 
 namespace {
-
-double median_seconds(const std::function<void()>& run, int repetitions) {
-  std::vector<double> times;
-  for (int r = 0; r < repetitions; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 int repetitions_for(std::size_t n) { return n >= 100000 ? 3 : n >= 10000 ? 5 : 9; }
 
@@ -66,11 +56,11 @@ void size_case(const char* shape, const cg::GraphPtr<ScalarOp>& f) {
   auto wrt = input_keys(f);
   auto view = cg::resolve({f});
   tidu::LinearizedGraph<ScalarOp> linear;
-  const double t_lin = median_seconds([&] {
+  const double t_lin = bench::median_seconds([&] {
     linear = tidu::linearize(view, Keys(outs), std::span<const ScalarKey>(wrt));
   }, repetitions_for(n));
   tidu::LinearizedGraph<ScalarOp> transposed;
-  const double t_tr = median_seconds([&] { transposed = tidu::linear_transpose(linear); }, repetitions_for(n));
+  const double t_tr = bench::median_seconds([&] { transposed = tidu::linear_transpose(linear); }, repetitions_for(n));
   const std::size_t n_lin = linear.graph->operations().size();
   const std::size_t n_tr = transposed.graph->operations().size();
   std::printf("case=linear_size impl=tenferro shape=%s size=%zu primal_ops=%zu linear_ops=%zu ratio=%.3f "
@@ -110,8 +100,8 @@ void grad_cost_case(std::size_t n) {
   const std::vector<Number> ct{1.0};
   ad.eval(dag.graph, dag.args);  // compile both programs before timing
   ad.vjp(dag.graph, dag.args, ct);
-  const double primal = median_seconds([&] { ad.eval(dag.graph, dag.args); }, 9);
-  const double grad = median_seconds([&] { ad.vjp(dag.graph, dag.args, ct); }, 9);
+  const double primal = bench::median_seconds([&] { ad.eval(dag.graph, dag.args); }, 9);
+  const double grad = bench::median_seconds([&] { ad.vjp(dag.graph, dag.args, ct); }, 9);
   std::printf("case=grad_cost impl=tenferro size=%zu primal_ops=%zu primal_s=%.6g median_s=%.6g ratio=%.3f\n", n,
               dag.graph->operations().size(), primal, grad, grad / primal);
 }
