@@ -1,5 +1,7 @@
 #include "tenferro/tensor.hpp"
 
+#include "tenferro/buffer_pool.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -25,12 +27,10 @@ std::string TensorType::to_string() const { return std::string(dtype_name(dtype)
 
 namespace {
 std::shared_ptr<std::byte> allocate(std::size_t bytes, bool zero = true) {
-  constexpr std::size_t kAlign = 64;
-  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, rounded));
-  if (!p) throw std::bad_alloc();
-  if (zero) std::memset(p, 0, rounded);
-  return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
+  std::size_t granted = 0;
+  std::byte* p = detail::pool_allocate(bytes, granted);
+  if (zero) std::memset(p, 0, granted);
+  return std::shared_ptr<std::byte>(p, [granted](std::byte* q) { detail::pool_release(q, granted); });
 }
 
 std::string number(double x) {

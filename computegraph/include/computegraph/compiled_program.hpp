@@ -3,7 +3,10 @@
 // Built by `compile`; run many times, concurrently from several threads (run is const and keeps
 // all per-run state on its own stack and heap).
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <typeindex>
 #include <span>
 #include <sstream>
 #include <string>
@@ -17,7 +20,22 @@
 
 namespace computegraph {
 
-template <GraphOperation Op>
+namespace detail {
+/// Lowered forms kept with a compiled program (see CompiledProgram::attachment).
+struct Attachments {
+  struct Entry {
+    std::type_index type;
+    std::uint64_t tag;
+    std::shared_ptr<const void> value;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
+};
+}  // namespace detail
+
+// Unconstrained so that an op set can name CompiledProgram<Op> inside its own definition; the
+// members that need the concepts require them.
+template <class Op>
 class CompiledProgram {
  public:
   using Operand = typename Op::Operand;
@@ -63,6 +81,28 @@ class CompiledProgram {
     auto it = input_index_.find(key);
     if (it == input_index_.end()) return std::nullopt;
     return it->second;
+  }
+
+  /// A lowered form of this program kept with it (an op set's own executor plan, say): built by
+  /// `make()` (returning std::shared_ptr<const T>) on the first request for (T, tag) and shared by
+  /// every later request, so it lives as long as the program, in a CompileCache too. Thread-safe;
+  /// concurrent first requests may both build, one result is kept.
+  template <class T, class Make>
+  std::shared_ptr<const T> attachment(std::uint64_t tag, Make&& make) const {
+    const std::type_index type(typeid(T));
+    {
+      std::lock_guard lock(attachments_->mutex);
+      for (const auto& e : attachments_->entries) {
+        if (e.type == type && e.tag == tag) return std::static_pointer_cast<const T>(e.value);
+      }
+    }
+    std::shared_ptr<const T> built = make();
+    std::lock_guard lock(attachments_->mutex);
+    for (const auto& e : attachments_->entries) {
+      if (e.type == type && e.tag == tag) return std::static_pointer_cast<const T>(e.value);
+    }
+    attachments_->entries.push_back({type, tag, built});
+    return built;
   }
 
   /// Runs with inputs by position (the order of input_keys()). Throws BindingError on a count
@@ -208,6 +248,23 @@ class CompiledProgram {
   std::vector<InputKey> input_keys_;
   std::vector<ValueKey<Op>> output_keys_;
   std::unordered_map<InputKey, std::size_t> input_index_;
+  std::shared_ptr<detail::Attachments> attachments_ = std::make_shared<detail::Attachments>();
 };
+
+/// Runs `program` on inputs by position through the op set's own executor when it has one (a
+/// static `Op::run_compiled(program, inputs)`), else through CompiledProgram::run. Generic
+/// transforms call this, so an op set can bring a faster executor without changing them.
+template <GraphOperation Op>
+std::vector<typename Op::Operand> run_compiled(const CompiledProgram<Op>& program,
+                                               std::span<const typename Op::Operand> inputs)
+  requires EvaluableGraphOperation<Op>
+{
+  if constexpr (requires { { Op::run_compiled(program, inputs) } -> std::same_as<std::vector<typename Op::Operand>>; }) {
+    return Op::run_compiled(program, inputs);
+  } else {
+    typename Op::Context ctx{};
+    return program.run(inputs, ctx);
+  }
+}
 
 }  // namespace computegraph

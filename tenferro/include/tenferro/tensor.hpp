@@ -93,6 +93,8 @@ class Tensor {
   /// A tensor of the same storage with another shape of equal element count.
   Tensor reshaped(Shape shape) const;
   bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
+  /// Whether no other Tensor shares this one's storage.
+  bool unique_storage() const { return storage_.use_count() == 1; }
 
  private:
   template <class T>

@@ -51,8 +51,8 @@ class Transforms {
   /// f(x).
   Values eval(const Function& f, std::span<const Operand> x) {
     auto& d = derived(f);
-    return program(d.primal_program, f, [&] { return std::pair{d.outputs, d.inputs}; },
-                   {f})->run(x);
+    return computegraph::run_compiled(*program(d.primal_program, f, [&] { return std::pair{d.outputs, d.inputs}; },
+                   {f}), x);
   }
 
   /// (f(x), J(x) dx). Outputs that do not depend on x get zero tangents.
@@ -70,7 +70,7 @@ class Transforms {
     }, {lin.graph});
     Values in(x.begin(), x.end());
     for (std::size_t j : d.wrt_pos) in.push_back(dx[j]);
-    Values out = prog->run(in);
+    Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     return split_outputs(out, d.outputs.size(), lin.tangent_outputs, [&](std::size_t i) {
       return Space::zeros_like(out[i]);
     });
@@ -93,7 +93,7 @@ class Transforms {
     for (std::size_t i = 0; i < lin.tangent_outputs.size(); ++i) {
       if (lin.tangent_outputs[i]) in.push_back(ct[i]);
     }
-    Values out = prog->run(in);
+    Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d.outputs.size()));
     Values cotangents;
     for (std::size_t j = 0; j < x.size(); ++j) cotangents.push_back(Space::zeros_like(x[j]));
@@ -125,7 +125,7 @@ class Transforms {
     // The transposed graph has no seed input when f does not depend on the differentiated inputs.
     if (!tr.tangent_inputs.empty()) in.push_back(std::move(seed));
     for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
-    Values out = prog->run(in);
+    Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     // The second linearization's outputs follow the gradients that exist, in wrt order.
     Values result;
     for (std::size_t j = 0; j < x.size(); ++j) result.push_back(Space::zeros_like(x[j]));

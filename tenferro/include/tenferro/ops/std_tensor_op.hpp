@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "computegraph/compiled_program.hpp"
 #include "computegraph/value_key.hpp"
 #include "tenferro/ops/op_kind.hpp"
 #include "tenferro/tensor.hpp"
@@ -80,6 +81,10 @@ struct StdTensorOp {
   /// Evaluates into out[0]; throws ShapeError/DTypeError if the operands do not match the op's
   /// static operand types.
   void eval(ExecContext& ctx, std::span<const Tensor* const> in, std::span<Tensor> out) const;
+  /// Runs a compiled program through tenferro's executor (fused kernels, buffer pool, threads;
+  /// exec_options.hpp); generic code reaches it through computegraph::run_compiled.
+  static std::vector<Tensor> run_compiled(const computegraph::CompiledProgram<StdTensorOp>& program,
+                                          std::span<const Tensor> inputs);
 
   // tidu::Primitive
   /// An untyped `add` for the Primitive concept; tidu accumulates with add_for(key) instead.

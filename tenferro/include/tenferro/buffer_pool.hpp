@@ -1,0 +1,37 @@
+#pragma once
+// The buffer pool behind every tensor's storage.
+//
+// Tensor storage of 4 KiB and more is taken from a process-wide pool of freed buffers, bucketed by
+// size class (sizes rounded up to at most 1/8 above the request), and goes back to the pool when
+// its last Tensor is dropped. A compiled program releases each intermediate at its last use, so
+// the next instruction, or the next run of the same program, reuses the buffer instead of asking
+// the system for fresh pages: repeated runs allocate nothing from the system once warm.
+//
+// The pool keeps at most `capacity` bytes of free buffers (default 1 GiB; 0 disables pooling:
+// sanitizer builds use 0 so that AddressSanitizer sees every use after free). Thread-safe.
+#include <cstddef>
+#include <cstdint>
+
+namespace tenferro {
+
+struct BufferPoolStats {
+  std::uint64_t hits = 0;        // allocations served from the pool
+  std::uint64_t misses = 0;      // allocations that went to the system
+  std::size_t cached_bytes = 0;  // free bytes held now
+  std::size_t capacity = 0;
+};
+
+BufferPoolStats buffer_pool_stats();
+/// Sets the most free bytes the pool keeps (dropping buffers above it now).
+void set_buffer_pool_capacity(std::size_t bytes);
+/// Returns every free buffer to the system.
+void trim_buffer_pool();
+
+namespace detail {
+/// 64-byte aligned storage of at least `bytes` bytes (zeroed if `zero`), returned to the pool when
+/// the last owner drops it.
+std::byte* pool_allocate(std::size_t bytes, std::size_t& granted);
+void pool_release(std::byte* p, std::size_t granted);
+}  // namespace detail
+
+}  // namespace tenferro

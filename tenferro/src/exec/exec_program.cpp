@@ -1,0 +1,190 @@
+// Lowering a compiled program into the executor's IR, and printing and checking that IR.
+#include "exec_program.hpp"
+
+#include <sstream>
+
+#include "computegraph/error.hpp"
+
+namespace tenferro::exec {
+
+namespace {
+bool is_real_float(DType d) { return d == DType::F32 || d == DType::F64; }
+
+bool all_dtype(std::span<const TensorType> types, DType d) {
+  for (const auto& t : types) {
+    if (t.dtype != d) return false;
+  }
+  return true;
+}
+
+/// A full reduction (every axis summed) of a non-scalar f32/f64 value.
+bool is_sum_all(const StdTensorOp& op, const TensorType& operand) {
+  return op.kind == OpKind::ReduceSum && is_real_float(operand.dtype) && operand.rank() > 0 &&
+         op.attrs.axes.size() == operand.rank() && operand.numel() > 0;
+}
+
+const char* access_name(Access a) {
+  switch (a) {
+    case Access::Full: return "full";
+    case Access::Scalar: return "scalar";
+    case Access::Inner: return "inner";
+    case Access::Outer: return "outer";
+  }
+  return "?";
+}
+}  // namespace
+
+bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types) {
+  switch (op.kind) {
+    case OpKind::Add: case OpKind::Mul: case OpKind::Neg: case OpKind::Div: case OpKind::Conj:
+    case OpKind::Real: case OpKind::Abs: case OpKind::Sign: case OpKind::Maximum:
+    case OpKind::Minimum: case OpKind::Clamp: case OpKind::Exp: case OpKind::Log: case OpKind::Sin:
+    case OpKind::Cos: case OpKind::Tanh: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Pow:
+    case OpKind::Expm1: case OpKind::Log1p:
+      return is_real_float(op.out.dtype) && all_dtype(operand_types, op.out.dtype);
+    case OpKind::Compare:
+      return is_real_float(operand_types[0].dtype) && all_dtype(operand_types, operand_types[0].dtype);
+    case OpKind::Select:
+      return is_real_float(op.out.dtype) && operand_types[0].dtype == DType::Bool &&
+             operand_types[1].dtype == op.out.dtype && operand_types[2].dtype == op.out.dtype;
+    // Not (yet) kernel instructions: complex parts, and everything that is not elementwise.
+    case OpKind::Imag: case OpKind::DotGeneral: case OpKind::ReduceSum: case OpKind::ReduceProd:
+    case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::Transpose: case OpKind::Reshape:
+    case OpKind::BroadcastInDim: case OpKind::Convert: case OpKind::ExtractDiag:
+    case OpKind::EmbedDiag: case OpKind::Constant: case OpKind::Iota: case OpKind::Zeros:
+      return false;
+  }
+  return false;
+}
+
+ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
+  ExecProgram p;
+  p.types.resize(program.slot_count());
+  const auto& input_slots = program.input_slots();
+  for (std::size_t i = 0; i < input_slots.size(); ++i) {
+    p.types[input_slots[i]] = program.input_keys()[i].type;
+    p.inputs.push_back(input_slots[i]);
+  }
+  const auto& instructions = program.instructions();
+  for (std::size_t i = 0; i < instructions.size(); ++i) {
+    const auto& ins = instructions[i];
+    Step step;
+    for (auto s : program.operands(i)) step.in.push_back(s);
+    for (std::uint32_t k = 0; k < ins.output_count; ++k) {
+      step.out.push_back(ins.first_output + k);
+      p.types[ins.first_output + k] = ins.operation.out;
+    }
+    std::vector<TensorType> operand_types;
+    for (auto v : step.in) operand_types.push_back(p.types[v]);
+    const StdTensorOp& op = ins.operation;
+    if (op_info(op.kind).elementwise && op.out.numel() > 0 && fusible_kind(op, operand_types)) {
+      auto k = std::make_shared<FusedKernel>();
+      k->dtype = op.kind == OpKind::Compare ? operand_types[0].dtype : op.out.dtype;
+      k->size = op.out.numel();
+      k->inputs.assign(step.in.size(), FusedInput{});
+      const auto dst = static_cast<std::uint16_t>(step.in.size());
+      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, dst, 0, 1, 2});
+      k->outputs.push_back({dst, OutputMode::Store});
+      k->register_count = static_cast<std::uint16_t>(dst + 1);
+      step.kind = StepKind::Fused;
+      step.fused = std::move(k);
+    } else if (is_sum_all(op, operand_types[0])) {
+      auto k = std::make_shared<FusedKernel>();
+      k->dtype = operand_types[0].dtype;
+      k->size = operand_types[0].numel();
+      k->inputs.assign(1, FusedInput{});
+      k->outputs.push_back({0, OutputMode::SumAll});
+      k->register_count = 1;
+      step.kind = StepKind::Fused;
+      step.fused = std::move(k);
+    } else {
+      step.op = op;
+    }
+    p.steps.push_back(std::move(step));
+  }
+  for (auto s : program.output_slots()) p.outputs.push_back(s);
+  return p;
+}
+
+std::string to_string(const ExecProgram& p) {
+  std::ostringstream os;
+  auto list = [&](const std::vector<ValueId>& values) {
+    for (std::size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << '%' << values[i];
+  };
+  os << "exec(";
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    os << (i ? ", " : "") << '%' << p.inputs[i] << ": " << p.types[p.inputs[i]].to_string();
+  }
+  os << ") {\n";
+  for (const Step& s : p.steps) {
+    os << "  ";
+    list(s.out);
+    os << " = ";
+    if (s.kind == StepKind::Op) {
+      os << s.op.name() << '(';
+      list(s.in);
+      os << ')';
+    } else {
+      const FusedKernel& k = *s.fused;
+      os << "fused[" << dtype_name(k.dtype) << " x " << k.size << "](";
+      for (std::size_t i = 0; i < s.in.size(); ++i) {
+        os << (i ? ", " : "") << '%' << s.in[i];
+        if (k.inputs[i].access != Access::Full) {
+          os << ' ' << access_name(k.inputs[i].access);
+          if (k.inputs[i].access != Access::Scalar) os << '/' << k.inputs[i].period;
+        }
+      }
+      os << ") {";
+      for (std::size_t c = 0; c < k.code.size(); ++c) {
+        const FusedInstr& in = k.code[c];
+        const std::size_t arity = op_info(in.kind).arity;
+        os << (c ? "; " : " ") << 'r' << in.dst << " = " << op_info(in.kind).name;
+        if (in.kind == OpKind::Compare) os << '[' << compare_dir_name(in.dir) << ']';
+        os << " r" << in.a;
+        if (arity > 1) os << " r" << in.b;
+        if (arity > 2) os << " r" << in.c;
+      }
+      os << (k.code.empty() ? "" : " ") << "} -> ";
+      for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+        os << (o ? ", " : "") << (k.outputs[o].mode == OutputMode::SumAll ? "sum " : "") << 'r'
+           << k.outputs[o].reg;
+      }
+    }
+    os << " : ";
+    for (std::size_t i = 0; i < s.out.size(); ++i) os << (i ? ", " : "") << p.types[s.out[i]].to_string();
+    os << '\n';
+  }
+  os << "  return ";
+  list(p.outputs);
+  os << "\n}\n";
+  return os.str();
+}
+
+void verify(const ExecProgram& p) {
+  std::vector<char> written(p.types.size(), 0);
+  auto fail = [](const std::string& what) { throw computegraph::GraphError("exec::verify: " + what); };
+  for (auto v : p.inputs) {
+    if (v >= written.size() || written[v]) fail("input %" + std::to_string(v) + " is invalid or repeated");
+    written[v] = 1;
+  }
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    for (auto v : s.in) {
+      if (v >= written.size() || !written[v]) {
+        fail("step " + std::to_string(i) + " reads %" + std::to_string(v) + " before it is written");
+      }
+    }
+    if (s.kind == StepKind::Fused && (s.fused->inputs.size() != s.in.size() || s.fused->outputs.size() != s.out.size())) {
+      fail("step " + std::to_string(i) + ": fused kernel arity does not match its operands");
+    }
+    for (auto v : s.out) {
+      if (v >= written.size() || written[v]) fail("step " + std::to_string(i) + " writes %" + std::to_string(v) + " twice");
+      written[v] = 1;
+    }
+  }
+  for (auto v : p.outputs) {
+    if (v >= written.size() || !written[v]) fail("output %" + std::to_string(v) + " is never written");
+  }
+}
+
+}  // namespace tenferro::exec

@@ -1,0 +1,88 @@
+#pragma once
+// Internal: the executor's IR. A compiled program (computegraph::CompiledProgram<StdTensorOp>) is
+// lowered into an ExecProgram: SSA values with static types, and steps that each read and write
+// values. A step is either one StdTensorOp (run by its kernel) or a fused loop kernel over several
+// elementwise ops (fused_kernel.hpp). Passes (passes.hpp) rewrite the step list; the executor
+// (executor.hpp) then plans buffer releases and runs it. Every stage prints as deterministic text.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "computegraph/compiled_program.hpp"
+#include "tenferro/ops/std_tensor_op.hpp"
+
+namespace tenferro::exec {
+
+using ValueId = std::uint32_t;
+
+/// How a fused kernel reads an input at flat index i of its iteration space of `size` elements.
+enum class Access : std::uint8_t {
+  Full,    // x[i]: the input has the iteration shape
+  Scalar,  // x[0]: a one-element input broadcast to every element
+  Inner,   // x[i % period]: the input fills the trailing axes (a row vector broadcast over rows)
+  Outer,   // x[i / period]: the input fills the leading axes (a column broadcast over columns)
+};
+
+struct FusedInput {
+  Access access = Access::Full;
+  std::int64_t period = 1;  // Inner: the input's element count; Outer: the broadcast inner extent
+};
+
+/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c). Registers
+/// 0 .. inputs-1 hold the inputs; the others are scratch, reused once their value is dead.
+struct FusedInstr {
+  OpKind kind = OpKind::Add;
+  CompareDir dir = CompareDir::Eq;
+  std::uint16_t dst = 0, a = 0, b = 0, c = 0;
+};
+
+/// What a kernel produces from one register: the elementwise value, or the sum of all elements.
+enum class OutputMode : std::uint8_t { Store, SumAll };
+
+struct FusedOutput {
+  std::uint16_t reg = 0;
+  OutputMode mode = OutputMode::Store;
+};
+
+/// A loop kernel over `size` elements computing in `dtype` (f32 or f64); bool operands and
+/// results (compare, select) live in registers as 0 and 1.
+struct FusedKernel {
+  DType dtype = DType::F64;
+  std::int64_t size = 0;
+  std::vector<FusedInput> inputs;  // aligned with the step's `in`
+  std::vector<FusedInstr> code;
+  std::vector<FusedOutput> outputs;  // aligned with the step's `out`
+  std::uint16_t register_count = 0;  // inputs plus scratch registers
+};
+
+enum class StepKind : std::uint8_t { Op, Fused };
+
+struct Step {
+  StepKind kind = StepKind::Op;
+  StdTensorOp op;                             // kind == Op
+  std::shared_ptr<const FusedKernel> fused;   // kind == Fused
+  std::vector<ValueId> in, out;
+};
+
+struct ExecProgram {
+  std::vector<TensorType> types;  // indexed by ValueId
+  std::vector<Step> steps;        // in execution order
+  std::vector<ValueId> inputs;    // the program's positional inputs
+  std::vector<ValueId> outputs;   // the program's outputs (a value may appear more than once)
+};
+
+/// One step per instruction of `program`; elementwise ops and full reductions of f32/f64 values
+/// become one-instruction fused kernels, so that fused and unfused programs run the same loops.
+ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program);
+
+/// Whether an elementwise op can be an instruction of a fused kernel computing in `dtype`.
+bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types);
+
+/// Deterministic SSA text: "%3 = fused[f64 x 1000]{...}(%0, %1)" and "%4 = dot_general[...](%3, %2)".
+std::string to_string(const ExecProgram& program);
+
+/// Throws computegraph::GraphError unless every value is written once before it is read.
+void verify(const ExecProgram& program);
+
+}  // namespace tenferro::exec

@@ -1,0 +1,191 @@
+// The executor of compiled tenferro programs (see executor.hpp) and its options.
+#include "executor.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+
+#include "fused_kernel.hpp"
+#include "passes.hpp"
+#include "tenferro/error.hpp"
+
+namespace tenferro {
+
+namespace {
+ExecOptions options_from_environment() {
+  ExecOptions o;
+  const char* env = std::getenv("TENFERRO_PASSES_OFF");
+  if (!env) return o;
+  std::stringstream list(env);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const bool all = item == "all";
+    if (all || item == "fold_transpose") o.fold_transpose = false;
+    if (all || item == "fuse_elementwise") o.fuse_elementwise = false;
+    if (all || item == "dce") o.eliminate_dead_code = false;
+    if (all || item == "scalar_path") o.scalar_path = false;
+  }
+  return o;
+}
+
+std::mutex options_mutex;
+ExecOptions& current_options() {
+  static ExecOptions options = options_from_environment();
+  return options;
+}
+
+std::uint64_t tag_of(const ExecOptions& o) {
+  return (o.fold_transpose ? 1u : 0u) | (o.fuse_elementwise ? 2u : 0u) | (o.eliminate_dead_code ? 4u : 0u) |
+         (o.scalar_path ? 8u : 0u);
+}
+}  // namespace
+
+ExecOptions exec_options() {
+  std::lock_guard lock(options_mutex);
+  return current_options();
+}
+
+void set_exec_options(const ExecOptions& options) {
+  std::lock_guard lock(options_mutex);
+  current_options() = options;
+}
+
+std::vector<Tensor> StdTensorOp::run_compiled(const computegraph::CompiledProgram<StdTensorOp>& program,
+                                              std::span<const Tensor> inputs) {
+  return exec::executable_for(program)->run(inputs);
+}
+
+namespace exec {
+
+Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compiled, const ExecOptions& options) {
+  for (const auto& key : compiled.input_keys()) input_names_.push_back(key.name + ": " + key.type.to_string());
+  program_ = lower(compiled);
+  if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
+  if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
+  if (options.eliminate_dead_code) program_ = eliminate_dead_code(std::move(program_));
+  verify(program_);
+
+  // Each value is released after its last reader (or right after its producer if nothing reads
+  // it); outputs are never released.
+  is_output_.assign(program_.types.size(), 0);
+  for (auto v : program_.outputs) is_output_[v] = 1;
+  std::vector<std::size_t> last(program_.types.size(), program_.steps.size());
+  for (std::size_t i = 0; i < program_.steps.size(); ++i) {
+    for (auto v : program_.steps[i].out) last[v] = i;
+    for (auto v : program_.steps[i].in) last[v] = i;
+  }
+  for (auto v : program_.inputs) {
+    if (last[v] == program_.steps.size()) last[v] = 0;
+  }
+  releases_.assign(program_.steps.size(), {});
+  for (ValueId v = 0; v < program_.types.size(); ++v) {
+    if (!is_output_[v] && last[v] < program_.steps.size()) releases_[last[v]].push_back(v);
+  }
+}
+
+Executable::~Executable() = default;
+
+std::string Executable::print() const {
+  return to_string(program_);
+}
+
+void Executable::check_inputs(std::span<const Tensor> inputs) const {
+  if (inputs.size() != program_.inputs.size()) {
+    std::string names;
+    for (const auto& n : input_names_) names += (names.empty() ? "" : ", ") + n;
+    throw BindingError("run: expected " + std::to_string(program_.inputs.size()) + " inputs (" + names + "), got " +
+                       std::to_string(inputs.size()));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& want = program_.types[program_.inputs[i]];
+    if (inputs[i].type() == want) continue;
+    const std::string what = "run: input " + std::to_string(i) + " (" + input_names_[i] + ") got " +
+                             inputs[i].type().to_string();
+    if (inputs[i].dtype() != want.dtype) throw DTypeError(what + "; expected dtype " + dtype_name(want.dtype));
+    throw ShapeError(what + "; expected shape " + shape_to_string(want.shape));
+  }
+}
+
+std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Tensor> into) const {
+  check_inputs(inputs);
+  if (!into.empty() && into.size() != program_.outputs.size()) {
+    throw BindingError("run: " + std::to_string(into.size()) + " output tensors given for " +
+                       std::to_string(program_.outputs.size()) + " outputs");
+  }
+  for (std::size_t o = 0; o < into.size(); ++o) {
+    if (into[o].type() != program_.types[program_.outputs[o]]) {
+      throw ShapeError("run: output " + std::to_string(o) + " is " + into[o].type().to_string() + ", expected " +
+                       program_.types[program_.outputs[o]].to_string());
+    }
+  }
+  std::vector<Tensor> results;
+  {
+    std::vector<std::optional<Tensor>> slots(program_.types.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) slots[program_.inputs[i]] = inputs[i];
+    // Outputs the caller provides storage for, by value (the first occurrence of each).
+    std::vector<const Tensor*> dest(program_.types.size(), nullptr);
+    for (std::size_t o = 0; o < into.size(); ++o) {
+      if (!dest[program_.outputs[o]]) dest[program_.outputs[o]] = &into[o];
+    }
+    ExecContext ctx;
+    std::vector<const Tensor*> args;
+    std::vector<Tensor*> outs;
+    for (std::size_t i = 0; i < program_.steps.size(); ++i) {
+      const Step& s = program_.steps[i];
+      args.clear();
+      for (auto v : s.in) args.push_back(&*slots[v]);
+      if (s.kind == StepKind::Op) {
+        Tensor result[1];
+        s.op.eval(ctx, args, result);
+        slots[s.out[0]] = std::move(result[0]);
+      } else {
+        const auto& dying = releases_[i];
+        for (std::size_t o = 0; o < s.out.size(); ++o) {
+          const ValueId v = s.out[o];
+          const TensorType& type = program_.types[v];
+          if (dest[v]) {
+            slots[v] = *dest[v];
+            continue;
+          }
+          // In place: a full-access operand of the same type that dies here and that nothing
+          // outside this run holds (the caller's inputs are shared, so never reused).
+          for (std::size_t a = 0; a < s.in.size() && !slots[v]; ++a) {
+            const ValueId w = s.in[a];
+            if (s.fused->inputs[a].access != Access::Full || slots[w]->type() != type) continue;
+            if (std::find(dying.begin(), dying.end(), w) == dying.end() || !slots[w]->unique_storage()) continue;
+            if (std::count(s.in.begin(), s.in.end(), w) != 1) continue;
+            slots[v] = *slots[w];  // now shared: no second output can take it
+          }
+          if (!slots[v]) slots[v] = Tensor::uninitialized(type);
+        }
+        args.clear();
+        for (auto w : s.in) args.push_back(&*slots[w]);
+        outs.clear();
+        for (auto v : s.out) outs.push_back(&*slots[v]);
+        run_fused(*s.fused, args, outs);
+      }
+      for (auto v : releases_[i]) slots[v].reset();
+    }
+    results.reserve(program_.outputs.size());
+    std::vector<std::size_t> remaining(program_.types.size(), 0);
+    for (auto v : program_.outputs) ++remaining[v];
+    for (auto v : program_.outputs) results.push_back(--remaining[v] == 0 ? std::move(*slots[v]) : *slots[v]);
+  }
+  for (std::size_t o = 0; o < into.size(); ++o) {
+    if (!results[o].shares_storage_with(into[o])) std::memcpy(into[o].raw_data(), results[o].raw_data(), into[o].nbytes());
+    results[o] = into[o];
+  }
+  return results;
+}
+
+std::shared_ptr<const Executable> executable_for(const computegraph::CompiledProgram<StdTensorOp>& program) {
+  const ExecOptions options = exec_options();
+  return program.attachment<Executable>(tag_of(options), [&] {
+    return std::make_shared<const Executable>(program, options);
+  });
+}
+
+}  // namespace exec
+}  // namespace tenferro

@@ -1,0 +1,47 @@
+#pragma once
+// Internal: the executor of compiled tenferro programs.
+//
+// An Executable is built once per compiled program and option set: lowering, the passes, then a
+// run plan (the values each step releases). Running it does no graph work: it walks the steps,
+// takes each fused kernel's outputs from the buffer pool (or, in place, from an input that dies
+// at that step and that nothing else holds), runs the kernels, and drops every value right after
+// its last use so that its buffer goes back to the pool.
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "computegraph/compiled_program.hpp"
+#include "exec_program.hpp"
+#include "tenferro/exec_options.hpp"
+
+namespace tenferro::exec {
+
+class Executable {
+ public:
+  Executable(const computegraph::CompiledProgram<StdTensorOp>& program, const ExecOptions& options);
+  ~Executable();
+
+  /// Runs with inputs by position (CompiledProgram::run's contract). If `into` is not empty it
+  /// holds one tensor per output, of the output's type, and results are written into its storage.
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<Tensor> into = {}) const;
+
+  const ExecProgram& program() const { return program_; }
+  /// The program after the passes, as text.
+  std::string print() const;
+
+ private:
+  void check_inputs(std::span<const Tensor> inputs) const;
+
+  ExecProgram program_;
+  std::vector<std::vector<ValueId>> releases_;  // per step: values dead after it
+  std::vector<char> is_output_;
+  std::vector<std::string> input_names_;
+};
+
+/// The executable of `program` for the current options, built on first use and kept with the
+/// program.
+std::shared_ptr<const Executable> executable_for(const computegraph::CompiledProgram<StdTensorOp>& program);
+
+}  // namespace tenferro::exec

@@ -1,0 +1,181 @@
+// The block interpreter of fused kernels (see fused_kernel.hpp).
+#include "fused_kernel.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "vector_math.hpp"
+
+// apply() switches over the instruction kinds lower() admits (exec_program.cpp's fusible_kind,
+// which lists every OpKind).
+#pragma GCC diagnostic ignored "-Wswitch-enum"
+
+namespace tenferro::exec {
+
+namespace {
+
+template <class T>
+T sign_of(T x) {
+  if (x != x) return x;
+  return static_cast<T>((T{0} < x) - (x < T{0}));
+}
+
+template <class T>
+bool compare(CompareDir dir, T x, T y) {
+  switch (dir) {
+    case CompareDir::Eq: return x == y;
+    case CompareDir::Ne: return x != y;
+    case CompareDir::Lt: return x < y;
+    case CompareDir::Le: return x <= y;
+    case CompareDir::Gt: return x > y;
+    case CompareDir::Ge: return x >= y;
+  }
+  return false;
+}
+
+/// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
+template <class T>
+void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
+  switch (ins.kind) {
+    case OpKind::Add: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] + b[j]; return;
+    case OpKind::Mul: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] * b[j]; return;
+    case OpKind::Div: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] / b[j]; return;
+    case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = -a[j]; return;
+    case OpKind::Conj:
+    case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
+    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = std::fabs(a[j]); return;
+    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = sign_of(a[j]); return;
+    case OpKind::Maximum:
+      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] > b[j] || a[j] != a[j]) ? a[j] : b[j];
+      return;
+    case OpKind::Minimum:
+      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] < b[j] || a[j] != a[j]) ? a[j] : b[j];
+      return;
+    case OpKind::Clamp:  // (lo, v, hi); a NaN v stays NaN
+      for (std::int64_t j = 0; j < n; ++j) {
+        const T m = b[j] < a[j] ? a[j] : b[j];
+        d[j] = c[j] < m ? c[j] : m;
+      }
+      return;
+    case OpKind::Compare:
+      for (std::int64_t j = 0; j < n; ++j) d[j] = compare(ins.dir, a[j], b[j]) ? T{1} : T{0};
+      return;
+    case OpKind::Select: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] != T{0} ? b[j] : c[j]; return;
+    case OpKind::Exp: exec::apply(MathFn::Exp, a, d, n); return;
+    case OpKind::Log: exec::apply(MathFn::Log, a, d, n); return;
+    case OpKind::Sin: exec::apply(MathFn::Sin, a, d, n); return;
+    case OpKind::Cos: exec::apply(MathFn::Cos, a, d, n); return;
+    case OpKind::Tanh: exec::apply(MathFn::Tanh, a, d, n); return;
+    case OpKind::Expm1: exec::apply(MathFn::Expm1, a, d, n); return;
+    case OpKind::Log1p: exec::apply(MathFn::Log1p, a, d, n); return;
+    case OpKind::Sqrt: exec::apply(MathFn::Sqrt, a, d, n); return;
+    case OpKind::Rsqrt: exec::apply(MathFn::Rsqrt, a, d, n); return;
+    case OpKind::Pow: apply_pow(a, b, d, n); return;
+    default: return;  // lower() admits no other kind
+  }
+}
+
+/// Sum of x[0..n) in a fixed order: four interleaved partial sums, then pairwise.
+template <class T>
+double block_sum(const T* x, std::int64_t n) {
+  double s[4] = {0, 0, 0, 0};
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    s[0] += static_cast<double>(x[j]);
+    s[1] += static_cast<double>(x[j + 1]);
+    s[2] += static_cast<double>(x[j + 2]);
+    s[3] += static_cast<double>(x[j + 3]);
+  }
+  for (; j < n; ++j) s[j & 3] += static_cast<double>(x[j]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+/// Element `i` of input tensor `t` as T (bool inputs read as 0 or 1).
+template <class T>
+T read(const Tensor& t, std::int64_t i) {
+  if (t.dtype() == DType::Bool) return static_cast<const bool*>(t.raw_data())[i] ? T{1} : T{0};
+  return static_cast<const T*>(t.raw_data())[i];
+}
+
+template <class T>
+void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+  const std::int64_t n = k.size;
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  const std::size_t regs = k.register_count;
+  std::vector<std::size_t> sums;  // indices of SumAll outputs
+  for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+    if (k.outputs[o].mode == OutputMode::SumAll) sums.push_back(o);
+  }
+  std::vector<double> partial(sums.size() * static_cast<std::size_t>(chunks), 0.0);
+  const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
+
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<T> scratch(regs * kBlock);
+    std::vector<const T*> ptr(regs, nullptr);
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t end = std::min(n, (c + 1) * kChunk);
+      for (std::int64_t start = c * kChunk; start < end; start += kBlock) {
+        const std::int64_t len = std::min(kBlock, end - start);
+        for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+          const Tensor& t = *in[i];
+          T* s = scratch.data() + i * kBlock;
+          const FusedInput& a = k.inputs[i];
+          if (a.access == Access::Full && t.dtype() != DType::Bool) {
+            ptr[i] = static_cast<const T*>(t.raw_data()) + start;
+            continue;
+          }
+          for (std::int64_t j = 0; j < len; ++j) {
+            const std::int64_t e = start + j;
+            const std::int64_t src = a.access == Access::Full ? e
+                                     : a.access == Access::Scalar ? 0
+                                     : a.access == Access::Inner ? e % a.period
+                                                                 : e / a.period;
+            s[j] = read<T>(t, src);
+          }
+          ptr[i] = s;
+        }
+        for (const FusedInstr& ins : k.code) {
+          T* d = scratch.data() + std::size_t{ins.dst} * kBlock;
+          const std::size_t arity = op_info(ins.kind).arity;
+          apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
+          ptr[ins.dst] = d;
+        }
+        std::size_t si = 0;
+        for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+          const T* v = ptr[k.outputs[o].reg];
+          if (k.outputs[o].mode == OutputMode::SumAll) {
+            partial[si++ * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)] += block_sum(v, len);
+          } else if (out[o]->dtype() == DType::Bool) {
+            bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
+            for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
+          } else {
+            T* z = static_cast<T*>(out[o]->raw_data()) + start;
+            if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t s = 0; s < sums.size(); ++s) {
+    double total = 0;
+    for (std::int64_t c = 0; c < chunks; ++c) total += partial[s * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)];
+    *static_cast<T*>(out[sums[s]]->raw_data()) = static_cast<T>(total);
+  }
+}
+}  // namespace
+
+void run_fused(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+  if (k.dtype == DType::F64) {
+    run_typed<double>(k, in, out);
+  } else {
+    run_typed<float>(k, in, out);
+  }
+}
+
+}  // namespace tenferro::exec

@@ -1,0 +1,327 @@
+// Elementwise fusion (see passes.hpp).
+//
+// Grouping walks the steps in order. A one-instruction fused step X (or a full reduction) joins
+// the groups of the fused producers of its operands that compute in the same dtype over the same
+// element count, merging them into one group, when that creates no cycle: no path may leave the
+// merged set and come back into it. `reach[s]` holds the groups from which step s can be reached;
+// a merge is refused if an operand of X or of a member from outside the set is reached from a
+// group of the set. A full reduction's result is never read inside its own group (it exists only
+// after the whole loop), so such edges count as leaving the group.
+//
+// Each group becomes one kernel: its external operands are its inputs (a broadcast_in_dim of a
+// scalar, of a trailing row or of a leading column is read through the kernel's input access
+// instead of being materialized), values read outside the group are its outputs, and scratch
+// registers are reused once dead. Steps are then re-emitted in a topological order that keeps the
+// original order where it can; a group runs where its last member was.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <queue>
+
+#include "computegraph/error.hpp"
+#include "passes.hpp"
+
+namespace tenferro::exec {
+
+namespace {
+constexpr std::size_t kMaxGroupSteps = 96;  // bounds the scratch registers of one kernel
+
+struct Grouping {
+  std::vector<int> parent;  // union-find over group ids
+  std::vector<std::vector<std::size_t>> members;
+  int find(int g) {
+    while (parent[static_cast<std::size_t>(g)] != g) g = parent[static_cast<std::size_t>(g)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(g)])];
+    return g;
+  }
+};
+
+bool is_reduction(const Step& s) {
+  return s.kind == StepKind::Fused && s.fused->code.empty() && s.fused->outputs[0].mode == OutputMode::SumAll;
+}
+
+/// The input access that reads broadcast_in_dim(operand) without materializing it, if any.
+std::optional<std::pair<Access, std::int64_t>> broadcast_access(const StdTensorOp& op, const TensorType& operand) {
+  const auto& dims = op.attrs.axes;
+  const Shape& out = op.out.shape;
+  const std::int64_t n = operand.numel();
+  if (n == 1) return std::pair{Access::Scalar, std::int64_t{1}};
+  const std::size_t r = operand.rank();
+  bool trailing = true, leading = true;
+  for (std::size_t i = 0; i < r; ++i) {
+    trailing &= dims[i] == static_cast<std::int64_t>(out.size() - r + i) && operand.shape[i] == out[out.size() - r + i];
+    leading &= dims[i] == static_cast<std::int64_t>(i) && operand.shape[i] == out[i];
+  }
+  if (trailing) return std::pair{Access::Inner, n};
+  if (leading) return std::pair{Access::Outer, op.out.numel() / n};
+  return std::nullopt;
+}
+
+class KernelBuilder {
+ public:
+  KernelBuilder(const ExecProgram& p, const std::vector<const Step*>& producer) : p_(p), producer_(producer) {}
+
+  /// The fused step of `members` (in program order); `outside` marks values read outside them.
+  Step build(const std::vector<const Step*>& members, const std::vector<bool>& outside) {
+    FusedKernel k;
+    k.dtype = members.front()->fused->dtype;
+    k.size = members.front()->fused->size;
+    Step step;
+    step.kind = StepKind::Fused;
+    std::map<ValueId, std::uint16_t> reg;  // value -> register holding it
+    std::map<ValueId, std::size_t> produced;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      for (auto v : members[m]->out) produced[v] = m;
+    }
+    // Inputs: external operands in order of first use.
+    for (const Step* s : members) {
+      for (std::size_t i = 0; i < s->in.size(); ++i) {
+        ValueId v = s->in[i];
+        if (produced.count(v) || reg.count(v)) continue;
+        ValueId source = v;
+        FusedInput access;
+        const Step* b = producer_[v];
+        if (b && b->kind == StepKind::Op && b->op.kind == OpKind::BroadcastInDim) {
+          const TensorType& operand = p_.types[b->in[0]];
+          auto a = broadcast_access(b->op, operand);
+          if (a && (operand.dtype == k.dtype || operand.dtype == DType::Bool)) {
+            source = b->in[0];
+            access = {a->first, a->second};
+          }
+        }
+        reg[v] = static_cast<std::uint16_t>(step.in.size());
+        step.in.push_back(source);
+        k.inputs.push_back(access);
+      }
+    }
+    // Last reader of each value inside the kernel, to free scratch registers. Operands of
+    // reductions are summed after the block's last instruction, so their registers stay pinned.
+    std::map<ValueId, std::size_t> last_read;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      for (auto v : members[m]->in) {
+        if (last_read[v] != kPinned) last_read[v] = members[m]->fused->code.empty() ? kPinned : m;
+      }
+    }
+    std::vector<std::uint16_t> free_regs;
+    std::uint16_t next = static_cast<std::uint16_t>(k.inputs.size());
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const Step* s = members[m];
+      const FusedKernel& one = *s->fused;
+      if (one.code.empty()) {  // a full reduction of its operand
+        k.outputs.push_back({reg.at(s->in[0]), OutputMode::SumAll});
+        step.out.push_back(s->out[0]);
+      } else {
+        FusedInstr ins = one.code[0];
+        const std::size_t arity = op_info(ins.kind).arity;
+        std::uint16_t ops[3] = {0, 0, 0};
+        for (std::size_t i = 0; i < arity; ++i) ops[i] = reg.at(s->in[i]);
+        ins.a = ops[0];
+        ins.b = ops[1];
+        ins.c = ops[2];
+        // Operands dying here (not kept as outputs) free their scratch registers first, so the
+        // result may overwrite one of them: every kernel loop reads element j before writing it.
+        for (std::size_t i = 0; i < arity; ++i) release_if_dead(s->in[i], m, last_read, produced, outside, reg, free_regs);
+        if (free_regs.empty()) {
+          ins.dst = next++;
+        } else {
+          ins.dst = free_regs.back();
+          free_regs.pop_back();
+        }
+        reg[s->out[0]] = ins.dst;
+        k.code.push_back(ins);
+        if (outside[s->out[0]]) {
+          k.outputs.push_back({ins.dst, OutputMode::Store});
+          step.out.push_back(s->out[0]);
+        } else if (!last_read.count(s->out[0])) {
+          free_regs.push_back(ins.dst);  // read by nobody (left for dead-code elimination)
+        }
+      }
+    }
+    k.register_count = next;
+    step.fused = std::make_shared<const FusedKernel>(std::move(k));
+    return step;
+  }
+
+ private:
+  void release_if_dead(ValueId v, std::size_t m, const std::map<ValueId, std::size_t>& last_read,
+                       const std::map<ValueId, std::size_t>& produced, const std::vector<bool>& outside,
+                       std::map<ValueId, std::uint16_t>& reg, std::vector<std::uint16_t>& free_regs) {
+    if (!produced.count(v) || outside[v] || last_read.at(v) != m) return;
+    auto it = reg.find(v);
+    if (it == reg.end() || it->second == kFreed) return;
+    free_regs.push_back(it->second);
+    it->second = kFreed;
+  }
+  static constexpr std::uint16_t kFreed = 0xffff;
+  static constexpr std::size_t kPinned = ~std::size_t{0};
+  const ExecProgram& p_;
+  const std::vector<const Step*>& producer_;
+};
+}  // namespace
+
+ExecProgram fuse_elementwise(ExecProgram p) {
+  const std::size_t n = p.steps.size();
+  std::vector<const Step*> producer(p.types.size(), nullptr);
+  std::vector<std::size_t> producer_index(p.types.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto v : p.steps[i].out) {
+      producer[v] = &p.steps[i];
+      producer_index[v] = i;
+    }
+  }
+  Grouping g;
+  std::vector<int> group(n, -1);
+  std::vector<std::vector<int>> reach(n);  // group ids (possibly stale: compare through find)
+  auto reached_from = [&](std::size_t s, const std::vector<int>& set) {
+    for (int x : reach[s]) {
+      const int r = g.find(x);
+      if (std::find(set.begin(), set.end(), r) != set.end()) return true;
+    }
+    return false;
+  };
+  auto key_of = [&](std::size_t i) {
+    const FusedKernel& k = *p.steps[i].fused;
+    return std::pair{k.dtype, k.size};
+  };
+  for (std::size_t x = 0; x < n; ++x) {
+    const Step& s = p.steps[x];
+    // reach[x]: groups reaching x through its operands.
+    std::vector<int> r;
+    for (auto v : s.in) {
+      const std::size_t q = producer_index[v];
+      if (q == n) continue;
+      r.insert(r.end(), reach[q].begin(), reach[q].end());
+      if (group[q] >= 0) r.push_back(group[q]);
+    }
+    for (int& id : r) id = g.find(id);
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    if (s.kind != StepKind::Fused) {
+      reach[x] = std::move(r);
+      continue;
+    }
+    // Candidate groups: fused producers of the same key whose value is read as an element (not a
+    // finished reduction).
+    std::vector<int> cand;
+    for (auto v : s.in) {
+      const std::size_t q = producer_index[v];
+      if (q == n || group[q] < 0 || is_reduction(p.steps[q]) || key_of(q) != key_of(x)) continue;
+      const int id = g.find(group[q]);
+      if (std::find(cand.begin(), cand.end(), id) == cand.end() &&
+          g.members[static_cast<std::size_t>(id)].size() < kMaxGroupSteps) {
+        cand.push_back(id);
+      }
+    }
+    // Check: no operand edge into the merged set comes from outside while reached from the set.
+    auto inside = [&](std::size_t q) {
+      return group[q] >= 0 && !is_reduction(p.steps[q]) &&
+             std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end();
+    };
+    auto edges_ok = [&](std::size_t step_index) {
+      for (auto v : p.steps[step_index].in) {
+        const std::size_t q = producer_index[v];
+        if (q == n || inside(q)) continue;
+        if (reached_from(q, cand)) return false;
+        if (group[q] >= 0 && std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end()) return false;
+      }
+      return true;
+    };
+    bool ok = !cand.empty() && edges_ok(x);
+    for (std::size_t c = 0; ok && c < cand.size(); ++c) {
+      for (std::size_t m : g.members[static_cast<std::size_t>(cand[c])]) ok = ok && edges_ok(m);
+    }
+    int id;
+    if (ok) {
+      id = cand[0];
+      for (std::size_t c = 1; c < cand.size(); ++c) {
+        auto& from = g.members[static_cast<std::size_t>(cand[c])];
+        auto& to = g.members[static_cast<std::size_t>(id)];
+        to.insert(to.end(), from.begin(), from.end());
+        from.clear();
+        g.parent[static_cast<std::size_t>(cand[c])] = id;
+      }
+      // x's own group must not be in its reach set (members reach each other directly).
+      r.erase(std::remove_if(r.begin(), r.end(), [&](int q) { return g.find(q) == id; }), r.end());
+    } else {
+      id = static_cast<int>(g.parent.size());
+      g.parent.push_back(id);
+      g.members.emplace_back();
+    }
+    g.members[static_cast<std::size_t>(id)].push_back(x);
+    group[x] = id;
+    reach[x] = std::move(r);
+  }
+
+  // Values read outside their group (or returned) become kernel outputs.
+  std::vector<bool> outside(p.types.size(), false);
+  for (auto v : p.outputs) outside[v] = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto v : p.steps[i].in) {
+      const std::size_t q = producer_index[v];
+      if (q == n || group[q] < 0) continue;
+      if (group[i] < 0 || g.find(group[i]) != g.find(group[q]) || is_reduction(p.steps[q])) outside[v] = true;
+    }
+  }
+
+  // New steps: one per ungrouped step and per group (at its last member), then a topological
+  // order preferring original positions.
+  KernelBuilder builder(p, producer);
+  std::vector<Step> nodes;
+  std::vector<std::size_t> position;
+  std::vector<int> node_of_step(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (group[i] < 0) {
+      node_of_step[i] = static_cast<int>(nodes.size());
+      nodes.push_back(p.steps[i]);
+      position.push_back(i);
+      continue;
+    }
+    const auto& mem = g.members[static_cast<std::size_t>(g.find(group[i]))];
+    if (mem.back() != i) continue;
+    std::vector<std::size_t> sorted = mem;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<const Step*> steps;
+    for (auto m : sorted) steps.push_back(&p.steps[m]);
+    const int node = static_cast<int>(nodes.size());
+    for (auto m : sorted) node_of_step[m] = node;
+    nodes.push_back(builder.build(steps, outside));
+    position.push_back(i);
+  }
+  // Kahn's algorithm over value edges, smallest original position first.
+  std::vector<int> node_of_value(p.types.size(), -1);
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    for (auto v : nodes[k].out) node_of_value[v] = static_cast<int>(k);
+  }
+  std::vector<std::vector<std::size_t>> users(nodes.size());
+  std::vector<std::size_t> pending(nodes.size(), 0);
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    std::vector<int> deps;
+    for (auto v : nodes[k].in) {
+      if (node_of_value[v] >= 0) deps.push_back(node_of_value[v]);
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    for (int d : deps) users[static_cast<std::size_t>(d)].push_back(k);
+    pending[k] = deps.size();
+  }
+  using Item = std::pair<std::size_t, std::size_t>;  // (position, node)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    if (pending[k] == 0) ready.push({position[k], k});
+  }
+  std::vector<Step> ordered;
+  while (!ready.empty()) {
+    const std::size_t k = ready.top().second;
+    ready.pop();
+    for (auto u : users[k]) {
+      if (--pending[u] == 0) ready.push({position[u], u});
+    }
+    ordered.push_back(std::move(nodes[k]));
+  }
+  if (ordered.size() != nodes.size()) {
+    throw computegraph::GraphError("fuse_elementwise: internal error: the fused steps form a cycle");
+  }
+  p.steps = std::move(ordered);
+  return p;
+}
+
+}  // namespace tenferro::exec

@@ -1,0 +1,50 @@
+#pragma once
+// Internal: array-at-a-time transcendental functions from SLEEF (1.0-ULP variants), chosen once
+// per process for the CPU: the AVX2+FMA code when the CPU has both, else the SSE2 code every
+// x86-64 CPU has. Each function maps x[0..n) to y[0..n) (y may equal x); a tail shorter than one
+// vector is computed in a zero-padded vector, so every element gets the same function whatever
+// its position, and results do not depend on how an array is split into blocks or threads.
+#include <cstdint>
+
+namespace tenferro::exec {
+
+enum class MathFn : std::uint8_t { Exp, Log, Sin, Cos, Tanh, Expm1, Log1p, Sqrt, Rsqrt, kCount };
+
+template <class T>
+using UnaryArrayFn = void (*)(const T* x, T* y, std::int64_t n);
+template <class T>
+using BinaryArrayFn = void (*)(const T* x, const T* z, T* y, std::int64_t n);
+
+struct VectorMathTable {
+  const char* isa;  // "avx2" or "sse2"
+  UnaryArrayFn<double> f64[static_cast<int>(MathFn::kCount)];
+  UnaryArrayFn<float> f32[static_cast<int>(MathFn::kCount)];
+  BinaryArrayFn<double> pow_f64;
+  BinaryArrayFn<float> pow_f32;
+};
+
+/// The table for this CPU.
+const VectorMathTable& vector_math();
+
+// One table per instruction set (vector_math_avx2.cpp, vector_math_sse2.cpp).
+const VectorMathTable& vector_math_avx2();
+const VectorMathTable& vector_math_sse2();
+
+template <class T>
+inline void apply(MathFn fn, const T* x, T* y, std::int64_t n) {
+  if constexpr (sizeof(T) == 8) {
+    vector_math().f64[static_cast<int>(fn)](x, y, n);
+  } else {
+    vector_math().f32[static_cast<int>(fn)](x, y, n);
+  }
+}
+template <class T>
+inline void apply_pow(const T* x, const T* z, T* y, std::int64_t n) {
+  if constexpr (sizeof(T) == 8) {
+    vector_math().pow_f64(x, z, y, n);
+  } else {
+    vector_math().pow_f32(x, z, y, n);
+  }
+}
+
+}  // namespace tenferro::exec
