@@ -1,18 +1,14 @@
-// tenferro benchmarks: the MLP forward and gradient (784-512-512-10, tanh, softmax cross-entropy,
-// batch 256) in f32 and f64, and dot_general against a direct OpenBLAS GEMM at 1024^3.
-// Prints one DESIGN.md line per case: case=... impl=... size=... median_s=... [key=value...].
+// The dense cases: the MLP and matmul against OpenBLAS.
 #include <cblas.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <functional>
 #include <random>
-#include <string>
+#include <type_traits>
 #include <vector>
 
+#include "cases.hpp"
 #include "tenferro/tenferro.hpp"
-#include "timing.hpp"
+
+namespace bench {
 
 namespace tf = tenferro;
 
@@ -27,9 +23,11 @@ tf::Tensor random_tensor(tf::Shape shape, double scale, std::mt19937& rng) {
 }
 
 template <class T>
-void bench_mlp(const char* dtype) {
+void mlp(const Options& options, const char* dtype) {
   constexpr std::int64_t kBatch = 256, kIn = 784, kHidden = 512, kOut = 10;
+  const char* size = "784-512-512-10x256";
   std::mt19937 rng(1);
+  // w1, b1, w2, b2, w3, b3, x, one-hot labels.
   std::vector<tf::Tensor> args = {
       random_tensor<T>({kIn, kHidden}, 0.03, rng), random_tensor<T>({kHidden}, 0.01, rng),
       random_tensor<T>({kHidden, kHidden}, 0.04, rng), random_tensor<T>({kHidden}, 0.01, rng),
@@ -45,27 +43,28 @@ void bench_mlp(const char* dtype) {
     tf::Traced h2 = tf::tanh(tf::matmul(h1, w2) + b2);
     return tf::cross_entropy(tf::matmul(h2, w3) + b3, y);
   };
+  // Tracing happens here and (for the gradient) in the first, untimed call inside measure().
   tf::Program forward = tf::trace(loss, args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
   auto grads = tf::value_and_grad(loss, {0, 1, 2, 3, 4, 5});
 
-  const double fwd = bench::median_seconds([&] { forward.run(args); }, 11, /*warm_up=*/true);
-  const double grad = bench::median_seconds([&] {
-    grads(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
-  }, 11, /*warm_up=*/true);
-  std::printf("case=mlp_fwd impl=tenferro dtype=%s size=784-512-512-10x256 median_s=%.6g\n", dtype, fwd);
-  std::printf("case=mlp_grad impl=tenferro dtype=%s size=784-512-512-10x256 median_s=%.6g grad_over_fwd=%.3f\n",
-              dtype, grad, grad / fwd);
+  const Measurement fwd = measure({{"tenferro", [&] { forward.run(args); }}}, options.budget_s).at(0);
+  const Measurement grad = measure({{"tenferro", [&] {
+                                       grads(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
+                                     }}},
+                                   options.budget_s).at(0);
+  print_line("mlp_fwd", "tenferro", size, dtype, fwd.median_s, fwd.memory, fwd.repetitions);
+  print_line("mlp_grad", "tenferro", size, dtype, grad.median_s, grad.memory, grad.repetitions,
+             field("grad_over_fwd", grad.median_s / fwd.median_s));
 }
 
 template <class T>
-void bench_dot(const char* dtype) {
+void matmul(const Options& options, const char* dtype) {
   constexpr std::int64_t n = 1024;
   std::mt19937 rng(2);
   tf::Tensor a = random_tensor<T>({n, n}, 1.0, rng), b = random_tensor<T>({n, n}, 1.0, rng);
-  auto mm = [](tf::Traced x, tf::Traced y) { return tf::matmul(x, y); };
-  tf::Program program = tf::trace(mm, a, b);
+  tf::Program program = tf::trace([](tf::Traced x, tf::Traced y) { return tf::matmul(x, y); }, a, b);
   tf::Tensor c = tf::Tensor::zeros({n, n}, a.dtype());
-  const auto [ours, blas] = bench::median_seconds_interleaved([&] { program.run({a, b}); }, [&] {
+  auto blas = [&] {
     if constexpr (std::is_same_v<T, float>) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n,
                   b.data<float>(), n, 0.0f, c.data<float>(), n);
@@ -73,18 +72,23 @@ void bench_dot(const char* dtype) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data<double>(), n,
                   b.data<double>(), n, 0.0, c.data<double>(), n);
     }
-  }, 15);
-  std::printf("case=dot_general impl=openblas dtype=%s size=1024 median_s=%.6g\n", dtype, blas);
-  std::printf("case=dot_general impl=tenferro dtype=%s size=1024 median_s=%.6g ratio_vs_blas=%.3f\n", dtype,
-              ours, blas / ours);
+  };
+  const auto m = measure({{"tenferro", [&] { program.run({a, b}); }}, {"openblas", blas}}, options.budget_s);
+  print_line("matmul", "openblas", "1024", dtype, m[1].median_s, m[1].memory, m[1].repetitions);
+  print_line("matmul", "tenferro", "1024", dtype, m[0].median_s, m[0].memory, m[0].repetitions,
+             field("ratio_vs_blas", m[0].median_s / m[1].median_s));
 }
 
 }  // namespace
 
-int main() {
-  bench_dot<double>("f64");
-  bench_dot<float>("f32");
-  bench_mlp<double>("f64");
-  bench_mlp<float>("f32");
-  return 0;
+void run_mlp(const Options& options) {
+  mlp<float>(options, "f32");
+  mlp<double>(options, "f64");
 }
+
+void run_matmul(const Options& options) {
+  matmul<float>(options, "f32");
+  matmul<double>(options, "f64");
+}
+
+}  // namespace bench

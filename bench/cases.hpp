@@ -1,0 +1,23 @@
+#pragma once
+// The case families of bench_compare. Each prints its DESIGN.md lines (see harness.hpp) for
+// impl=tenferro and, where the case has one, a baseline timed in the same run; tenferro's kernels
+// and OpenBLAS run on options.threads threads (tenferro::set_num_threads, set by main).
+#include "harness.hpp"
+
+namespace bench {
+
+/// 784-512-512-10 MLP, tanh, softmax cross-entropy, batch 256, f32 and f64: the loss (mlp_fwd) and
+/// the loss with its gradient for all six weights and biases (mlp_grad).
+void run_mlp(const Options& options);
+/// C = A B at 1024^3, f32 and f64, against a direct cblas_?gemm (matmul).
+void run_matmul(const Options& options);
+/// sum(exp(sin(x) x + cos(x)) / (1 + x^2)) on 10^6 and 10^7 f64 (elem_chain_fwd, elem_chain_grad),
+/// against one hand-written loop in libm (native) and SLEEF AVX2 (native_sleef).
+void run_elem_chain(const Options& options);
+/// 1000 alternating mul / add / sin on a rank-0 f64 (scalar_chain_fwd, scalar_chain_grad), against
+/// the same chain on a plain double.
+void run_scalar_chain(const Options& options);
+/// Hessian and Hessian-vector product of sum(exp(a x)) with respect to x, n = 100 and 1000, f64.
+void run_hessian(const Options& options);
+
+}  // namespace bench

@@ -1,0 +1,32 @@
+// bench_compare: tenferro's public API on the cases that bench/peers/torch_bench.py runs in
+// PyTorch, plus hand-written and BLAS baselines, one DESIGN.md line per case and implementation
+// (format and measurement protocol in harness.hpp; the cases in cases.hpp).
+//
+//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,matmul] [--budget S]
+//
+// --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
+// OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
+// case (default 1.5).
+#include <cstdio>
+#include <exception>
+
+#include "cases.hpp"
+#include "tenferro/threads.hpp"
+
+int main(int argc, char** argv) {
+  bench::Options options;
+  try {
+    options = bench::parse_options(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_compare: %s\nusage: bench_compare [--threads N] [--cases a,b,...] [--budget S]\n",
+                 e.what());
+    return 2;
+  }
+  tenferro::set_num_threads(options.threads);
+  if (bench::wants(options, "mlp")) bench::run_mlp(options);
+  if (bench::wants(options, "elem_chain")) bench::run_elem_chain(options);
+  if (bench::wants(options, "scalar_chain")) bench::run_scalar_chain(options);
+  if (bench::wants(options, "hessian")) bench::run_hessian(options);
+  if (bench::wants(options, "matmul")) bench::run_matmul(options);
+  return 0;
+}

@@ -1,0 +1,36 @@
+#pragma once
+// Hand-written C++ baselines for bench_compare: what a fused kernel of the same computation can
+// reach, one pass over memory and no graph machinery.
+//
+// elem_chain: f(x) = sum_i exp(sin(x_i) x_i + cos(x_i)) / (1 + x_i^2), with gradient
+//   df/dx_i = exp(u_i) / d_i * (x_i cos(x_i) - 2 x_i / d_i),  u_i = sin(x_i) x_i + cos(x_i),
+//   d_i = 1 + x_i^2   (d/dx (sin(x) x + cos(x)) = x cos(x)).
+// Each is one OpenMP loop over `threads` threads with a sum reduction.
+#include <cstdint>
+
+namespace bench::native {
+
+/// libm (std::sin, std::cos, std::exp), scalar.
+double elem_chain(const double* x, std::int64_t n, int threads);
+/// Writes df/dx to `grad` (n values) and returns f.
+double elem_chain_grad(const double* x, double* grad, std::int64_t n, int threads);
+
+/// Whether this CPU runs the SLEEF variants (AVX2 and FMA); call them only when true.
+bool sleef_supported();
+/// SLEEF's AVX2 functions (Sleef_sind4_u10, Sleef_cosd4_u10, Sleef_expd4_u10), four lanes per step:
+/// the math library tenferro's fused kernels use, so the gap to these is executor overhead.
+double elem_chain_sleef(const double* x, std::int64_t n, int threads);
+double elem_chain_grad_sleef(const double* x, double* grad, std::int64_t n, int threads);
+
+/// scalar_chain: op k of `ops` is x * mul(k) when k % 3 == 0, x + add(k) when k % 3 == 1 and
+/// sin(x) when k % 3 == 2 (torch_bench.py builds the same chain).
+double scalar_chain_mul(int k);
+double scalar_chain_add(int k);
+/// The chain on a plain double.
+double scalar_chain(double x, int ops);
+/// d chain / dx by a reverse sweep: the forward pass records each sin's input, the backward pass
+/// multiplies the adjoint by mul(k) for a mul, by 1 for an add and by cos(input) for a sin.
+/// `tape` is scratch space of at least `ops` doubles, so the timed call allocates nothing.
+double scalar_chain_grad(double x, int ops, double* tape);
+
+}  // namespace bench::native

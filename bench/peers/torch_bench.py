@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""PyTorch peer of bench_compare: the same cases, sizes, dtypes and thread count, printed as
+DESIGN.md lines with impl=torch, so scripts/bench compare can join them with ours by case, size
+and dtype.
+
+    /usr/bin/python3 bench/peers/torch_bench.py [--threads N] [--cases a,b,...] [--budget S]
+
+Measurement protocol (the same as bench/harness.hpp):
+  * memory: freed heap goes back to the system (gc, malloc_trim), "5" is written to
+    /proc/self/clear_refs to reset the high-water mark VmHWM to the current resident size, the
+    case runs twice, and VmHWM is read from /proc/self/status (peak_rss_mb); base_rss_mb is VmRSS
+    right after the reset. The first of the two calls is the warm-up and is not timed.
+  * time: the median over repetitions chosen so their sum is about --budget seconds (5 to 201).
+Forward cases run under torch.no_grad() (no autograd graph, like our primal programs); gradients
+use torch.autograd.grad.
+"""
+import argparse
+import ctypes
+import gc
+import math
+import sys
+import time
+
+try:
+    import torch
+except ImportError:
+    sys.stderr.write("torch_bench: PyTorch is not installed (Debian: apt-get install python3-torch)\n")
+    sys.exit(3)
+
+FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "matmul")
+DTYPES = {"f32": torch.float32, "f64": torch.float64}
+
+try:
+    _libc = ctypes.CDLL("libc.so.6")
+except OSError:
+    _libc = None
+_warned = False
+
+
+def status_mb(key):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return float(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def reset_peak_rss():
+    global _warned
+    gc.collect()
+    if _libc is not None:
+        _libc.malloc_trim(0)
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        if not _warned:
+            _warned = True
+            sys.stderr.write("torch_bench: cannot write /proc/self/clear_refs; peak_rss_mb is the process peak\n")
+
+
+def measure(run, budget_s):
+    """(median seconds, base MiB, peak MiB, repetitions) of `run`, per the protocol above."""
+    reset_peak_rss()
+    base = status_mb("VmRSS")
+    run()
+    start = time.perf_counter()
+    run()
+    steady = time.perf_counter() - start
+    peak = status_mb("VmHWM")
+    reps = 201 if steady <= 0 else int(min(201, max(5, math.ceil(budget_s / steady))))
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2], base, peak, reps
+
+
+def report(case, size, dtype, result, extra=""):
+    median, base, peak, reps = result
+    print(f"case={case} impl=torch size={size} median_s={median:.6g} dtype={dtype} "
+          f"peak_rss_mb={peak:.1f} base_rss_mb={base:.1f} reps={reps}{extra}", flush=True)
+
+
+def midpoints(n, lo, hi, dtype=torch.float64):
+    """n points evenly spaced in (lo, hi), cell midpoints: the inputs bench_compare uses."""
+    return lo + (hi - lo) * (torch.arange(n, dtype=dtype) + 0.5) / n
+
+
+def run_mlp(args):
+    batch, n_in, hidden, n_out = 256, 784, 512, 10
+    for name, dtype in DTYPES.items():
+        gen = torch.Generator().manual_seed(1)
+
+        def normal(shape, scale):
+            return (torch.randn(*shape, generator=gen, dtype=dtype) * scale).requires_grad_()
+
+        params = [normal((n_in, hidden), 0.03), normal((hidden,), 0.01), normal((hidden, hidden), 0.04),
+                  normal((hidden,), 0.01), normal((hidden, n_out), 0.04), normal((n_out,), 0.01)]
+        x = torch.randn(batch, n_in, generator=gen, dtype=dtype)
+        y = torch.zeros(batch, n_out, dtype=dtype)
+        y[torch.arange(batch), torch.arange(batch) % n_out] = 1
+
+        def loss():
+            w1, b1, w2, b2, w3, b3 = params
+            h1 = torch.tanh(x @ w1 + b1)
+            h2 = torch.tanh(h1 @ w2 + b2)
+            return -(y * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum(-1).mean()
+
+        def forward():
+            with torch.no_grad():
+                loss()
+
+        fwd = measure(forward, args.budget)
+        grad = measure(lambda: torch.autograd.grad(loss(), params), args.budget)
+        size = "784-512-512-10x256"
+        report("mlp_fwd", size, name, fwd)
+        report("mlp_grad", size, name, grad, f" grad_over_fwd={grad[0] / fwd[0]:.4g}")
+
+
+def elem_chain(x):
+    return (torch.exp(torch.sin(x) * x + torch.cos(x)) / (1 + x * x)).sum()
+
+
+def run_elem_chain(args):
+    for n in (1_000_000, 10_000_000):
+        x = midpoints(n, -2.0, 2.0)
+        xg = x.clone().requires_grad_()
+
+        def forward():
+            with torch.no_grad():
+                elem_chain(x)
+
+        report("elem_chain_fwd", n, "f64", measure(forward, args.budget))
+        report("elem_chain_grad", n, "f64",
+               measure(lambda: torch.autograd.grad(elem_chain(xg), xg), args.budget))
+        del x, xg
+
+
+def scalar_chain(x, ops=1000):
+    """Op k: x * (1 + 0.001 (k % 7)) when k % 3 == 0, x + (0.1 + 0.01 (k % 5)) when k % 3 == 1,
+    sin(x) otherwise (bench/native.cpp)."""
+    for k in range(ops):
+        if k % 3 == 0:
+            x = x * (1.0 + 0.001 * (k % 7))
+        elif k % 3 == 1:
+            x = x + (0.1 + 0.01 * (k % 5))
+        else:
+            x = torch.sin(x)
+    return x
+
+
+def run_scalar_chain(args):
+    ops = 1000
+    x = torch.tensor(0.3, dtype=torch.float64)
+    xg = x.clone().requires_grad_()
+
+    def forward():
+        with torch.no_grad():
+            scalar_chain(x, ops)
+
+    for case, run in (("scalar_chain_fwd", forward),
+                      ("scalar_chain_grad", lambda: torch.autograd.grad(scalar_chain(xg, ops), xg))):
+        result = measure(run, args.budget)
+        report(case, ops, "f64", result, f" ns_per_op={result[0] * 1e9 / ops:.4g}")
+
+
+def run_hessian(args):
+    for n in (100, 1000):
+        x, a, v = midpoints(n, -1.0, 1.0), midpoints(n, 0.5, 1.5), midpoints(n, 1.0, -1.0)
+
+        def f(t):
+            return torch.exp(a * t).sum()
+
+        hessian = torch.autograd.functional.hessian
+        report("hessian", n, "f64", measure(lambda: hessian(f, x, vectorize=True), args.budget))
+        # torch.autograd.functional.hvp: reverse-over-reverse (double backward).
+        report("hvp", n, "f64", measure(lambda: torch.autograd.functional.hvp(f, x, v), args.budget))
+
+
+def run_matmul(args):
+    n = 1024
+    for name, dtype in DTYPES.items():
+        gen = torch.Generator().manual_seed(2)
+        a = torch.randn(n, n, generator=gen, dtype=dtype)
+        b = torch.randn(n, n, generator=gen, dtype=dtype)
+        report("matmul", n, name, measure(lambda: torch.mm(a, b), args.budget))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cases", default=",".join(FAMILIES))
+    parser.add_argument("--budget", type=float, default=1.5,
+                        help="timed seconds aimed for per case (default 1.5)")
+    args = parser.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in FAMILIES]
+    if unknown or args.threads < 1:
+        parser.error(f"unknown case families {unknown}" if unknown else "--threads must be at least 1")
+    torch.set_num_threads(args.threads)
+    for family in FAMILIES:
+        if family in cases:
+            globals()["run_" + family](args)
+
+
+if __name__ == "__main__":
+    main()
