@@ -52,9 +52,52 @@ void set_exec_options(const ExecOptions& options) {
   current_options() = options;
 }
 
+namespace {
+/// TENFERRO_CHECK_PASSES=1: every run is repeated with fusion and dead-code elimination off, and
+/// the results must agree bit for bit (the test suite runs once more this way).
+bool check_passes() {
+  static const bool on = [] {
+    const char* env = std::getenv("TENFERRO_CHECK_PASSES");
+    return env && std::string(env) == "1";
+  }();
+  return on;
+}
+
+void check_against_unfused(const computegraph::CompiledProgram<StdTensorOp>& program, std::span<const Tensor> inputs,
+                           const std::vector<Tensor>& results) {
+  ExecOptions plain = exec_options();
+  plain.fuse_elementwise = false;
+  plain.eliminate_dead_code = false;
+  auto reference = program.attachment<exec::Executable>(tag_of(plain), [&] {
+    return std::make_shared<const exec::Executable>(program, plain);
+  });
+  std::vector<Tensor> expected = reference->run(inputs);
+  for (std::size_t o = 0; o < results.size(); ++o) {
+    const Tensor& a = results[o];
+    const Tensor& b = expected[o];
+    if (a.type() == b.type() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0) continue;
+    std::string where;
+    for (std::int64_t i = 0; a.type() == b.type() && i < a.numel() && where.empty(); ++i) {
+      const std::size_t size = dtype_size(a.dtype());
+      if (std::memcmp(static_cast<const char*>(a.raw_data()) + i * static_cast<std::int64_t>(size),
+                      static_cast<const char*>(b.raw_data()) + i * static_cast<std::int64_t>(size), size) != 0) {
+        std::ostringstream os;
+        os << "element " << i << ": " << a.element(i) << " fused vs " << b.element(i) << " unfused";
+        where = os.str();
+      }
+    }
+    throw computegraph::Error("exec: output " + std::to_string(o) + " (" + a.type().to_string() +
+                              ") differs with fusion off: " + (where.empty() ? "types differ" : where) +
+                              "\nfused program:\n" + exec::executable_for(program)->print());
+  }
+}
+}  // namespace
+
 std::vector<Tensor> StdTensorOp::run_compiled(const computegraph::CompiledProgram<StdTensorOp>& program,
                                               std::span<const Tensor> inputs) {
-  return exec::executable_for(program)->run(inputs);
+  std::vector<Tensor> results = exec::executable_for(program)->run(inputs);
+  if (check_passes()) check_against_unfused(program, inputs, results);
+  return results;
 }
 
 namespace exec {

@@ -3,10 +3,9 @@
 // Grouping walks the steps in order. A one-instruction fused step X (or a full reduction) joins
 // the groups of the fused producers of its operands that compute in the same dtype over the same
 // element count, merging them into one group, when that creates no cycle: no path may leave the
-// merged set and come back into it. `reach[s]` holds the groups from which step s can be reached;
-// a merge is refused if an operand of X or of a member from outside the set is reached from a
-// group of the set. A full reduction's result is never read inside its own group (it exists only
-// after the whole loop), so such edges count as leaving the group.
+// merged set and come back into it (creates_cycle walks back from the set's outside operands,
+// treating each group as one node, since a kernel needs all of its members' operands). A full
+// reduction's result is never read inside its own group: it exists only after the whole loop.
 //
 // Each group becomes one kernel: its external operands are its inputs (a broadcast_in_dim of a
 // scalar, of a trailing row or of a leading column is read through the kernel's input access
@@ -83,7 +82,8 @@ class KernelBuilder {
         if (b && b->kind == StepKind::Op && b->op.kind == OpKind::BroadcastInDim) {
           const TensorType& operand = p_.types[b->in[0]];
           auto a = broadcast_access(b->op, operand);
-          if (a && (operand.dtype == k.dtype || operand.dtype == DType::Bool)) {
+          // Never read through a broadcast of a value this kernel computes itself.
+          if (a && (operand.dtype == k.dtype || operand.dtype == DType::Bool) && !produced.count(b->in[0])) {
             source = b->in[0];
             access = {a->first, a->second};
           }
@@ -170,35 +170,63 @@ ExecProgram fuse_elementwise(ExecProgram p) {
   }
   Grouping g;
   std::vector<int> group(n, -1);
-  std::vector<std::vector<int>> reach(n);  // group ids (possibly stale: compare through find)
-  auto reached_from = [&](std::size_t s, const std::vector<int>& set) {
-    for (int x : reach[s]) {
-      const int r = g.find(x);
-      if (std::find(set.begin(), set.end(), r) != set.end()) return true;
-    }
-    return false;
-  };
   auto key_of = [&](std::size_t i) {
     const FusedKernel& k = *p.steps[i].fused;
     return std::pair{k.dtype, k.size};
   };
+  // Whether running the groups `cand` and step x as one kernel would need a value that depends on
+  // the kernel itself: a path that leaves the merged set and comes back, found by a backward walk
+  // from the set's outside operands in which a group counts as one node (it runs as one kernel,
+  // so it needs every member's operands). A finished sum read inside the set counts too.
+  std::vector<std::size_t> seen(n, 0);
+  std::size_t walk = 0;
+  auto creates_cycle = [&](std::size_t x, const std::vector<int>& cand) {
+    auto in_set = [&](std::size_t q) {
+      return q == x || (group[q] >= 0 && std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end());
+    };
+    ++walk;
+    std::vector<std::size_t> stack;
+    auto push_operands = [&](std::size_t step) {
+      for (auto v : p.steps[step].in) {
+        if (producer_index[v] < n) stack.push_back(producer_index[v]);
+      }
+    };
+    std::vector<std::size_t> set_steps = {x};
+    for (int c : cand) {
+      const auto& mem = g.members[static_cast<std::size_t>(c)];
+      set_steps.insert(set_steps.end(), mem.begin(), mem.end());
+    }
+    for (std::size_t m : set_steps) {
+      for (auto v : p.steps[m].in) {
+        const std::size_t q = producer_index[v];
+        if (q == n) continue;
+        if (in_set(q)) {
+          if (is_reduction(p.steps[q])) return true;
+          continue;
+        }
+        stack.push_back(q);
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t q = stack.back();
+      stack.pop_back();
+      if (seen[q] == walk) continue;
+      seen[q] = walk;
+      if (in_set(q)) return true;
+      if (group[q] >= 0) {
+        for (std::size_t mm : g.members[static_cast<std::size_t>(g.find(group[q]))]) {
+          seen[mm] = walk;
+          push_operands(mm);
+        }
+      } else {
+        push_operands(q);
+      }
+    }
+    return false;
+  };
   for (std::size_t x = 0; x < n; ++x) {
     const Step& s = p.steps[x];
-    // reach[x]: groups reaching x through its operands.
-    std::vector<int> r;
-    for (auto v : s.in) {
-      const std::size_t q = producer_index[v];
-      if (q == n) continue;
-      r.insert(r.end(), reach[q].begin(), reach[q].end());
-      if (group[q] >= 0) r.push_back(group[q]);
-    }
-    for (int& id : r) id = g.find(id);
-    std::sort(r.begin(), r.end());
-    r.erase(std::unique(r.begin(), r.end()), r.end());
-    if (s.kind != StepKind::Fused) {
-      reach[x] = std::move(r);
-      continue;
-    }
+    if (s.kind != StepKind::Fused) continue;
     // Candidate groups: fused producers of the same key whose value is read as an element (not a
     // finished reduction).
     std::vector<int> cand;
@@ -211,26 +239,8 @@ ExecProgram fuse_elementwise(ExecProgram p) {
         cand.push_back(id);
       }
     }
-    // Check: no operand edge into the merged set comes from outside while reached from the set.
-    auto inside = [&](std::size_t q) {
-      return group[q] >= 0 && !is_reduction(p.steps[q]) &&
-             std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end();
-    };
-    auto edges_ok = [&](std::size_t step_index) {
-      for (auto v : p.steps[step_index].in) {
-        const std::size_t q = producer_index[v];
-        if (q == n || inside(q)) continue;
-        if (reached_from(q, cand)) return false;
-        if (group[q] >= 0 && std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end()) return false;
-      }
-      return true;
-    };
-    bool ok = !cand.empty() && edges_ok(x);
-    for (std::size_t c = 0; ok && c < cand.size(); ++c) {
-      for (std::size_t m : g.members[static_cast<std::size_t>(cand[c])]) ok = ok && edges_ok(m);
-    }
     int id;
-    if (ok) {
+    if (!cand.empty() && !creates_cycle(x, cand)) {
       id = cand[0];
       for (std::size_t c = 1; c < cand.size(); ++c) {
         auto& from = g.members[static_cast<std::size_t>(cand[c])];
@@ -239,8 +249,6 @@ ExecProgram fuse_elementwise(ExecProgram p) {
         from.clear();
         g.parent[static_cast<std::size_t>(cand[c])] = id;
       }
-      // x's own group must not be in its reach set (members reach each other directly).
-      r.erase(std::remove_if(r.begin(), r.end(), [&](int q) { return g.find(q) == id; }), r.end());
     } else {
       id = static_cast<int>(g.parent.size());
       g.parent.push_back(id);
@@ -248,7 +256,6 @@ ExecProgram fuse_elementwise(ExecProgram p) {
     }
     g.members[static_cast<std::size_t>(id)].push_back(x);
     group[x] = id;
-    reach[x] = std::move(r);
   }
 
   // Values read outside their group (or returned) become kernel outputs.
@@ -318,7 +325,8 @@ ExecProgram fuse_elementwise(ExecProgram p) {
     ordered.push_back(std::move(nodes[k]));
   }
   if (ordered.size() != nodes.size()) {
-    throw computegraph::GraphError("fuse_elementwise: internal error: the fused steps form a cycle");
+    throw computegraph::GraphError("fuse_elementwise: internal error: the fused steps form a cycle in\n" +
+                                   to_string(p));
   }
   p.steps = std::move(ordered);
   return p;

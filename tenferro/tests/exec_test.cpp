@@ -1,0 +1,205 @@
+// The executor: printed IR after each pass (golden files), results against the reference
+// evaluator (StdTensorOp::eval per instruction), bitwise agreement with the passes off and across
+// thread counts, in-place reuse, the buffer pool, preallocated outputs and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "computegraph/compile.hpp"
+#include "computegraph/materialize.hpp"
+#include "exec/executor.hpp"
+#include "golden_files.hpp"
+#include "tenferro/buffer_pool.hpp"
+#include "tenferro/tenferro.hpp"
+#include "tidu/linear_transpose.hpp"
+#include "tidu/linearize.hpp"
+
+namespace tf = tenferro;
+using Compiled = computegraph::CompiledProgram<tf::StdTensorOp>;
+
+namespace {
+
+const std::string kGolden = TENFERRO_GOLDEN_DIR;
+
+tf::Tensor random_tensor(tf::Shape shape, std::uint64_t seed, tf::DType dtype = tf::DType::F64) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  std::vector<double> v(static_cast<std::size_t>(tf::numel(shape)));
+  for (auto& x : v) x = u(rng);
+  tf::Tensor t = tf::Tensor::from(v, std::move(shape));
+  if (dtype == tf::DType::F32) {
+    tf::Tensor f(tf::TensorType{tf::DType::F32, t.shape()});
+    for (std::int64_t i = 0; i < t.numel(); ++i) f.data<float>()[i] = static_cast<float>(v[static_cast<std::size_t>(i)]);
+    return f;
+  }
+  return t;
+}
+
+/// The primal program of f at arguments like `args`, and its value-and-gradient program
+/// (outputs: f's value, then d f / d args[j] for every float argument; inputs: args, then the
+/// output cotangent).
+template <class F>
+std::pair<Compiled, Compiled> programs(F f, const std::vector<tf::Tensor>& args) {
+  auto g = tf::detail::trace_graph(f, tf::detail::types_of(args));
+  auto outs = g->output_keys();
+  std::vector<tf::TensorValueKey> inputs;
+  std::vector<tf::TensorKey> wrt;
+  for (auto id : g->inputs()) {
+    inputs.push_back(g->key(id));
+    if (tf::is_inexact(g->key(id).input_key().type.dtype)) wrt.push_back(g->key(id).input_key());
+  }
+  Compiled primal = computegraph::compile(computegraph::materialize_merge(computegraph::resolve({g}),
+                                                                          std::span<const tf::TensorValueKey>(outs), std::span<const tf::TensorValueKey>(inputs)));
+  auto lin = tidu::linearize(computegraph::resolve({g}), std::span<const tf::TensorValueKey>(outs),
+                             std::span<const tf::TensorKey>(wrt));
+  auto tr = tidu::linear_transpose(lin);
+  auto grad_outs = outs;
+  for (const auto& k : tr.tangent_output_keys()) grad_outs.push_back(*k);
+  auto leading = inputs;
+  for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) leading.push_back(tr.tangent_input_key(i));
+  Compiled grad = computegraph::compile(computegraph::materialize_merge(
+      computegraph::resolve({tr.graph}), std::span<const tf::TensorValueKey>(grad_outs), std::span<const tf::TensorValueKey>(leading)));
+  return {std::move(primal), std::move(grad)};
+}
+
+tf::ExecOptions all_off() { return {false, false, false, false}; }
+
+std::vector<tf::Tensor> reference_run(const Compiled& p, const std::vector<tf::Tensor>& in) {
+  tf::ExecContext ctx;
+  return p.run(std::span<const tf::Tensor>(in), ctx);
+}
+
+bool bitwise_equal(const tf::Tensor& a, const tf::Tensor& b) {
+  return a.type() == b.type() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+auto elem_chain = [](tf::Traced x) {
+  return tf::sum(tf::exp(tf::sin(x) * x + tf::cos(x)) / (1.0 + x * x));
+};
+
+auto dense_layer = [](tf::Traced x, tf::Traced w, tf::Traced b) { return tf::sum(tf::tanh(tf::matmul(x, w) + b)); };
+
+}  // namespace
+
+TEST(ExecGolden, ElemChainForwardAndGradientFuseIntoOneKernelEach) {
+  auto [primal, grad] = programs(elem_chain, {random_tensor({1000}, 1)});
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd_unfused.txt", tf::exec::Executable(primal, all_off()).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd.txt", tf::exec::Executable(primal, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_grad.txt", tf::exec::Executable(grad, {}).print()));
+}
+
+TEST(ExecGolden, DenseLayerFoldsTransposesAndReadsTheBiasAsARow) {
+  std::vector<tf::Tensor> args = {random_tensor({4, 3}, 2), random_tensor({3, 5}, 3), random_tensor({5}, 4)};
+  auto [primal, grad] = programs(dense_layer, args);
+  EXPECT_TRUE(golden::matches(kGolden, "dense_fwd.txt", tf::exec::Executable(primal, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "dense_grad_unfused.txt", tf::exec::Executable(grad, all_off()).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "dense_grad.txt", tf::exec::Executable(grad, {}).print()));
+}
+
+TEST(Exec, ResultsMatchTheReferenceEvaluatorAndAreBitwiseEqualWithPassesOff) {
+  // Sizes cross the block and chunk boundaries (256 and 4096 elements) and leave tails.
+  for (std::int64_t n : {1, 7, 256, 1000, 4096, 9001}) {
+    for (tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+      std::vector<tf::Tensor> args = {random_tensor({n}, static_cast<std::uint64_t>(n), dtype)};
+      auto [primal, grad] = programs(elem_chain, args);
+      auto seed = tf::Tensor::full({}, 1.0, dtype);
+      std::vector<tf::Tensor> grad_in = {args[0], seed};
+      for (const Compiled* p : {&primal, &grad}) {
+        const auto& in = p == &primal ? args : grad_in;
+        auto fused = tf::exec::Executable(*p, {}).run(in);
+        auto plain = tf::exec::Executable(*p, all_off()).run(in);
+        auto ref = reference_run(*p, in);
+        ASSERT_EQ(fused.size(), ref.size());
+        const double tol = dtype == tf::DType::F64 ? 1e-12 : 2e-5;
+        for (std::size_t o = 0; o < ref.size(); ++o) {
+          EXPECT_TRUE(bitwise_equal(fused[o], plain[o])) << "n=" << n << " output " << o;
+          // The executor's SLEEF functions and glibc's differ by an ulp or so; the sum order too.
+          EXPECT_TRUE(tf::allclose(fused[o], ref[o], tol, tol)) << "n=" << n << " output " << o << "\n"
+                                                                << fused[o] << "\n" << ref[o];
+        }
+      }
+    }
+  }
+}
+
+TEST(Exec, DenseLayerGradientMatchesTheReference) {
+  std::vector<tf::Tensor> args = {random_tensor({6, 4}, 5), random_tensor({4, 3}, 6), random_tensor({3}, 7)};
+  auto [primal, grad] = programs(dense_layer, args);
+  std::vector<tf::Tensor> in = args;
+  in.push_back(tf::Tensor::scalar(1.0));
+  auto fused = tf::exec::Executable(grad, {}).run(in);
+  auto ref = reference_run(grad, in);
+  for (std::size_t o = 0; o < ref.size(); ++o) EXPECT_TRUE(tf::allclose(fused[o], ref[o], 1e-12, 1e-12)) << o;
+}
+
+TEST(Exec, SumsAreIdenticalForEveryThreadCount) {
+  std::vector<tf::Tensor> args = {random_tensor({100003}, 8)};
+  auto [primal, grad] = programs(elem_chain, args);
+  tf::exec::Executable exe(primal, {});
+  const int saved = tf::num_threads();
+  tf::set_num_threads(1);
+  auto one = exe.run(args);
+  for (int t : {2, 3, 4}) {
+    tf::set_num_threads(t);
+    auto many = exe.run(args);
+    EXPECT_TRUE(bitwise_equal(one[0], many[0])) << t << " threads";
+  }
+  tf::set_num_threads(saved);
+}
+
+TEST(Exec, ElementwiseOpsOfEveryFusibleKindMatchTheReference) {
+  // One kernel with every instruction kind, including NaN, infinities and signed zeros.
+  auto f = [](tf::Traced x, tf::Traced y) {
+    tf::Traced a = tf::maximum(x, y) + tf::minimum(x, y) * tf::abs(x) - tf::sign(y);
+    tf::Traced b = tf::where(tf::lt(x, y), tf::sqrt(tf::abs(x)) + tf::rsqrt(tf::abs(y) + 1.0), tf::tanh(x));
+    tf::Traced c = tf::pow(tf::abs(x) + 0.5, y) + tf::expm1(x) + tf::log1p(tf::abs(y)) + tf::log(tf::abs(x) + 1.0);
+    return std::vector<tf::Traced>{a, b, c, -tf::clamp(x, tf::full_like(x, -0.5), tf::full_like(x, 0.5))};
+  };
+  std::vector<double> xs = {0.0, -0.0, 1.0, -2.5, NAN, INFINITY, -INFINITY, 0.3, 7.0, -1e-300};
+  std::vector<double> ys = {-0.0, 0.0, 1.0, 2.5, 0.5, NAN, 3.0, -0.3, 7.0, 1e300};
+  std::vector<tf::Tensor> args = {tf::Tensor::from(xs, {10}), tf::Tensor::from(ys, {10})};
+  auto [primal, grad] = programs(f, args);
+  auto fused = tf::exec::Executable(primal, {}).run(args);
+  auto ref = reference_run(primal, args);
+  for (std::size_t o = 0; o < ref.size(); ++o) EXPECT_TRUE(tf::allclose(fused[o], ref[o], 1e-14, 1e-300)) << o << "\n" << fused[o] << "\n" << ref[o];
+}
+
+TEST(Exec, RepeatedRunsReuseBuffersFromThePool) {
+  std::vector<tf::Tensor> args = {random_tensor({256, 256}, 9), random_tensor({256, 256}, 10), random_tensor({256}, 11)};
+  auto [primal, grad] = programs(dense_layer, args);
+  std::vector<tf::Tensor> in = args;
+  in.push_back(tf::Tensor::scalar(1.0));
+  tf::exec::Executable exe(grad, {});
+  exe.run(in);
+  const auto before = tf::buffer_pool_stats();
+  if (before.capacity == 0) GTEST_SKIP() << "pooling is off in sanitizer builds";
+  exe.run(in);
+  const auto after = tf::buffer_pool_stats();
+  EXPECT_EQ(after.misses, before.misses) << "a warm run asked the system for memory";
+  EXPECT_GT(after.hits, before.hits);
+}
+
+TEST(Exec, OutputsAreWrittenIntoProvidedStorage) {
+  std::vector<tf::Tensor> args = {random_tensor({500}, 12)};
+  auto [primal, grad] = programs(elem_chain, args);
+  std::vector<tf::Tensor> in = {args[0], tf::Tensor::scalar(1.0)};
+  std::vector<tf::Tensor> into = {tf::Tensor::zeros({}), tf::Tensor::zeros({500})};
+  const void* storage = into[1].raw_data();
+  tf::exec::Executable exe(grad, {});
+  auto out = exe.run(in, into);
+  EXPECT_EQ(out[1].raw_data(), storage);
+  EXPECT_TRUE(bitwise_equal(out[1], exe.run(in)[1]));
+  std::vector<tf::Tensor> wrong = {tf::Tensor::zeros({}), tf::Tensor::zeros({499})};
+  EXPECT_THROW(exe.run(in, wrong), tf::ShapeError);
+}
+
+TEST(Exec, BadInputsGiveTypedErrors) {
+  auto [primal, grad] = programs(elem_chain, {random_tensor({5}, 13)});
+  tf::exec::Executable exe(primal, {});
+  EXPECT_THROW(exe.run({}), tf::BindingError);
+  std::vector<tf::Tensor> wrong_shape = {random_tensor({6}, 1)};
+  EXPECT_THROW(exe.run(wrong_shape), tf::ShapeError);
+  std::vector<tf::Tensor> wrong_dtype = {random_tensor({5}, 1, tf::DType::F32)};
+  EXPECT_THROW(exe.run(wrong_dtype), tf::DTypeError);
+}
