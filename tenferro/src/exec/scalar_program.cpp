@@ -56,6 +56,23 @@ T clamp_of(T lo, T v, T hi) {
   return hi < m ? hi : m;
 }
 
+// Sums and products with two NaN operands: x86 returns the first source operand's NaN, and which
+// operand comes first is the compiler's choice. The kernels (g++ 12) return x's NaN for add and
+// y's for mul; chosen explicitly here (a predictable branch off the common path), so the choice
+// does not depend on how this file is compiled. The edge-value tests check both.
+template <class T>
+T add_of(T x, T y) {
+  T r = x + y;
+  if (r != r && x != x) r = x + T(0);
+  return r;
+}
+template <class T>
+T mul_of(T x, T y) {
+  T r = x * y;
+  if (r != r && y != y) r = y * T(1);
+  return r;
+}
+
 // structural.cpp: float -> i64 truncates, saturates at the i64 range, maps NaN to 0.
 template <class From>
 std::int64_t to_i64(From x) {
@@ -75,45 +92,55 @@ float dot_f32(float x, float y) { return 0.0f + x * y; }
 
 /// Runs [ip, end) over the register file r. The hot loop of the scalar path.
 ///
-/// NaN payloads: x86 returns the first source operand's NaN when both operands of a product are
-/// NaN, and which operand is first is the compiler's choice in the kernels and here. The products
-/// are written in the order that reproduces the kernels' choice with g++ 12; the edge-value tests
-/// (tests/scalar_program_test.cpp) check it.
+///
+/// Chaining: every f64 arithmetic or analytic result (f64.add .. f64.dot) is also kept in `acc`,
+/// a machine register; an operand flagged in `chain` reads it instead of the register file, so a
+/// chain of dependent ops does not wait for a store and reload (store forwarding) per op.
 void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r) {
+  double acc = 0.0;
+#define XA ((ip->chain & 1) ? acc : x.f64)
+#define YA ((ip->chain & 2) ? acc : y.f64)
+#define F64_RESULT(expr)   \
+  {                        \
+    const double v_ = expr; \
+    z.f64 = v_;            \
+    acc = v_;              \
+    break;                 \
+  }
   for (; ip != end; ++ip) {
     ScalarReg& z = r[ip->dst];
     const ScalarReg& x = r[ip->a];
     const ScalarReg& y = r[ip->b];
     const ScalarReg& w = r[ip->c];
     switch (ip->op) {
-      case Op::F64Add: z.f64 = x.f64 + y.f64; break;
-      case Op::F64Mul: z.f64 = y.f64 * x.f64; break;
-      case Op::F64Neg: z.f64 = 0.0 - x.f64; break;  // arith.cpp: 0 - x, so neg(0) is +0
-      case Op::F64Div: z.f64 = x.f64 / y.f64; break;
-      case Op::F64Abs: z.f64 = std::abs(x.f64); break;
-      case Op::F64Sign: z.f64 = sign_of(x.f64); break;
-      case Op::F64Max: z.f64 = maximum_of(x.f64, y.f64); break;
-      case Op::F64Min: z.f64 = minimum_of(x.f64, y.f64); break;
-      case Op::F64Clamp: z.f64 = clamp_of(x.f64, y.f64, w.f64); break;
-      case Op::F64Exp: z.f64 = std::exp(x.f64); break;
-      case Op::F64Log: z.f64 = std::log(x.f64); break;
-      case Op::F64Sin: z.f64 = std::sin(x.f64); break;
-      case Op::F64Cos: z.f64 = std::cos(x.f64); break;
-      case Op::F64Tanh: z.f64 = std::tanh(x.f64); break;
-      case Op::F64Sqrt: z.f64 = std::sqrt(x.f64); break;
-      case Op::F64Rsqrt: z.f64 = 1.0 / std::sqrt(x.f64); break;
-      case Op::F64Pow: z.f64 = std::pow(x.f64, y.f64); break;
-      case Op::F64Expm1: z.f64 = std::expm1(x.f64); break;
-      case Op::F64Log1p: z.f64 = std::log1p(x.f64); break;
-      case Op::F64Dot: z.f64 = dot_f64(x.f64, y.f64); break;
+      case Op::F64Add: F64_RESULT(add_of(XA, YA));
+      case Op::F64Mul: F64_RESULT(mul_of(XA, YA));
+      case Op::F64Neg: F64_RESULT(0.0 - XA);  // arith.cpp: 0 - x, so neg(0) is +0
+      case Op::F64Div: F64_RESULT(XA / YA);
+      case Op::F64Abs: F64_RESULT(std::abs(XA));
+      case Op::F64Sign: F64_RESULT(sign_of(XA));
+      case Op::F64Max: F64_RESULT(maximum_of(XA, YA));
+      case Op::F64Min: F64_RESULT(minimum_of(XA, YA));
+      case Op::F64Clamp: F64_RESULT(clamp_of(XA, YA, w.f64));
+      case Op::F64Exp: F64_RESULT(std::exp(XA));
+      case Op::F64Log: F64_RESULT(std::log(XA));
+      case Op::F64Sin: F64_RESULT(std::sin(XA));
+      case Op::F64Cos: F64_RESULT(std::cos(XA));
+      case Op::F64Tanh: F64_RESULT(std::tanh(XA));
+      case Op::F64Sqrt: F64_RESULT(std::sqrt(XA));
+      case Op::F64Rsqrt: F64_RESULT(1.0 / std::sqrt(XA));
+      case Op::F64Pow: F64_RESULT(std::pow(XA, YA));
+      case Op::F64Expm1: F64_RESULT(std::expm1(XA));
+      case Op::F64Log1p: F64_RESULT(std::log1p(XA));
+      case Op::F64Dot: F64_RESULT(dot_f64(XA, YA));
       case Op::F64Eq: z.b = x.f64 == y.f64; break;
       case Op::F64Ne: z.b = x.f64 != y.f64; break;
       case Op::F64Lt: z.b = x.f64 < y.f64; break;
       case Op::F64Le: z.b = x.f64 <= y.f64; break;
       case Op::F64Gt: z.b = x.f64 > y.f64; break;
       case Op::F64Ge: z.b = x.f64 >= y.f64; break;
-      case Op::F32Add: z.f32 = x.f32 + y.f32; break;
-      case Op::F32Mul: z.f32 = y.f32 * x.f32; break;
+      case Op::F32Add: z.f32 = add_of(x.f32, y.f32); break;
+      case Op::F32Mul: z.f32 = mul_of(x.f32, y.f32); break;
       case Op::F32Neg: z.f32 = 0.0f - x.f32; break;
       case Op::F32Div: z.f32 = x.f32 / y.f32; break;
       case Op::F32Abs: z.f32 = std::abs(x.f32); break;
@@ -174,6 +201,9 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
       case Op::BoolToI64: z.i64 = x.b ? 1 : 0; break;
     }
   }
+#undef F64_RESULT
+#undef YA
+#undef XA
 }
 
 bool supported(DType d) { return d == DType::F64 || d == DType::F32 || d == DType::I64 || d == DType::Bool; }
@@ -308,7 +338,7 @@ struct Lowering {
   }
   /// r = op(operands): evaluated now into a constant register when every operand is constant.
   std::uint32_t emit(Op op, DType d, std::span<const std::uint32_t> operands) {
-    ScalarInstruction ins{op, 0, 0, 0, 0};
+    ScalarInstruction ins{op, 0, 0, 0, 0, 0};
     bool all_const = true;
     std::uint32_t* fields[] = {&ins.a, &ins.b, &ins.c};
     for (std::size_t k = 0; k < operands.size(); ++k) {
@@ -456,6 +486,16 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     ins.a = arity > 0 ? perm[ins.a] : 0;
     ins.b = arity > 1 ? perm[ins.b] : 0;
     ins.c = arity > 2 ? perm[ins.c] : 0;
+  }
+  // Operands that are the previous instruction's f64 result read the accumulator (execute()).
+  auto keeps_acc = [](Op op) { return op >= Op::F64Add && op <= Op::F64Dot; };
+  for (std::size_t i = 1; i < p.code_.size(); ++i) {
+    ScalarInstruction& ins = p.code_[i];
+    const ScalarInstruction& prev = p.code_[i - 1];
+    if (!keeps_acc(ins.op) || !keeps_acc(prev.op)) continue;
+    const unsigned arity = info(ins.op).arity;
+    if (arity > 0 && ins.a == prev.dst) ins.chain |= 1;
+    if (arity > 1 && ins.b == prev.dst) ins.chain |= 2;
   }
   for (std::uint32_t s : program.input_slots()) p.input_regs_.push_back(perm[slot_reg[s]]);
   for (std::uint32_t s : program.output_slots()) {

@@ -79,9 +79,11 @@ enum class ScalarOpcode : std::uint8_t {
 #undef TENFERRO_SCALAR_ENUM
 };
 
-/// One instruction: r[dst] = op(r[a], r[b], r[c]) (unused operands are 0).
+/// One instruction: r[dst] = op(r[a], r[b], r[c]) (unused operands are 0). `chain` bit k set:
+/// operand k is the previous instruction's f64 result, read from the interpreter's accumulator.
 struct ScalarInstruction {
   ScalarOpcode op;
+  std::uint8_t chain = 0;
   std::uint32_t dst, a, b, c;
 };
 
