@@ -87,6 +87,10 @@ struct ScalarInstruction {
   std::uint32_t dst, a, b, c;
 };
 
+/// Runs the instructions [begin, end) over the register file r (scalar_execute.cpp): the hot
+/// loop of the scalar path, also used by lower() to fold instructions on constants.
+void execute(const ScalarInstruction* begin, const ScalarInstruction* end, ScalarReg* r);
+
 class ScalarProgram {
  public:
   /// The compact form of `program`, or nullopt unless every value (inputs, intermediates and
