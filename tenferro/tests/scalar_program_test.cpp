@@ -77,12 +77,20 @@ std::string describe(const std::vector<Tensor>& ts) {
   return s;
 }
 
-/// Runs both paths on `inputs` and expects bitwise equal outputs.
-void expect_same(const Program& program, const ScalarProgram& scalar, const std::vector<Tensor>& inputs) {
+bool is_nan(const Tensor& t) {
+  return (t.dtype() == DType::F64 && std::isnan(t.item<double>())) ||
+         (t.dtype() == DType::F32 && std::isnan(t.item<float>()));
+}
+
+/// Runs both paths on `inputs` and expects bitwise equal outputs. `any_nan`: a NaN result need
+/// only be NaN on both paths (see check_op).
+void expect_same(const Program& program, const ScalarProgram& scalar, const std::vector<Tensor>& inputs,
+                 bool any_nan = false) {
   const auto want = program.run(inputs);
   const auto got = scalar.run(inputs);
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
+    if (any_nan && is_nan(want[i]) && is_nan(got[i]) && got[i].type() == want[i].type()) continue;
     EXPECT_TRUE(same_bits(got[i], want[i]))
         << "output " << i << ": scalar path " << to_string(got[i]) << ", tensor path " << to_string(want[i])
         << "\ninputs: " << describe(inputs) << "\n" << scalar.print();
@@ -130,7 +138,12 @@ void check_op(const StdTensorOp& op, const std::vector<TensorType>& operand_type
   while (true) {
     std::vector<Tensor> args;
     for (std::size_t k = 0; k < domains.size(); ++k) args.push_back(domains[k][idx[k]]);
-    expect_same(program, scalar, args);
+    // A sum or product of two NaNs: x86 returns the first source operand's NaN, and which operand
+    // the compiler puts first is not part of the kernel's formula (the add kernel itself returns
+    // x's NaN at -O3 and y's at -O1), so only NaN-ness is required there.
+    const bool commutative = op.kind == OpKind::Add || op.kind == OpKind::Mul || op.kind == OpKind::DotGeneral;
+    const bool two_nans = args.size() == 2 && is_nan(args[0]) && is_nan(args[1]);
+    expect_same(program, scalar, args, commutative && two_nans);
     std::size_t k = 0;
     while (k < idx.size() && ++idx[k] == domains[k].size()) idx[k++] = 0;
     if (k == idx.size()) break;

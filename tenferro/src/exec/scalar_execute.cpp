@@ -45,9 +45,9 @@ T clamp_of(T lo, T v, T hi) {
 }
 
 // Sums and products with two NaN operands: x86 returns the first source operand's NaN, and which
-// operand comes first is the compiler's choice. The kernels (g++ 12) return x's NaN for add and
-// y's for mul; chosen explicitly here (a predictable branch off the common path), so the choice
-// does not depend on how this file is compiled. The edge-value tests check both.
+// operand comes first is the compiler's choice, so the kernels' answer depends on their build
+// (g++ 12 -O3: x's NaN for add, y's for mul; -O1 differs). The -O3 choice is made explicit here
+// (a predictable branch off the common path), so this side does not depend on its build.
 template <class T>
 T add_of(T x, T y) {
   T r = x + y;
