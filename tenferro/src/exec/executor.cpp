@@ -9,6 +9,7 @@
 
 #include "fused_kernel.hpp"
 #include "passes.hpp"
+#include "scalar_program.hpp"
 #include "tenferro/error.hpp"
 
 namespace tenferro {
@@ -104,6 +105,9 @@ namespace exec {
 
 Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compiled, const ExecOptions& options) {
   for (const auto& key : compiled.input_keys()) input_names_.push_back(key.name + ": " + key.type.to_string());
+  if (options.scalar_path) {
+    if (auto scalar = ScalarProgram::lower(compiled)) scalar_ = std::make_unique<const ScalarProgram>(std::move(*scalar));
+  }
   program_ = lower(compiled);
   if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
   if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
@@ -131,7 +135,7 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
 Executable::~Executable() = default;
 
 std::string Executable::print() const {
-  return to_string(program_);
+  return scalar_ ? scalar_->print() : to_string(program_);
 }
 
 void Executable::check_inputs(std::span<const Tensor> inputs) const {
@@ -164,7 +168,9 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
     }
   }
   std::vector<Tensor> results;
-  {
+  if (scalar_) {
+    results = scalar_->run(inputs);
+  } else {
     std::vector<std::optional<Tensor>> slots(program_.types.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) slots[program_.inputs[i]] = inputs[i];
     // Outputs the caller provides storage for, by value (the first occurrence of each).

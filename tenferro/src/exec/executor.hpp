@@ -2,7 +2,8 @@
 // Internal: the executor of compiled tenferro programs.
 //
 // An Executable is built once per compiled program and option set: lowering, the passes, then a
-// run plan (the values each step releases). Running it does no graph work: it walks the steps,
+// run plan (the values each step releases). A program whose values are all rank-0 runs on the
+// compact scalar interpreter instead (scalar_program.hpp), when the scalar path is on. Running it does no graph work: it walks the steps,
 // takes each fused kernel's outputs from the buffer pool (or, in place, from an input that dies
 // at that step and that nothing else holds), runs the kernels, and drops every value right after
 // its last use so that its buffer goes back to the pool.
@@ -18,6 +19,8 @@
 
 namespace tenferro::exec {
 
+class ScalarProgram;
+
 class Executable {
  public:
   Executable(const computegraph::CompiledProgram<StdTensorOp>& program, const ExecOptions& options);
@@ -28,6 +31,8 @@ class Executable {
   std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<Tensor> into = {}) const;
 
   const ExecProgram& program() const { return program_; }
+  /// Whether runs go through the compact scalar interpreter (every value is rank-0).
+  bool uses_scalar_path() const { return scalar_ != nullptr; }
   /// The program after the passes, as text.
   std::string print() const;
 
@@ -38,6 +43,7 @@ class Executable {
   std::vector<std::vector<ValueId>> releases_;  // per step: values dead after it
   std::vector<char> is_output_;
   std::vector<std::string> input_names_;
+  std::unique_ptr<const ScalarProgram> scalar_;
 };
 
 /// The executable of `program` for the current options, built on first use and kept with the

@@ -1,0 +1,199 @@
+// The interpreter loop of the fast scalar path (scalar_program.hpp) and the one-element formulas
+// it evaluates: exactly those of the tensor kernels in src/ops/, so that results are bitwise equal.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "exec/scalar_program.hpp"
+
+namespace tenferro::exec {
+
+namespace {
+
+using Op = ScalarOpcode;
+
+// ---- one-element formulas, exactly those of the kernels in src/ops/ ---------------------------
+
+// i64 arithmetic wraps (two's complement), as in arith.cpp.
+std::int64_t wrap_add(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) + static_cast<std::uint64_t>(y));
+}
+std::int64_t wrap_mul(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
+}
+std::int64_t wrap_neg(std::int64_t x) {
+  return static_cast<std::int64_t>(std::uint64_t{0} - static_cast<std::uint64_t>(x));
+}
+// |INT64_MIN| wraps to INT64_MIN (minmax_select.cpp).
+std::int64_t abs_i64(std::int64_t x) { return x < 0 ? wrap_neg(x) : x; }
+
+// minmax_select.cpp: sign keeps NaN; maximum/minimum return NaN if either operand is NaN and the
+// second operand at ties; clamp(lo, v, hi) = min(max(v, lo), hi) with a NaN v staying NaN.
+template <class T>
+T sign_of(T x) {
+  if (x != x) return x;
+  return static_cast<T>((T{0} < x) - (x < T{0}));
+}
+template <class T>
+T maximum_of(T x, T y) { return (x > y || x != x) ? x : y; }
+template <class T>
+T minimum_of(T x, T y) { return (x < y || x != x) ? x : y; }
+template <class T>
+T clamp_of(T lo, T v, T hi) {
+  const T m = v < lo ? lo : v;
+  return hi < m ? hi : m;
+}
+
+// Sums and products with two NaN operands: x86 returns the first source operand's NaN, and which
+// operand comes first is the compiler's choice, so the kernels' answer depends on their build
+// (g++ 12 -O3: x's NaN for add, y's for mul; -O1 differs). The -O3 choice is made explicit here
+// (a predictable branch off the common path), so this side does not depend on its build.
+template <class T>
+T add_of(T x, T y) {
+  T r = x + y;
+  if (r != r && x != x) r = x + T(0);
+  return r;
+}
+template <class T>
+T mul_of(T x, T y) {
+  T r = x * y;
+  if (r != r && y != y) r = y * T(1);
+  return r;
+}
+
+// structural.cpp: float -> i64 truncates, saturates at the i64 range, maps NaN to 0.
+template <class From>
+std::int64_t to_i64(From x) {
+  if (std::isnan(x)) return 0;
+  constexpr auto lo = static_cast<From>(std::numeric_limits<std::int64_t>::min());
+  if (x >= -lo) return std::numeric_limits<std::int64_t>::max();
+  if (x <= lo) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(x);
+}
+
+// dot_general.cpp on rank-0 operands is a 1x1x1 GEMM with alpha 1, beta 0: the product
+// accumulated onto a zero (so a -0 product gives +0); the i64 loop accumulates from 0. When both
+// operands are NaN, dgemm returns the left one's payload: chosen explicitly here, because the
+// compiler may emit a product's operands in either order.
+double dot_f64(double x, double y) { return x != x ? 0.0 + x : 0.0 + x * y; }
+float dot_f32(float x, float y) { return 0.0f + x * y; }
+
+/// Runs [ip, end) over the register file r. The hot loop of the scalar path.
+///
+///
+/// Chaining: every f64 arithmetic or analytic result (f64.add .. f64.dot) is also kept in `acc`,
+/// a machine register; an operand flagged in `chain` reads it instead of the register file, so a
+/// chain of dependent ops does not wait for a store and reload (store forwarding) per op.
+}  // namespace
+
+void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r) {
+  double acc = 0.0;
+#define XA ((ip->chain & 1) ? acc : x.f64)
+#define YA ((ip->chain & 2) ? acc : y.f64)
+#define F64_RESULT(expr)   \
+  {                        \
+    const double v_ = expr; \
+    z.f64 = v_;            \
+    acc = v_;              \
+    break;                 \
+  }
+  for (; ip != end; ++ip) {
+    ScalarReg& z = r[ip->dst];
+    const ScalarReg& x = r[ip->a];
+    const ScalarReg& y = r[ip->b];
+    const ScalarReg& w = r[ip->c];
+    switch (ip->op) {
+      case Op::F64Add: F64_RESULT(add_of(XA, YA));
+      case Op::F64Mul: F64_RESULT(mul_of(XA, YA));
+      case Op::F64Neg: F64_RESULT(0.0 - XA);  // arith.cpp: 0 - x, so neg(0) is +0
+      case Op::F64Div: F64_RESULT(XA / YA);
+      case Op::F64Abs: F64_RESULT(std::abs(XA));
+      case Op::F64Sign: F64_RESULT(sign_of(XA));
+      case Op::F64Max: F64_RESULT(maximum_of(XA, YA));
+      case Op::F64Min: F64_RESULT(minimum_of(XA, YA));
+      case Op::F64Clamp: F64_RESULT(clamp_of(XA, YA, w.f64));
+      case Op::F64Exp: F64_RESULT(std::exp(XA));
+      case Op::F64Log: F64_RESULT(std::log(XA));
+      case Op::F64Sin: F64_RESULT(std::sin(XA));
+      case Op::F64Cos: F64_RESULT(std::cos(XA));
+      case Op::F64Tanh: F64_RESULT(std::tanh(XA));
+      case Op::F64Sqrt: F64_RESULT(std::sqrt(XA));
+      case Op::F64Rsqrt: F64_RESULT(1.0 / std::sqrt(XA));
+      case Op::F64Pow: F64_RESULT(std::pow(XA, YA));
+      case Op::F64Expm1: F64_RESULT(std::expm1(XA));
+      case Op::F64Log1p: F64_RESULT(std::log1p(XA));
+      case Op::F64Dot: F64_RESULT(dot_f64(XA, YA));
+      case Op::F64Eq: z.b = x.f64 == y.f64; break;
+      case Op::F64Ne: z.b = x.f64 != y.f64; break;
+      case Op::F64Lt: z.b = x.f64 < y.f64; break;
+      case Op::F64Le: z.b = x.f64 <= y.f64; break;
+      case Op::F64Gt: z.b = x.f64 > y.f64; break;
+      case Op::F64Ge: z.b = x.f64 >= y.f64; break;
+      case Op::F32Add: z.f32 = add_of(x.f32, y.f32); break;
+      case Op::F32Mul: z.f32 = mul_of(x.f32, y.f32); break;
+      case Op::F32Neg: z.f32 = 0.0f - x.f32; break;
+      case Op::F32Div: z.f32 = x.f32 / y.f32; break;
+      case Op::F32Abs: z.f32 = std::abs(x.f32); break;
+      case Op::F32Sign: z.f32 = sign_of(x.f32); break;
+      case Op::F32Max: z.f32 = maximum_of(x.f32, y.f32); break;
+      case Op::F32Min: z.f32 = minimum_of(x.f32, y.f32); break;
+      case Op::F32Clamp: z.f32 = clamp_of(x.f32, y.f32, w.f32); break;
+      case Op::F32Exp: z.f32 = std::exp(x.f32); break;
+      case Op::F32Log: z.f32 = std::log(x.f32); break;
+      case Op::F32Sin: z.f32 = std::sin(x.f32); break;
+      case Op::F32Cos: z.f32 = std::cos(x.f32); break;
+      case Op::F32Tanh: z.f32 = std::tanh(x.f32); break;
+      case Op::F32Sqrt: z.f32 = std::sqrt(x.f32); break;
+      case Op::F32Rsqrt: z.f32 = 1.0f / std::sqrt(x.f32); break;
+      case Op::F32Pow: z.f32 = std::pow(x.f32, y.f32); break;
+      case Op::F32Expm1: z.f32 = std::expm1(x.f32); break;
+      case Op::F32Log1p: z.f32 = std::log1p(x.f32); break;
+      case Op::F32Dot: z.f32 = dot_f32(x.f32, y.f32); break;
+      case Op::F32Eq: z.b = x.f32 == y.f32; break;
+      case Op::F32Ne: z.b = x.f32 != y.f32; break;
+      case Op::F32Lt: z.b = x.f32 < y.f32; break;
+      case Op::F32Le: z.b = x.f32 <= y.f32; break;
+      case Op::F32Gt: z.b = x.f32 > y.f32; break;
+      case Op::F32Ge: z.b = x.f32 >= y.f32; break;
+      case Op::I64Add: z.i64 = wrap_add(x.i64, y.i64); break;
+      case Op::I64Mul: z.i64 = wrap_mul(x.i64, y.i64); break;
+      case Op::I64Neg: z.i64 = wrap_neg(x.i64); break;
+      case Op::I64Abs: z.i64 = abs_i64(x.i64); break;
+      case Op::I64Sign: z.i64 = sign_of(x.i64); break;
+      case Op::I64Max: z.i64 = maximum_of(x.i64, y.i64); break;
+      case Op::I64Min: z.i64 = minimum_of(x.i64, y.i64); break;
+      case Op::I64Clamp: z.i64 = clamp_of(x.i64, y.i64, w.i64); break;
+      case Op::I64Dot: z.i64 = wrap_add(0, wrap_mul(x.i64, y.i64)); break;
+      case Op::I64Eq: z.b = x.i64 == y.i64; break;
+      case Op::I64Ne: z.b = x.i64 != y.i64; break;
+      case Op::I64Lt: z.b = x.i64 < y.i64; break;
+      case Op::I64Le: z.b = x.i64 <= y.i64; break;
+      case Op::I64Gt: z.b = x.i64 > y.i64; break;
+      case Op::I64Ge: z.b = x.i64 >= y.i64; break;
+      case Op::BoolEq: z.b = x.b == y.b; break;
+      case Op::BoolNe: z.b = x.b != y.b; break;
+      case Op::BoolLt: z.b = x.b < y.b; break;
+      case Op::BoolLe: z.b = x.b <= y.b; break;
+      case Op::BoolGt: z.b = x.b > y.b; break;
+      case Op::BoolGe: z.b = x.b >= y.b; break;
+      case Op::Select: z = x.b ? y : w; break;
+      case Op::F64ToF32: z.f32 = static_cast<float>(x.f64); break;
+      case Op::F64ToI64: z.i64 = to_i64(x.f64); break;
+      case Op::F64ToBool: z.b = x.f64 != 0.0; break;
+      case Op::F32ToF64: z.f64 = static_cast<double>(x.f32); break;
+      case Op::F32ToI64: z.i64 = to_i64(x.f32); break;
+      case Op::F32ToBool: z.b = x.f32 != 0.0f; break;
+      case Op::I64ToF64: z.f64 = static_cast<double>(x.i64); break;
+      case Op::I64ToF32: z.f32 = static_cast<float>(x.i64); break;
+      case Op::I64ToBool: z.b = x.i64 != 0; break;
+      case Op::BoolToF64: z.f64 = x.b ? 1.0 : 0.0; break;
+      case Op::BoolToF32: z.f32 = x.b ? 1.0f : 0.0f; break;
+      case Op::BoolToI64: z.i64 = x.b ? 1 : 0; break;
+    }
+  }
+#undef F64_RESULT
+#undef YA
+#undef XA
+}
+
+}  // namespace tenferro::exec

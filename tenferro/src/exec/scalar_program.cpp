@@ -1,0 +1,383 @@
+// The fast scalar path (see scalar_program.hpp): lowering, the interpreter loop, run and print.
+#include "exec/scalar_program.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace tenferro::exec {
+
+namespace {
+
+using Op = ScalarOpcode;
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct OpcodeInfo {
+  const char* name;
+  std::uint8_t arity;
+};
+constexpr OpcodeInfo kOpcodeInfo[] = {
+#define TENFERRO_SCALAR_INFO(name, str, arity) {str, arity},
+    TENFERRO_SCALAR_OPCODES(TENFERRO_SCALAR_INFO)
+#undef TENFERRO_SCALAR_INFO
+};
+const OpcodeInfo& info(Op op) { return kOpcodeInfo[static_cast<std::size_t>(op)]; }
+
+bool supported(DType d) { return d == DType::F64 || d == DType::F32 || d == DType::I64 || d == DType::Bool; }
+
+/// The typed opcode of an elementwise or contraction op on dtype d, or nullopt.
+std::optional<Op> typed_opcode(OpKind kind, DType d) {
+  // Per dtype, the opcodes in OpKind order: add mul neg div abs sign max min clamp exp log sin cos
+  // tanh sqrt rsqrt pow expm1 log1p dot (i64: the subset its shape rules admit).
+  auto pick = [&](Op f64, Op f32, std::optional<Op> i64) -> std::optional<Op> {
+    switch (d) {
+      case DType::F64: return f64;
+      case DType::F32: return f32;
+      case DType::I64: return i64;
+      case DType::Bool:
+      case DType::C64:
+      case DType::C128: return std::nullopt;
+    }
+    return std::nullopt;
+  };
+  constexpr std::optional<Op> none;
+  switch (kind) {
+    case OpKind::Add: return pick(Op::F64Add, Op::F32Add, Op::I64Add);
+    case OpKind::Mul: return pick(Op::F64Mul, Op::F32Mul, Op::I64Mul);
+    case OpKind::Neg: return pick(Op::F64Neg, Op::F32Neg, Op::I64Neg);
+    case OpKind::Div: return pick(Op::F64Div, Op::F32Div, none);
+    case OpKind::Abs: return pick(Op::F64Abs, Op::F32Abs, Op::I64Abs);
+    case OpKind::Sign: return pick(Op::F64Sign, Op::F32Sign, Op::I64Sign);
+    case OpKind::Maximum: return pick(Op::F64Max, Op::F32Max, Op::I64Max);
+    case OpKind::Minimum: return pick(Op::F64Min, Op::F32Min, Op::I64Min);
+    case OpKind::Clamp: return pick(Op::F64Clamp, Op::F32Clamp, Op::I64Clamp);
+    case OpKind::Exp: return pick(Op::F64Exp, Op::F32Exp, none);
+    case OpKind::Log: return pick(Op::F64Log, Op::F32Log, none);
+    case OpKind::Sin: return pick(Op::F64Sin, Op::F32Sin, none);
+    case OpKind::Cos: return pick(Op::F64Cos, Op::F32Cos, none);
+    case OpKind::Tanh: return pick(Op::F64Tanh, Op::F32Tanh, none);
+    case OpKind::Sqrt: return pick(Op::F64Sqrt, Op::F32Sqrt, none);
+    case OpKind::Rsqrt: return pick(Op::F64Rsqrt, Op::F32Rsqrt, none);
+    case OpKind::Pow: return pick(Op::F64Pow, Op::F32Pow, none);
+    case OpKind::Expm1: return pick(Op::F64Expm1, Op::F32Expm1, none);
+    case OpKind::Log1p: return pick(Op::F64Log1p, Op::F32Log1p, none);
+    case OpKind::DotGeneral: return pick(Op::F64Dot, Op::F32Dot, Op::I64Dot);
+    case OpKind::Conj:
+    case OpKind::Real:
+    case OpKind::Imag:
+    case OpKind::Compare:
+    case OpKind::Select:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::Transpose:
+    case OpKind::Reshape:
+    case OpKind::BroadcastInDim:
+    case OpKind::Convert:
+    case OpKind::ExtractDiag:
+    case OpKind::EmbedDiag:
+    case OpKind::Constant:
+    case OpKind::Iota:
+    case OpKind::Zeros: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// compare[dir] on operands of dtype d: six consecutive opcodes per dtype, in CompareDir order.
+std::optional<Op> compare_opcode(CompareDir dir, DType d) {
+  Op first{};
+  switch (d) {
+    case DType::F64: first = Op::F64Eq; break;
+    case DType::F32: first = Op::F32Eq; break;
+    case DType::I64: first = Op::I64Eq; break;
+    case DType::Bool: first = Op::BoolEq; break;
+    case DType::C64:
+    case DType::C128: return std::nullopt;
+  }
+  return static_cast<Op>(static_cast<unsigned>(first) + static_cast<unsigned>(dir));
+}
+
+/// convert between two different supported dtypes: three consecutive opcodes per source dtype,
+/// targets in the order f64, f32, i64, bool with the source itself left out.
+std::optional<Op> convert_opcode(DType from, DType to) {
+  constexpr DType kOrder[] = {DType::F64, DType::F32, DType::I64, DType::Bool};
+  constexpr Op kFirst[] = {Op::F64ToF32, Op::F32ToF64, Op::I64ToF64, Op::BoolToF64};
+  if (!supported(from) || !supported(to) || from == to) return std::nullopt;
+  unsigned fi = 0, k = 0;
+  while (kOrder[fi] != from) ++fi;
+  for (DType t : kOrder) {
+    if (t == to) break;
+    if (t != from) ++k;
+  }
+  return static_cast<Op>(static_cast<unsigned>(kFirst[fi]) + k);
+}
+
+ScalarReg read_scalar(const Tensor& t) {
+  ScalarReg v{};
+  switch (t.dtype()) {
+    case DType::F64: v.f64 = *static_cast<const double*>(t.raw_data()); break;
+    case DType::F32: v.f32 = *static_cast<const float*>(t.raw_data()); break;
+    case DType::I64: v.i64 = *static_cast<const std::int64_t*>(t.raw_data()); break;
+    case DType::Bool: v.b = *static_cast<const bool*>(t.raw_data()); break;
+    case DType::C64:
+    case DType::C128: break;  // never: lower() rejects complex values
+  }
+  return v;
+}
+
+Tensor write_scalar(DType d, const ScalarReg& v) {
+  Tensor t = Tensor::uninitialized(TensorType{d, {}});
+  switch (d) {
+    case DType::F64: *static_cast<double*>(t.raw_data()) = v.f64; break;
+    case DType::F32: *static_cast<float*>(t.raw_data()) = v.f32; break;
+    case DType::I64: *static_cast<std::int64_t*>(t.raw_data()) = v.i64; break;
+    case DType::Bool: *static_cast<bool*>(t.raw_data()) = v.b; break;
+    case DType::C64:
+    case DType::C128: break;
+  }
+  return t;
+}
+
+/// Lowering state, in provisional register numbers (renumbered at the end so that constants come
+/// first).
+struct Lowering {
+  std::vector<ScalarReg> values;      // constant values (others unused)
+  std::vector<DType> dtypes;
+  std::vector<std::uint8_t> is_const;
+  std::vector<ScalarInstruction> code;
+
+  std::uint32_t new_reg(DType d, bool constant, ScalarReg v = {}) {
+    values.push_back(v);
+    dtypes.push_back(d);
+    is_const.push_back(constant ? 1 : 0);
+    return static_cast<std::uint32_t>(values.size() - 1);
+  }
+  /// r = op(operands): evaluated now into a constant register when every operand is constant.
+  std::uint32_t emit(Op op, DType d, std::span<const std::uint32_t> operands) {
+    ScalarInstruction ins{op, 0, 0, 0, 0, 0};
+    bool all_const = true;
+    std::uint32_t* fields[] = {&ins.a, &ins.b, &ins.c};
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      *fields[k] = operands[k];
+      all_const = all_const && is_const[operands[k]];
+    }
+    ins.dst = new_reg(d, all_const);
+    if (all_const) {
+      execute(&ins, &ins + 1, values.data());
+    } else {
+      code.push_back(ins);
+    }
+    return ins.dst;
+  }
+};
+
+std::string format_value(DType d, const ScalarReg& v) {
+  char buf[64];
+  switch (d) {
+    case DType::F64: std::snprintf(buf, sizeof buf, "%.17g", v.f64); break;
+    case DType::F32: std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v.f32)); break;
+    case DType::I64: std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v.i64)); break;
+    case DType::Bool: return v.b ? "true" : "false";
+    case DType::C64:
+    case DType::C128: return "?";
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
+  Lowering l;
+  std::vector<std::uint32_t> slot_reg(program.slot_count(), kNone);
+  auto scalar_type = [](const TensorType& t) { return t.shape.empty() && supported(t.dtype); };
+
+  ScalarProgram p;
+  p.input_keys_ = program.input_keys();
+  for (std::size_t i = 0; i < program.input_slots().size(); ++i) {
+    const TensorType& t = p.input_keys_[i].type;
+    if (!scalar_type(t)) return std::nullopt;
+    slot_reg[program.input_slots()[i]] = l.new_reg(t.dtype, false);
+  }
+
+  const auto& instructions = program.instructions();
+  for (std::size_t i = 0; i < instructions.size(); ++i) {
+    const StdTensorOp& op = instructions[i].operation;
+    if (instructions[i].output_count != 1 || !scalar_type(op.out)) return std::nullopt;
+    std::uint32_t in[3] = {0, 0, 0};
+    const auto operands = program.operands(i);
+    if (operands.size() > 3) return std::nullopt;
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      in[k] = slot_reg[operands[k]];
+      if (in[k] == kNone) return std::nullopt;  // never in a well-formed program
+    }
+    const std::span<const std::uint32_t> args(in, operands.size());
+    const DType d = op.out.dtype;
+    const DType d0 = operands.empty() ? d : l.dtypes[in[0]];
+    std::uint32_t r = kNone;
+    switch (op.kind) {
+      case OpKind::Add:
+      case OpKind::Mul:
+      case OpKind::Neg:
+      case OpKind::Div:
+      case OpKind::Abs:
+      case OpKind::Sign:
+      case OpKind::Maximum:
+      case OpKind::Minimum:
+      case OpKind::Clamp:
+      case OpKind::Exp:
+      case OpKind::Log:
+      case OpKind::Sin:
+      case OpKind::Cos:
+      case OpKind::Tanh:
+      case OpKind::Sqrt:
+      case OpKind::Rsqrt:
+      case OpKind::Pow:
+      case OpKind::Expm1:
+      case OpKind::Log1p:
+      case OpKind::DotGeneral: {
+        const auto code = typed_opcode(op.kind, d);
+        if (!code) return std::nullopt;
+        r = l.emit(*code, d, args);
+        break;
+      }
+      case OpKind::Compare: {
+        const auto code = compare_opcode(op.attrs.compare, d0);
+        if (!code) return std::nullopt;
+        r = l.emit(*code, d, args);
+        break;
+      }
+      case OpKind::Select: r = l.emit(Op::Select, d, args); break;
+      // On real operands conj and real are the identity and imag is zero (arith.cpp).
+      case OpKind::Conj:
+      case OpKind::Real: r = in[0]; break;
+      case OpKind::Imag: r = l.new_reg(d, true); break;
+      // Rank-0 to rank-0: the value itself (reductions of a rank-0 operand reduce no axes).
+      case OpKind::ReduceSum:
+      case OpKind::ReduceProd:
+      case OpKind::ReduceMax:
+      case OpKind::ReduceMin:
+      case OpKind::Transpose:
+      case OpKind::Reshape:
+      case OpKind::BroadcastInDim: r = in[0]; break;
+      case OpKind::Convert:
+        if (d == d0) {
+          r = in[0];
+        } else {
+          const auto code = convert_opcode(d0, d);
+          if (!code) return std::nullopt;
+          r = l.emit(*code, d, args);
+        }
+        break;
+      case OpKind::Constant:
+        if (!op.attrs.constant || op.attrs.constant->type() != op.out) return std::nullopt;
+        r = l.new_reg(d, true, read_scalar(*op.attrs.constant));
+        break;
+      case OpKind::Zeros: r = l.new_reg(d, true); break;
+      case OpKind::Iota:
+      case OpKind::ExtractDiag:
+      case OpKind::EmbedDiag: return std::nullopt;  // no rank-0 form
+    }
+    slot_reg[instructions[i].first_output] = r;
+  }
+
+  // Renumber: constants first (copied into each run's registers), then everything else.
+  const std::size_t n = l.values.size();
+  std::vector<std::uint32_t> perm(n);
+  std::uint32_t next = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (l.is_const[k]) {
+      perm[k] = next++;
+      p.constants_.push_back(l.values[k]);
+    }
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!l.is_const[k]) perm[k] = next++;
+  }
+  p.dtypes_.resize(n);
+  for (std::size_t k = 0; k < n; ++k) p.dtypes_[perm[k]] = l.dtypes[k];
+  p.code_ = std::move(l.code);
+  for (ScalarInstruction& ins : p.code_) {
+    const unsigned arity = info(ins.op).arity;
+    ins.dst = perm[ins.dst];
+    ins.a = arity > 0 ? perm[ins.a] : 0;
+    ins.b = arity > 1 ? perm[ins.b] : 0;
+    ins.c = arity > 2 ? perm[ins.c] : 0;
+  }
+  // Operands that are the previous instruction's f64 result read the accumulator (execute()).
+  auto keeps_acc = [](Op op) { return op >= Op::F64Add && op <= Op::F64Dot; };
+  for (std::size_t i = 1; i < p.code_.size(); ++i) {
+    ScalarInstruction& ins = p.code_[i];
+    const ScalarInstruction& prev = p.code_[i - 1];
+    if (!keeps_acc(ins.op) || !keeps_acc(prev.op)) continue;
+    const unsigned arity = info(ins.op).arity;
+    if (arity > 0 && ins.a == prev.dst) ins.chain |= 1;
+    if (arity > 1 && ins.b == prev.dst) ins.chain |= 2;
+  }
+  for (std::uint32_t s : program.input_slots()) p.input_regs_.push_back(perm[slot_reg[s]]);
+  for (std::uint32_t s : program.output_slots()) {
+    if (slot_reg[s] == kNone) return std::nullopt;
+    p.output_regs_.push_back(perm[slot_reg[s]]);
+  }
+  return p;
+}
+
+std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
+  if (inputs.size() != input_regs_.size()) {
+    std::ostringstream msg;
+    msg << "ScalarProgram::run: expected " << input_regs_.size() << " inputs (";
+    for (std::size_t i = 0; i < input_keys_.size(); ++i) msg << (i ? ", " : "") << input_keys_[i];
+    msg << "), got " << inputs.size();
+    throw BindingError(msg.str());
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& want = input_keys_[i].type;
+    const TensorType& got = inputs[i].type();
+    if (got == want) continue;
+    std::ostringstream msg;
+    msg << "ScalarProgram::run: input " << i << " (" << input_keys_[i] << ") has type " << got.to_string()
+        << "; expected " << want.to_string();
+    if (got.shape != want.shape) throw ShapeError(msg.str());
+    throw DTypeError(msg.str());
+  }
+  // One buffer per thread, grown to the largest program it has run: no allocation per run once
+  // warm. run() never re-enters itself, so a thread never uses the buffer twice at once.
+  thread_local std::vector<ScalarReg> buffer;
+  if (buffer.size() < dtypes_.size()) buffer.resize(dtypes_.size());
+  ScalarReg* r = buffer.data();
+  std::copy(constants_.begin(), constants_.end(), r);
+  for (std::size_t i = 0; i < inputs.size(); ++i) r[input_regs_[i]] = read_scalar(inputs[i]);
+  execute(code_.data(), code_.data() + code_.size(), r);
+  std::vector<Tensor> out;
+  out.reserve(output_regs_.size());
+  for (std::uint32_t reg : output_regs_) out.push_back(write_scalar(dtypes_[reg], r[reg]));
+  return out;
+}
+
+std::string ScalarProgram::print() const {
+  std::ostringstream os;
+  os << "scalar_program: " << input_regs_.size() << " inputs, " << output_regs_.size() << " outputs, "
+     << dtypes_.size() << " registers (" << constants_.size() << " constant), " << code_.size()
+     << " instructions\n";
+  for (std::size_t k = 0; k < constants_.size(); ++k) {
+    os << '%' << k << ": " << dtype_name(dtypes_[k]) << " = " << format_value(dtypes_[k], constants_[k]) << '\n';
+  }
+  for (std::size_t i = 0; i < input_regs_.size(); ++i) {
+    os << '%' << input_regs_[i] << ": " << dtype_name(dtypes_[input_regs_[i]]) << " = input "
+       << input_keys_[i].name << '\n';
+  }
+  for (const ScalarInstruction& ins : code_) {
+    const OpcodeInfo& oi = info(ins.op);
+    os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = " << oi.name;
+    const std::uint32_t operands[] = {ins.a, ins.b, ins.c};
+    for (unsigned k = 0; k < oi.arity; ++k) os << " %" << operands[k];
+    os << '\n';
+  }
+  os << "outputs";
+  for (std::uint32_t reg : output_regs_) os << " %" << reg;
+  os << '\n';
+  return os.str();
+}
+
+}  // namespace tenferro::exec
