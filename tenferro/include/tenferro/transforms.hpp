@@ -88,6 +88,8 @@ std::vector<TensorType> types_of(const Tensors& args);
 void check_wrt(const char* what, const Tensors& args, std::size_t argnum);
 /// Throws unless the graph has one scalar real output (what grad and hessian differentiate).
 void check_scalar_loss(const char* what, const GraphPtr& graph);
+/// Writes `column` (n elements of h's dtype) into column `col` of h viewed as an n x n matrix.
+void store_column(Tensor& h, std::size_t col, const Tensor& column);
 /// Jacobian block rows x [col0, col0 + cols) as a tensor of shape `shape`.
 Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype);
 
@@ -168,14 +170,14 @@ class Transformed {
       for (std::size_t j = 0; j < argnum_; ++j) col0 += static_cast<std::size_t>(args[j].numel());
       const Tensor& x = args[argnum_];
       if constexpr (M == Mode::Hessian) {
-        Jacobian h = ad.hessian(g, args);
         Shape shape = x.shape();
         shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-        Jacobian rows(static_cast<std::size_t>(x.numel()), h.cols);
-        for (std::size_t i = 0; i < rows.rows; ++i) {
-          for (std::size_t j = 0; j < h.cols; ++j) rows(i, j) = h(col0 + i, j);
-        }
-        return block_to_tensor(rows, col0, static_cast<std::size_t>(x.numel()), shape, x.dtype());
+        Tensor h = Tensor::uninitialized(TensorType{x.dtype(), std::move(shape)});
+        // Only argument argnum_ is differentiated (set_wrt), so its columns are the only ones.
+        ad.hessian_columns(g, args, [&](std::size_t col, const Tensors& hv) {
+          store_column(h, col - col0, hv[argnum_]);
+        });
+        return h;
       } else {
         Jacobian j = M == Mode::JacFwd ? ad.jacfwd(g, args) : ad.jacrev(g, args);
         const TensorType& out = type_of(g->key(g->outputs().at(0)));

@@ -46,6 +46,16 @@ void check_scalar_loss(const char* what, const GraphPtr& graph) {
   }
 }
 
+void store_column(Tensor& h, std::size_t col, const Tensor& column) {
+  const std::int64_t n = column.numel();
+  visit_dtype(h.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = static_cast<const T*>(column.raw_data());
+    T* dst = static_cast<T*>(h.raw_data()) + col;
+    for (std::int64_t i = 0; i < n; ++i) dst[i * n] = src[i];
+  });
+}
+
 Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype) {
   Tensor t(TensorType{dtype, std::move(shape)});
   std::vector<c128> values;

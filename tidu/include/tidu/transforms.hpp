@@ -165,11 +165,53 @@ class Transforms {
   /// Hessian of a one-output function (one hvp run per column).
   Matrix<Scalar> hessian(const Function& f, std::span<const Operand> x) {
     Matrix<Scalar> H(total_size(x), total_size(x));
-    auto& d = derived(f);
-    for_each_basis(x, [&](std::size_t col, const Values& v) {
-      fill_column(H, col, hvp(f, x, v), [](const Scalar& s) { return s; });
-    }, [&](std::size_t j) { return is_wrt(d, j); });
+    hessian_columns(f, x, [&](std::size_t col, const Values& hv) {
+      fill_column(H, col, hv, [](const Scalar& s) { return s; });
+    });
     return H;
+  }
+
+  /// The Hessian column by column, for callers that store it their own way: for each coordinate
+  /// `col` of the differentiated arguments (numbered across all arguments, as in hessian()),
+  /// visit(col, hv) with hv = H(x) e_col aligned with x (zeros for arguments not differentiated).
+  /// The compiled hvp program is looked up once and run once per column.
+  template <class Visit>
+  void hessian_columns(const Function& f, std::span<const Operand> x, Visit&& visit) {
+    check_arity("hessian", f, x, x.size(), "primals");
+    auto& d = derived(f);
+    auto prog = hvp_program(d);
+    const auto& tr = *d.transpose;
+    const auto& second = *d.hvp_linear;
+    Operand seed = unit_seed(d, x);
+    Values in(x.begin(), x.end());
+    if (!tr.tangent_inputs.empty()) in.push_back(std::move(seed));
+    const std::size_t first_direction = in.size();
+    for (std::size_t j : d.wrt_pos) in.push_back(Space::zeros_like(x[j]));
+    // Which program output holds each argument's part of H v (hvp's layout), or none.
+    std::vector<std::ptrdiff_t> source(x.size(), -1);
+    for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
+      if (!tr.tangent_outputs[w]) continue;
+      if (second.tangent_outputs[g++]) source[d.wrt_pos[w]] = static_cast<std::ptrdiff_t>(k++);
+    }
+    Values zeros, hv;
+    for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
+    hv = zeros;
+    std::size_t col = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const auto w = std::find(d.wrt_pos.begin(), d.wrt_pos.end(), j) - d.wrt_pos.begin();
+      if (static_cast<std::size_t>(w) == d.wrt_pos.size()) {
+        col += Space::size(x[j]);
+        continue;
+      }
+      Operand& direction = in[first_direction + static_cast<std::size_t>(w)];
+      for (std::size_t k = 0; k < Space::size(x[j]); ++k) {
+        direction = Space::basis_like(x[j], k);
+        Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
+        for (std::size_t a = 0; a < x.size(); ++a) hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
+        visit(col++, static_cast<const Values&>(hv));
+      }
+      direction = zeros[j];
+    }
   }
 
   computegraph::CompileCacheStats cache_stats() const { return cache_->stats(); }
