@@ -101,6 +101,19 @@ TEST(TracedTransforms, GradJvpVjpHessianMatchClosedForms) {
     EXPECT_NEAR(h.at<double>({i, i}), xi * xi * std::exp(wi * xi), 1e-12);
     EXPECT_NEAR(h.at<double>({i, 1 - i}), 0.0, 1e-12);
   }
+  // With respect to the second argument, a matrix one (H_x = diag(w^2 exp(w x)) as [2,2,2,2]),
+  // with a non-symmetric cross term so that a transposed Hessian would show.
+  auto cross = [](tf::Traced u, tf::Traced v) { return tf::sum(tf::exp(u * v)) + tf::sum(tf::sin(v) * tf::cos(u)); };
+  tf::Tensor W = tf::Tensor::from({{0.5, -1.0}, {0.2, 0.7}}), X = tf::Tensor::from({{1.0, 2.0}, {-0.5, 0.3}});
+  tf::Tensor hx = tf::hessian(cross, 1)(W, X);
+  ASSERT_EQ(hx.shape(), (tf::Shape{2, 2, 2, 2}));
+  for (std::int64_t i = 0; i < 4; ++i) {
+    for (std::int64_t j = 0; j < 4; ++j) {
+      const double wi = W.data<double>()[i], xi = X.data<double>()[i];
+      const double expected = i == j ? wi * wi * std::exp(wi * xi) - std::sin(xi) * std::cos(wi) : 0.0;
+      EXPECT_NEAR(hx.data<double>()[i * 4 + j], expected, 1e-12) << i << "," << j;
+    }
+  }
   tf::Tensor dw = tf::Tensor::from({1.0, 0.5}), dx = tf::Tensor::from({0.0, 0.0});
   auto [y, dy] = tf::jvp(loss, {w, x}, {dw, dx});
   EXPECT_NEAR(y.item<double>(), std::exp(0.5) + std::exp(-2.0), 1e-12);
