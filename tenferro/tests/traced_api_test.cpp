@@ -334,3 +334,23 @@ TEST(VectorExamples, LinearAndTransposedGraphsMatchTheSpecListings) {
             "  return %3\n"
             "}\n");
 }
+
+TEST(TracedProgram, RunIntoWritesIntoTheCallersTensorsAndPrintsTheExecutable) {
+  auto f = [](tf::Traced x) { return tf::tanh(x) * 2.0 + x; };
+  tf::Tensor x = tf::Tensor::from({0.5, -1.0, 2.0});
+  tf::Program p = tf::trace(f, x);
+  tf::Tensors out = {tf::Tensor::zeros({3})};
+  const void* storage = out[0].raw_data();
+  p.run_into({x}, out);
+  EXPECT_EQ(out[0].raw_data(), storage);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    const double xi = x.data<double>()[i];
+    EXPECT_NEAR(out[0].data<double>()[i], std::tanh(xi) * 2.0 + xi, 1e-15);
+  }
+  tf::Tensors wrong = {tf::Tensor::zeros({4})};
+  EXPECT_THROW(p.run_into({x}, wrong), tf::ShapeError);
+  // One fused kernel, unless the passes are switched off for this run of the suite.
+  if (tf::exec_options().fuse_elementwise) {
+    EXPECT_NE(p.print_executable().find("fused[f64 x 3]"), std::string::npos) << p.print_executable();
+  }
+}

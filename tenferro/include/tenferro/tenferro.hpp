@@ -1,6 +1,8 @@
 #pragma once
 // tenferro: tensors, the StdTensorOp primitive set and the traced API.
+#include "tenferro/buffer_pool.hpp"
 #include "tenferro/error.hpp"
+#include "tenferro/exec_options.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tensor.hpp"
 #include "tenferro/threads.hpp"

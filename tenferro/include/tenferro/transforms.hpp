@@ -252,6 +252,12 @@ class Program {
   tidu::LinearizedGraph<StdTensorOp> linearize() const;
   /// Runs the primal program.
   Tensors run(const Tensors& args) const;
+  /// Runs the primal program writing its results into `outputs` (one tensor per result, of the
+  /// result's type; ShapeError otherwise): fused kernels write straight into their storage, so a
+  /// loop that reuses its output tensors allocates nothing for them.
+  void run_into(const Tensors& args, Tensors& outputs) const;
+  /// The program as the executor runs it (after its passes; exec_options.hpp), as text.
+  std::string print_executable() const;
 
  private:
   GraphPtr graph_;

@@ -2,6 +2,7 @@
 #include "tenferro/transforms.hpp"
 
 #include "computegraph/printer.hpp"
+#include "exec/executor.hpp"
 
 namespace tenferro {
 
@@ -93,6 +94,23 @@ tidu::LinearizedGraph<StdTensorOp> Program::linearize() const {
   return tidu::linearize(computegraph::resolve({graph_}), std::span<const TensorValueKey>(outputs),
                          std::span<const TensorKey>(wrt));
 }
+
+namespace {
+std::shared_ptr<const computegraph::CompiledProgram<StdTensorOp>> compiled(const GraphPtr& graph) {
+  auto outputs = graph->output_keys();
+  std::vector<TensorValueKey> inputs;
+  for (auto id : graph->inputs()) inputs.push_back(graph->key(id));
+  return default_compile_cache()->get_or_compile(computegraph::resolve({graph}),
+                                                 std::span<const TensorValueKey>(outputs),
+                                                 std::span<const TensorValueKey>(inputs));
+}
+}  // namespace
+
+void Program::run_into(const Tensors& args, Tensors& outputs) const {
+  exec::executable_for(*compiled(graph_))->run(args, outputs);
+}
+
+std::string Program::print_executable() const { return exec::executable_for(*compiled(graph_))->print(); }
 
 Tensors Program::run(const Tensors& args) const {
   tidu::Transforms<StdTensorOp> ad(default_compile_cache());
