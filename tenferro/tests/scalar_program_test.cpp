@@ -418,3 +418,26 @@ TEST(ScalarProgram, BadInputsGiveTypedErrors) {
 
 }  // namespace
 }  // namespace tenferro
+
+// A gradient program's sin and cos of one register run as one sincos (scalar_program.cpp); that is
+// only sound if glibc's sincos gives exactly sin's and cos's bits, which this sweep checks.
+TEST(ScalarProgram, SinCosGivesTheBitsOfSinAndCos) {
+  std::mt19937_64 rng(5);
+  std::vector<double> xs = {0.0, -0.0, 1e-310, 0.5, 3.141592653589793, 1e6, 1e22, -1e300,
+                            std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+  for (int e = -30; e <= 30; ++e) {
+    std::uniform_real_distribution<double> u(-std::ldexp(1.0, e), std::ldexp(1.0, e));
+    for (int k = 0; k < 2000; ++k) xs.push_back(u(rng));
+  }
+  // Called through volatile pointers: the compiler may otherwise merge sin(x) and cos(x) into the
+  // very sincos call under test.
+  double (*volatile sin_fn)(double) = ::sin;
+  double (*volatile cos_fn)(double) = ::cos;
+  for (double x : xs) {
+    double s = 0, c = 0;
+    ::sincos(x, &s, &c);
+    const double s_ref = sin_fn(x), c_ref = cos_fn(x);
+    ASSERT_EQ(std::memcmp(&s, &s_ref, sizeof s), 0) << x;
+    ASSERT_EQ(std::memcmp(&c, &c_ref, sizeof c), 0) << x;
+  }
+}

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 namespace tenferro::exec {
 
@@ -188,6 +189,32 @@ std::string format_value(DType d, const ScalarReg& v) {
 
 }  // namespace
 
+namespace {
+/// sin(x) and cos(x) of one f64 register (a gradient program has both: sin on the way forward, its
+/// derivative cos on the way back) become one sincos at the sin's place. Registers are written
+/// once, so the cos result may be written early.
+void fuse_sin_cos(std::vector<ScalarInstruction>& code) {
+  std::unordered_map<std::uint32_t, std::size_t> sin_of;  // operand register -> sin instruction
+  std::vector<char> dropped(code.size(), 0);
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (code[i].op == ScalarOpcode::F64Sin) {
+      sin_of.emplace(code[i].a, i);
+    } else if (code[i].op == ScalarOpcode::F64Cos) {
+      auto it = sin_of.find(code[i].a);
+      if (it == sin_of.end() || code[it->second].op != ScalarOpcode::F64Sin) continue;
+      code[it->second].op = ScalarOpcode::F64SinCos;
+      code[it->second].c = code[i].dst;
+      dropped[i] = 1;
+    }
+  }
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (!dropped[i]) code[k++] = code[i];
+  }
+  code.resize(k);
+}
+}  // namespace
+
 std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
   Lowering l;
   std::vector<std::uint32_t> slot_reg(program.slot_count(), kNone);
@@ -305,8 +332,9 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     ins.b = arity > 1 ? perm[ins.b] : 0;
     ins.c = arity > 2 ? perm[ins.c] : 0;
   }
+  fuse_sin_cos(p.code_);
   // Operands that are the previous instruction's f64 result read the accumulator (execute()).
-  auto keeps_acc = [](Op op) { return op >= Op::F64Add && op <= Op::F64Dot; };
+  auto keeps_acc = [](Op op) { return op >= Op::F64Add && op <= Op::F64SinCos; };
   for (std::size_t i = 1; i < p.code_.size(); ++i) {
     ScalarInstruction& ins = p.code_[i];
     const ScalarInstruction& prev = p.code_[i - 1];
@@ -372,6 +400,7 @@ std::string ScalarProgram::print() const {
     os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = " << oi.name;
     const std::uint32_t operands[] = {ins.a, ins.b, ins.c};
     for (unsigned k = 0; k < oi.arity; ++k) os << " %" << operands[k];
+    if (ins.op == ScalarOpcode::F64SinCos) os << ", cos -> %" << ins.c;
     os << '\n';
   }
   os << "outputs";

@@ -49,6 +49,7 @@ union ScalarReg {
   X(F64Cos, "f64.cos", 1) X(F64Tanh, "f64.tanh", 1) X(F64Sqrt, "f64.sqrt", 1)                  \
   X(F64Rsqrt, "f64.rsqrt", 1) X(F64Pow, "f64.pow", 2) X(F64Expm1, "f64.expm1", 1)              \
   X(F64Log1p, "f64.log1p", 1) X(F64Dot, "f64.dot", 2)                                          \
+  X(F64SinCos, "f64.sincos", 1) /* r[dst] = sin(r[a]), r[c] = cos(r[a]) */                   \
   X(F64Eq, "f64.eq", 2) X(F64Ne, "f64.ne", 2) X(F64Lt, "f64.lt", 2)                            \
   X(F64Le, "f64.le", 2) X(F64Gt, "f64.gt", 2) X(F64Ge, "f64.ge", 2)                            \
   X(F32Add, "f32.add", 2) X(F32Mul, "f32.mul", 2) X(F32Neg, "f32.neg", 1)                      \
