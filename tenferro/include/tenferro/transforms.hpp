@@ -243,9 +243,13 @@ Tensors hvp(F f, const Tensors& primals, const Tensors& directions) {
 
 /// A traced program: the graph of f on arguments like `args`, for users who want the pipeline
 /// itself (resolve, linearize, linear_transpose, materialize_merge, compile) or its printed IR.
+namespace detail {
+struct ProgramCache;  // the compiled program, built on the first run (transforms.cpp)
+}
+
 class Program {
  public:
-  explicit Program(GraphPtr graph) : graph_(std::move(graph)) {}
+  explicit Program(GraphPtr graph);
   const GraphPtr& graph() const { return graph_; }
   std::string print() const;
   /// linearize with respect to every float or complex argument.
@@ -261,6 +265,7 @@ class Program {
 
  private:
   GraphPtr graph_;
+  std::shared_ptr<detail::ProgramCache> cache_;  // shared by copies, like the graph
 };
 
 template <class F, class... A>

@@ -1,6 +1,8 @@
 // Non-template parts of the functional transforms.
 #include "tenferro/transforms.hpp"
 
+#include <mutex>
+
 #include "computegraph/printer.hpp"
 #include "exec/executor.hpp"
 
@@ -95,26 +97,39 @@ tidu::LinearizedGraph<StdTensorOp> Program::linearize() const {
                          std::span<const TensorKey>(wrt));
 }
 
+namespace detail {
+struct ProgramCache {
+  std::once_flag once;
+  std::shared_ptr<const computegraph::CompiledProgram<StdTensorOp>> program;
+};
+}  // namespace detail
+
 namespace {
-std::shared_ptr<const computegraph::CompiledProgram<StdTensorOp>> compiled(const GraphPtr& graph) {
-  auto outputs = graph->output_keys();
-  std::vector<TensorValueKey> inputs;
-  for (auto id : graph->inputs()) inputs.push_back(graph->key(id));
-  return default_compile_cache()->get_or_compile(computegraph::resolve({graph}),
-                                                 std::span<const TensorValueKey>(outputs),
-                                                 std::span<const TensorValueKey>(inputs));
+/// The compiled primal program of `graph` (inputs in declaration order), from the shared cache
+/// on the first call and from `cache` afterwards: a run does no graph work at all.
+const computegraph::CompiledProgram<StdTensorOp>& compiled(const GraphPtr& graph, detail::ProgramCache& cache) {
+  std::call_once(cache.once, [&] {
+    auto outputs = graph->output_keys();
+    std::vector<TensorValueKey> inputs;
+    for (auto id : graph->inputs()) inputs.push_back(graph->key(id));
+    cache.program = default_compile_cache()->get_or_compile(computegraph::resolve({graph}),
+                                                            std::span<const TensorValueKey>(outputs),
+                                                            std::span<const TensorValueKey>(inputs));
+  });
+  return *cache.program;
 }
 }  // namespace
 
+Program::Program(GraphPtr graph) : graph_(std::move(graph)), cache_(std::make_shared<detail::ProgramCache>()) {}
+
 void Program::run_into(const Tensors& args, Tensors& outputs) const {
-  exec::executable_for(*compiled(graph_))->run(args, outputs);
+  exec::executable_for(compiled(graph_, *cache_))->run(args, outputs);
 }
 
-std::string Program::print_executable() const { return exec::executable_for(*compiled(graph_))->print(); }
+std::string Program::print_executable() const { return exec::executable_for(compiled(graph_, *cache_))->print(); }
 
 Tensors Program::run(const Tensors& args) const {
-  tidu::Transforms<StdTensorOp> ad(default_compile_cache());
-  return ad.eval(graph_, args);
+  return computegraph::run_compiled(compiled(graph_, *cache_), std::span<const Tensor>(args));
 }
 
 }  // namespace tenferro
