@@ -85,6 +85,8 @@ class Graph {
   const std::vector<LocalValueId>& inputs() const { return inputs_; }
   /// Local ids of the graph's outputs, in declaration order (may repeat).
   const std::vector<LocalValueId>& outputs() const { return outputs_; }
+  /// Operand references of all operations together (the sum of their input counts).
+  std::size_t operand_count() const { return operand_count_; }
   /// Graphs whose values this graph may reference externally; the lookup base of `resolve`.
   const std::vector<GraphPtr>& parents() const { return parents_; }
 
@@ -121,6 +123,7 @@ class Graph {
   std::vector<LocalValueId> inputs_;
   std::vector<LocalValueId> outputs_;
   std::vector<GraphPtr> parents_;
+  std::size_t operand_count_ = 0;
   /// Key identity -> local id of every value (keys are unique within a graph).
   detail::OpenTable<detail::ValueIndexEntry, detail::ValueIndexTraits> index_;
 };

@@ -111,6 +111,7 @@ class GraphBuilder {
       auto s = static_cast<std::uint32_t>(slot);
       outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
     }
+    graph_->operand_count_ += inputs.size();
     graph_->operations_.push_back(
         {std::move(op), std::move(inputs), std::move(outputs), std::move(role)});
     return op_id;

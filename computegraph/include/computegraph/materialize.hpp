@@ -65,6 +65,11 @@ class MaterializeMerge {
     }
     result_.values_.reserve(value_hint);
     result_.operations_.reserve(operation_hint);
+    // The operations' input spans point into result_.operands_, so it must never reallocate:
+    // every (graph, operation) pair is emitted at most once, which bounds its size.
+    std::size_t operand_bound = 0;
+    for (const auto& g : view_.graphs()) operand_bound += g->operand_count();
+    result_.operands_.reserve(operand_bound);
     for (const auto& key : leading_inputs) {
       if (!key.is_input()) {
         throw GraphError("materialize_merge: leading input " + key_to_string(key) +
@@ -268,9 +273,15 @@ class MaterializeMerge {
   MaterializedValueId emit(Def def, const OperationNode<Op>& node) {
     const Graph<Op>& g = graph(def.graph);
     const std::size_t n_in = node.inputs.size();
-    MaterializedOperation<Op> op{node.operation, {}, 0, 0, node.role};
-    op.inputs.assign(operands_.end() - static_cast<std::ptrdiff_t>(n_in), operands_.end());
+    auto& pool = result_.operands_;
+    if (pool.size() + n_in > pool.capacity()) [[unlikely]] {
+      throw GraphError("materialize_merge: operation " + std::string(node.operation.name()) +
+                       " has more operands than its graph's operand_count() accounts for");
+    }
+    const std::size_t begin = pool.size();
+    pool.insert(pool.end(), operands_.end() - static_cast<std::ptrdiff_t>(n_in), operands_.end());
     operands_.resize(operands_.size() - n_in);
+    MaterializedOperation<Op> op{node.operation, {pool.data() + begin, n_in}, 0, 0, node.role};
     auto op_index = static_cast<std::uint32_t>(result_.operations_.size());
     op.first_output = static_cast<MaterializedValueId>(result_.values_.size());
     op.output_count = static_cast<std::uint32_t>(node.outputs.size());
