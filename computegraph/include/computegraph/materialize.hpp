@@ -51,7 +51,6 @@ class MaterializeMerge {
   explicit MaterializeMerge(const ResolvedView<Op>& view)
       : view_(view),
         local_ids_(view.graphs().size()),
-        windows_(view.graphs().size()),
         multi_graph_(view.graphs().size() > 1) {}
 
   MaterializedGraph<Op> run(std::span<const ValueKey<Op>> outputs,
@@ -92,7 +91,7 @@ class MaterializeMerge {
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kLookahead = 8;  // frames, for prefetch_resumed
-  static constexpr std::uint32_t kWindow = 16;    // values, for prefetch_around
+  static constexpr std::uint32_t kWindow = 16;    // values, for emit's key prefetch
 
   /// A value of the view: local value `value` of graph number `graph` (an index into
   /// view_.graphs()).
@@ -100,15 +99,10 @@ class MaterializeMerge {
     std::uint32_t graph;
     LocalValueId value;
   };
-  /// Values [lo, hi) of one graph are prefetched (see prefetch_around).
-  struct Window {
-    std::uint32_t lo = 0, hi = 0;
-    bool active = false;
-  };
   struct Frame {
     Def def;
     std::uint32_t next_input = 0;
-    const OperationNode<Op>* node = nullptr;  // the operation defining def
+    LocalOperationId op = 0;  // the operation defining def, in its graph
   };
 
   // Lookup structure. Every key is defined at most once per graph (GraphBuilder deduplicates), so
@@ -167,7 +161,9 @@ class MaterializeMerge {
   }
 
   /// Depth-first post-order walk from `root`. Operand ids are pushed on operands_ as they become
-  /// known; an operation's are the top input_count() entries when it is emitted.
+  /// known; an operation's are the top input_count() entries when it is emitted. Going down reads
+  /// only the graphs' packed local_operands() arrays; an operation's node is read when it is
+  /// emitted, and for its External operands.
   MaterializedValueId visit(Def root, const ValueKey<Op>& root_key) {
     if (auto id = known(root, root_key); id != kUnset) return id;
     if (is_input(root)) return ids_of(root.graph)[root.value] = add_input(root_key);
@@ -175,37 +171,42 @@ class MaterializeMerge {
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       const Graph<Op>& g = graph(top.def.graph);
-      const OperationNode<Op>& node = *top.node;
-      if (top.next_input == node.inputs.size()) {
-        MaterializedValueId id = emit(top.def, node);
+      const std::span<const LocalValueId> locals = g.local_operands(top.op);
+      if (top.next_input == locals.size()) {
+        MaterializedValueId id = emit(top.def, g.operations()[top.op]);
         stack_.pop_back();  // invalidates `top`
         operands_.push_back(id);
         prefetch_resumed();
         continue;
       }
-      const ValueRef<Op>& ref = node.inputs[top.next_input++];
-      const ValueKey<Op>& key = g.key_of(ref);
+      const std::uint32_t k = top.next_input++;
       std::uint32_t id = kUnset;
-      Def def{top.def.graph, 0};
-      if (ref.is_local()) {
-        def.value = ref.local_id();
-        id = known(def, key);
-      } else if (auto merged = key.is_input() ? find_key(key) : std::nullopt) {
-        id = *merged;  // e.g. a leading input that no graph declares
-      } else if (auto found = locate(key)) {
-        def = *found;
-        id = known(def, key);
+      Def def{top.def.graph, locals[k]};
+      const ValueKey<Op>* key = nullptr;
+      if (def.value != Graph<Op>::kExternalOperand) {
+        key = &g.key(def.value);
+        id = known(def, *key);
       } else {
-        throw GraphError("materialize_merge: dangling external reference " + key_to_string(key) +
-                         " (input of " + std::string(node.operation.name()) +
-                         "): no graph of the view defines it");
+        const OperationNode<Op>& node = g.operations()[top.op];
+        key = &node.inputs[k].external_key();
+        if (auto merged = key->is_input() ? find_key(*key) : std::nullopt) {
+          id = *merged;  // e.g. a leading input that no graph declares
+        } else if (auto found = locate(*key)) {
+          def = *found;
+          id = known(def, *key);
+        } else {
+          throw GraphError("materialize_merge: dangling external reference " +
+                           key_to_string(*key) + " (input of " +
+                           std::string(node.operation.name()) +
+                           "): no graph of the view defines it");
+        }
       }
       if (id == kUnset) {
         if (!is_input(def)) {
           enter(def);  // invalidates `top`
           continue;
         }
-        id = ids_of(def.graph)[def.value] = add_input(key);
+        id = ids_of(def.graph)[def.value] = add_input(*key);
       }
       operands_.push_back(id);
     }
@@ -214,56 +215,28 @@ class MaterializeMerge {
     return id;
   }
 
-  // Prefetching. On graphs much larger than the cache, the walk would wait for memory at almost
-  // every step: each operation's operand list and each key node is a separate allocation, and on
-  // a deep graph the walk goes all the way down before it comes back up to emit, by which time
-  // what it read on the way down has left the cache. Two kinds of hints hide that latency
-  // (prefetch_around and prefetch_resumed); they never change results, and a wrong guess only
-  // costs a prefetch.
-
   /// Pushes the frame of an operation to walk.
   void enter(Def def) {
     const Graph<Op>& g = graph(def.graph);
-    stack_.push_back({def, 0, &g.operations()[g.values()[def.value].producer->first]});
-    prefetch_around(def);
+    stack_.push_back({def, 0, g.values()[def.value].producer->first});
   }
 
-  /// Going down is a chain of dependent loads whose addresses cannot be known in advance. But the
-  /// walk mostly moves through a graph in (or against) build order, a few values at a time:
-  /// operands are usually defined shortly before their users. So the operand lists of a window of
-  /// kWindow values on each side of the value being entered are kept prefetched, sliding with the
-  /// walk; each is fetched about once per direction, and a jump elsewhere restarts the window.
-  void prefetch_around(Def def) {
-    const auto& values = graph(def.graph).values();
-    const auto n = static_cast<std::uint32_t>(values.size());
-    Window& w = windows_[def.graph];
-    const std::uint32_t v = def.value;
-    if (!w.active || v + kWindow < w.lo || v > w.hi + kWindow) w = {v, v, true};
-    const std::uint32_t lo = v > kWindow ? v - kWindow : 0;
-    const std::uint32_t hi = std::min(n, v + kWindow + 1);
-    while (w.hi < hi) prefetch_value(def.graph, w.hi++);
-    while (w.lo > lo) prefetch_value(def.graph, --w.lo);
-  }
-
-  void prefetch_value(std::uint32_t g, LocalValueId v) const {
-    const Graph<Op>& gr = graph(g);
-    const auto& producer = gr.values()[v].producer;
-    if (producer) detail::prefetch(gr.operations()[producer->first].inputs.data());
-  }
-
-  /// After a frame is popped, the walk resumes the frames below it, in stack order, and those
-  /// addresses are known: fetch the operation node of the frame kLookahead pops away, then, half
-  /// way, its operand list and the key node that emitting it will write (a reference count).
+  /// On graphs much larger than the cache, emission would wait for memory at every operation: on
+  /// a deep graph the walk goes all the way down before it comes back up, by which time the nodes
+  /// are no longer cached. But after a frame is popped the walk resumes the frames below it, in
+  /// stack order, so those addresses are known: fetch the operation node of the frame kLookahead
+  /// pops away, then, half way, the key node that emitting it will write (a reference count).
+  /// Hints never change results; a wrong guess only costs the prefetch.
   void prefetch_resumed() const {
     const std::size_t depth = stack_.size();
     if (depth > kLookahead) {
       const Frame& far = stack_[depth - 1 - kLookahead];
-      detail::prefetch_object(far.node);
-      detail::prefetch(&graph(far.def.graph).values()[far.def.value]);
+      const Graph<Op>& g = graph(far.def.graph);
+      detail::prefetch_object(&g.operations()[far.op]);
+      detail::prefetch(&g.values()[far.def.value]);
     }
     if (depth > kLookahead / 2) {
       const Frame& near = stack_[depth - 1 - kLookahead / 2];
-      detail::prefetch(near.node->inputs.data());
       detail::prefetch_for_write(graph(near.def.graph).key(near.def.value).node_identity());
     }
   }
@@ -311,7 +284,6 @@ class MaterializeMerge {
   /// Per graph of the view: the value id of each local value, kUnset until merged; sized on first
   /// use, so graphs the walk never enters cost nothing.
   std::vector<std::vector<std::uint32_t>> local_ids_;
-  std::vector<Window> windows_;  // per graph of the view
   detail::OpenTable<detail::MergedKeyEntry, detail::MergedKeyTraits> by_key_;
   bool multi_graph_;
   std::vector<Frame> stack_;
