@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "golden.hpp"
 #include "test_graphs.hpp"
@@ -60,6 +61,23 @@ TEST(MaterializeMerge, EqualSubgraphsOfIndependentGraphsBecomeOneNode) {
   auto out = program.run({0.75, -1.25});
   EXPECT_DOUBLE_EQ(out[0], std::exp(0.75 * -1.25));
   EXPECT_DOUBLE_EQ(out[1], std::sin(0.75 * -1.25));
+}
+
+TEST(MaterializeMerge, CopiesOwnTheirOperands) {
+  GraphPtr g = unary_of_product(ScalarOp::sin(), {"x", "a"});
+  auto original = std::make_unique<Materialized>(materialize(resolve({g}), g->output_keys()));
+  const Materialized copy = *original;
+  Materialized assigned = materialize(resolve({g}), std::vector<Key>{});
+  assigned = *original;
+  const Materialized moved = std::move(*original);
+  original.reset();  // the copies must not read the original's operand array
+  const std::vector<const Materialized*> all{&copy, &assigned, &moved};
+  for (const Materialized* m : all) {
+    ASSERT_EQ(m->operations().size(), 2u);
+    EXPECT_EQ(ids(m->operations()[0].inputs), (std::vector<MaterializedValueId>{0, 1}));
+    EXPECT_EQ(ids(m->operations()[1].inputs), (std::vector<MaterializedValueId>{2}));
+  }
+  EXPECT_NE(copy.operations()[0].inputs.data(), assigned.operations()[0].inputs.data());
 }
 
 TEST(MaterializeMerge, DeepIndependentSubgraphsAreMerged) {

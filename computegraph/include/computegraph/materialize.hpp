@@ -12,8 +12,9 @@
 //   if no output depends on them.
 // - Throws GraphError if an output or an External reference is not defined by any graph of the
 //   view, or if a leading input is not an input key.
-// Cost: O(reachable values) time plus O(values of the graphs touched) memory; iterative (no
-// recursion), so 10^6-deep chains are fine.
+// Cost: O(reachable values) time plus O(values of the graphs touched) memory, and an operand
+// array reserved for the operand_count() of every graph of the view (4 bytes per operand);
+// iterative (no recursion), so 10^6-deep chains are fine.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
