@@ -151,6 +151,10 @@ TEST(GraphBuilder, VariadicAndNullaryOperations) {
   GraphPtr g = finish(b);
   EXPECT_EQ(g->operations()[0].inputs.size(), 12u);
   EXPECT_TRUE(g->operations()[1].inputs.empty());
+  EXPECT_EQ(g->operand_count(), 14u);
+  EXPECT_EQ(g->local_operands(0).size(), 12u);
+  EXPECT_EQ(g->local_operands(0)[11], 11u);
+  EXPECT_TRUE(g->local_operands(1).empty());
   EXPECT_EQ(g->key(c), key_of(ScalarOp::constant(0.25), {}));
 }
 
@@ -168,6 +172,15 @@ TEST(GraphBuilder, ExternalReferencesKeepTheirKeysAndParents) {
   const auto& out = jvp->operations()[1];
   ASSERT_TRUE(out.inputs[0].is_external());
   EXPECT_EQ(out.inputs[0].external_key(), primal->output_keys()[0]);
+  // The packed operand ids mirror the inputs, External ones marked.
+  constexpr LocalValueId kExt = computegraph::Graph<ScalarOp>::kExternalOperand;
+  EXPECT_EQ(jvp->operand_count(), 4u);
+  const auto t_locals = jvp->local_operands(0);
+  EXPECT_EQ(std::vector<LocalValueId>(t_locals.begin(), t_locals.end()),
+            (std::vector<LocalValueId>{kExt, 0}));
+  const auto out_locals = jvp->local_operands(1);
+  EXPECT_EQ(std::vector<LocalValueId>(out_locals.begin(), out_locals.end()),
+            (std::vector<LocalValueId>{kExt, 1}));
   // The graph defines neither external value itself.
   EXPECT_EQ(jvp->find(in("a")), std::nullopt);
   EXPECT_EQ(jvp->find(primal->output_keys()[0]), std::nullopt);

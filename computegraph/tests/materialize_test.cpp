@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "golden.hpp"
 #include "test_graphs.hpp"
@@ -13,6 +14,11 @@ namespace {
 using computegraph::MaterializedValueId;
 using computegraph::resolve;
 using computegraph::to_string;
+
+/// A materialized operation's operand ids, as a comparable and printable vector.
+std::vector<MaterializedValueId> ids(std::span<const MaterializedValueId> operands) {
+  return {operands.begin(), operands.end()};
+}
 
 /// `op`(mul(x, a)), built by a graph of its own that declares its inputs in the order `names`.
 GraphPtr unary_of_product(ScalarOp op, const std::vector<std::string>& names) {
@@ -43,18 +49,35 @@ TEST(MaterializeMerge, EqualSubgraphsOfIndependentGraphsBecomeOneNode) {
   EXPECT_EQ(m.values().size(), 5u);
   EXPECT_EQ(m.input_keys(), (std::vector<std::string>{"x", "a"}));
   EXPECT_EQ(m.operations()[0].operation, ScalarOp::mul());
-  EXPECT_EQ(m.operations()[0].inputs, (std::vector<MaterializedValueId>{0, 1}));
+  EXPECT_EQ(ids(m.operations()[0].inputs), (std::vector<MaterializedValueId>{0, 1}));
   EXPECT_EQ(m.operations()[1].operation, ScalarOp::exp());
   EXPECT_EQ(m.operations()[2].operation, ScalarOp::sin());
   // Both consumers read the one product.
-  EXPECT_EQ(m.operations()[1].inputs, (std::vector<MaterializedValueId>{2}));
-  EXPECT_EQ(m.operations()[2].inputs, (std::vector<MaterializedValueId>{2}));
+  EXPECT_EQ(ids(m.operations()[1].inputs), (std::vector<MaterializedValueId>{2}));
+  EXPECT_EQ(ids(m.operations()[2].inputs), (std::vector<MaterializedValueId>{2}));
   EXPECT_EQ(m.output_keys(), outputs);
 
   Program program = computegraph::compile(m);
   auto out = program.run({0.75, -1.25});
   EXPECT_DOUBLE_EQ(out[0], std::exp(0.75 * -1.25));
   EXPECT_DOUBLE_EQ(out[1], std::sin(0.75 * -1.25));
+}
+
+TEST(MaterializeMerge, CopiesOwnTheirOperands) {
+  GraphPtr g = unary_of_product(ScalarOp::sin(), {"x", "a"});
+  auto original = std::make_unique<Materialized>(materialize(resolve({g}), g->output_keys()));
+  const Materialized copy = *original;
+  Materialized assigned = materialize(resolve({g}), std::vector<Key>{});
+  assigned = *original;
+  const Materialized moved = std::move(*original);
+  original.reset();  // the copies must not read the original's operand array
+  const std::vector<const Materialized*> all{&copy, &assigned, &moved};
+  for (const Materialized* m : all) {
+    ASSERT_EQ(m->operations().size(), 2u);
+    EXPECT_EQ(ids(m->operations()[0].inputs), (std::vector<MaterializedValueId>{0, 1}));
+    EXPECT_EQ(ids(m->operations()[1].inputs), (std::vector<MaterializedValueId>{2}));
+  }
+  EXPECT_NE(copy.operations()[0].inputs.data(), assigned.operations()[0].inputs.data());
 }
 
 TEST(MaterializeMerge, DeepIndependentSubgraphsAreMerged) {
@@ -84,7 +107,7 @@ TEST(MaterializeMerge, DeepIndependentSubgraphsAreMerged) {
   const auto& ops = m.operations();
   ASSERT_EQ(ops[ops.size() - 3].operation, ScalarOp::neg());
   ASSERT_EQ(ops[ops.size() - 2].operation, ScalarOp::cos());
-  EXPECT_EQ(ops[ops.size() - 3].inputs, ops[ops.size() - 2].inputs);
+  EXPECT_EQ(ids(ops[ops.size() - 3].inputs), ids(ops[ops.size() - 2].inputs));
 
   Program program = computegraph::compile(m);
   for (double x : {0.1, -0.4}) {
@@ -104,7 +127,7 @@ TEST(MaterializeMerge, ChildRecomputingAParentValueLocallyIsDeduplicated) {
   GraphPtr child = finish(b);
   Materialized m = materialize(resolve({child}), child->output_keys());
   ASSERT_EQ(m.operations().size(), 3u);  // mul, exp, add
-  EXPECT_EQ(m.operations()[2].inputs, (std::vector<MaterializedValueId>{3, 2}));
+  EXPECT_EQ(ids(m.operations()[2].inputs), (std::vector<MaterializedValueId>{3, 2}));
   EXPECT_DOUBLE_EQ(computegraph::compile(m).run({2.0, 0.5})[0], std::exp(1.0) + 1.0);
 }
 
@@ -121,7 +144,7 @@ TEST(MaterializeMerge, CollectsOnlyReachableDefinitions) {
   Materialized m = materialize(resolve({g}), g->output_keys());
   EXPECT_EQ(m.input_keys(), std::vector<std::string>{"a"});
   ASSERT_EQ(m.operations().size(), 1u);
-  EXPECT_EQ(m.operations()[0].inputs, (std::vector<MaterializedValueId>{0, 0}));
+  EXPECT_EQ(ids(m.operations()[0].inputs), (std::vector<MaterializedValueId>{0, 0}));
 }
 
 TEST(MaterializeMerge, OrderIsPostOrderFromTheOutputsWithOperandsLeftToRight) {
@@ -144,8 +167,8 @@ TEST(MaterializeMerge, OrderIsPostOrderFromTheOutputsWithOperandsLeftToRight) {
   EXPECT_EQ(m.operations()[2].operation, ScalarOp::add());
   // values: %0 c, %1 b, %2 c*b, %3 a, %4 -a, %5 sum
   EXPECT_EQ(m.inputs(), (std::vector<MaterializedValueId>{0, 1, 3}));
-  EXPECT_EQ(m.operations()[1].inputs, (std::vector<MaterializedValueId>{3}));
-  EXPECT_EQ(m.operations()[2].inputs, (std::vector<MaterializedValueId>{2, 4}));
+  EXPECT_EQ(ids(m.operations()[1].inputs), (std::vector<MaterializedValueId>{3}));
+  EXPECT_EQ(ids(m.operations()[2].inputs), (std::vector<MaterializedValueId>{2, 4}));
   EXPECT_EQ(m.input_position("c"), 0u);
   EXPECT_EQ(m.input_position("b"), 1u);
   EXPECT_EQ(m.input_position("a"), 2u);
@@ -178,7 +201,7 @@ TEST(MaterializeMerge, LeadingInputsComeFirstEvenIfUnused) {
   EXPECT_EQ(m.input_position("x"), 2u);
   ASSERT_EQ(m.operations().size(), 2u);
   // mul(x, a) still reads x first.
-  EXPECT_EQ(m.operations()[0].inputs, (std::vector<MaterializedValueId>{2, 0}));
+  EXPECT_EQ(ids(m.operations()[0].inputs), (std::vector<MaterializedValueId>{2, 0}));
 
   Program program = computegraph::compile(m);
   EXPECT_EQ(program.input_keys(), (std::vector<std::string>{"a", "unused", "x"}));

@@ -37,6 +37,11 @@ class MaterializeMerge<cgtest::TamperOp> {
   using M = MaterializedGraph<cgtest::ScalarOp>;
   static auto& values(M& m) { return m.values_; }
   static auto& operations(M& m) { return m.operations_; }
+  /// Operand `k` of operation `op`, writable (the operations' input spans are read-only views).
+  static auto& operand(M& m, std::size_t op, std::size_t k) {
+    const auto offset = m.operations_[op].inputs.data() - m.operands_.data();
+    return m.operands_[static_cast<std::size_t>(offset) + k];
+  }
   static auto& inputs(M& m) { return m.inputs_; }
   static auto& outputs(M& m) { return m.outputs_; }
 };
@@ -253,7 +258,8 @@ TEST(VerifyMaterialized, InputThatIsNotAnInputValue) {
 
 TEST(VerifyMaterialized, WrongArity) {
   Materialized m = sincos_materialized();
-  MaterializedAccess::operations(m)[1].inputs.pop_back();
+  auto& mul = MaterializedAccess::operations(m)[1];
+  mul.inputs = mul.inputs.first(mul.inputs.size() - 1);  // drops the last operand
   EXPECT_THAT(verify_error(m), HasSubstr("materialized operation #1 (mul) has the wrong arity"));
   Materialized n = sincos_materialized();
   MaterializedAccess::operations(n)[2].output_count = 1;
@@ -262,11 +268,11 @@ TEST(VerifyMaterialized, WrongArity) {
 
 TEST(VerifyMaterialized, ReadBeforeDefinition) {
   Materialized m = sincos_materialized();
-  MaterializedAccess::operations(m)[3].inputs[0] = 6;  // its own output
+  MaterializedAccess::operand(m, 3, 0) = 6;  // its own output
   EXPECT_THAT(verify_error(m),
               HasSubstr("materialized operation #3 (add) reads %6 before it is defined"));
   Materialized n = sincos_materialized();
-  MaterializedAccess::operations(n)[1].inputs[0] = 50;
+  MaterializedAccess::operand(n, 1, 0) = 50;
   EXPECT_THAT(verify_error(n),
               HasSubstr("materialized operation #1 (mul) reads %50 before it is defined"));
 }

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "computegraph/compiled_program.hpp"
-#include "computegraph/detail/prefetch.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/materialized_graph.hpp"
 
@@ -19,8 +18,8 @@ namespace computegraph {
 template <GraphOperation Op>
 class Compiler {
  public:
-  // Two passes over the operations, so that each operand list (a separate allocation, scattered
-  // in memory on large graphs) is read once and each instruction is written once:
+  // Two passes over the operations, so that each operand is read once and each instruction is
+  // written once:
   //   1. backward: operand slots and last-use marks. Walking the operands in reverse, the first
   //      time a slot is met is its last read in program order, including within one instruction.
   //      They are collected in reverse and the pools flipped at the end;
@@ -37,13 +36,11 @@ class Compiler {
     std::vector<std::uint8_t> flags(values.size(), 0);
     for (auto v : graph.outputs()) flags[v] |= kPinned;
 
-    constexpr std::size_t kPrefetch = 8;  // operations ahead, for the operand lists
     auto& slots = program.operand_slots_;
     auto& last_use = program.last_use_;
     slots.reserve(2 * ops.size());  // a guess (most operations are unary or binary); may grow
     last_use.reserve(2 * ops.size());
     for (std::size_t i = ops.size(); i-- > 0;) {
-      if (i >= kPrefetch) detail::prefetch(ops[i - kPrefetch].inputs.data());
       const auto& inputs = ops[i].inputs;
       for (std::size_t k = inputs.size(); k-- > 0;) {
         const auto v = inputs[k];

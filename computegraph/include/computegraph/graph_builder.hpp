@@ -111,6 +111,11 @@ class GraphBuilder {
       auto s = static_cast<std::uint32_t>(slot);
       outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
     }
+    for (const auto& ref : inputs) {
+      graph_->operand_locals_.push_back(ref.is_local() ? ref.local_id()
+                                                       : Graph<Op>::kExternalOperand);
+    }
+    graph_->operand_begin_.push_back(static_cast<std::uint32_t>(graph_->operand_locals_.size()));
     graph_->operations_.push_back(
         {std::move(op), std::move(inputs), std::move(outputs), std::move(role)});
     return op_id;

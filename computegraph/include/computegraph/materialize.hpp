@@ -12,8 +12,9 @@
 //   if no output depends on them.
 // - Throws GraphError if an output or an External reference is not defined by any graph of the
 //   view, or if a leading input is not an input key.
-// Cost: O(reachable values) time plus O(values of the graphs touched) memory; iterative (no
-// recursion), so 10^6-deep chains are fine.
+// Cost: O(reachable values) time plus O(values of the graphs touched) memory, and an operand
+// array reserved for the operand_count() of every graph of the view (4 bytes per operand);
+// iterative (no recursion), so 10^6-deep chains are fine.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -51,7 +52,6 @@ class MaterializeMerge {
   explicit MaterializeMerge(const ResolvedView<Op>& view)
       : view_(view),
         local_ids_(view.graphs().size()),
-        windows_(view.graphs().size()),
         multi_graph_(view.graphs().size() > 1) {}
 
   MaterializedGraph<Op> run(std::span<const ValueKey<Op>> outputs,
@@ -65,6 +65,11 @@ class MaterializeMerge {
     }
     result_.values_.reserve(value_hint);
     result_.operations_.reserve(operation_hint);
+    // The operations' input spans point into result_.operands_, so it must never reallocate:
+    // every (graph, operation) pair is emitted at most once, which bounds its size.
+    std::size_t operand_bound = 0;
+    for (const auto& g : view_.graphs()) operand_bound += g->operand_count();
+    result_.operands_.reserve(operand_bound);
     for (const auto& key : leading_inputs) {
       if (!key.is_input()) {
         throw GraphError("materialize_merge: leading input " + key_to_string(key) +
@@ -87,7 +92,7 @@ class MaterializeMerge {
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kLookahead = 8;  // frames, for prefetch_resumed
-  static constexpr std::uint32_t kWindow = 16;    // values, for prefetch_around
+  static constexpr std::uint32_t kWindow = 16;    // values, for emit's key prefetch
 
   /// A value of the view: local value `value` of graph number `graph` (an index into
   /// view_.graphs()).
@@ -95,15 +100,10 @@ class MaterializeMerge {
     std::uint32_t graph;
     LocalValueId value;
   };
-  /// Values [lo, hi) of one graph are prefetched (see prefetch_around).
-  struct Window {
-    std::uint32_t lo = 0, hi = 0;
-    bool active = false;
-  };
   struct Frame {
     Def def;
     std::uint32_t next_input = 0;
-    const OperationNode<Op>* node = nullptr;  // the operation defining def
+    LocalOperationId op = 0;  // the operation defining def, in its graph
   };
 
   // Lookup structure. Every key is defined at most once per graph (GraphBuilder deduplicates), so
@@ -162,7 +162,9 @@ class MaterializeMerge {
   }
 
   /// Depth-first post-order walk from `root`. Operand ids are pushed on operands_ as they become
-  /// known; an operation's are the top input_count() entries when it is emitted.
+  /// known; an operation's are the top input_count() entries when it is emitted. Going down reads
+  /// only the graphs' packed local_operands() arrays; an operation's node is read when it is
+  /// emitted, and for its External operands.
   MaterializedValueId visit(Def root, const ValueKey<Op>& root_key) {
     if (auto id = known(root, root_key); id != kUnset) return id;
     if (is_input(root)) return ids_of(root.graph)[root.value] = add_input(root_key);
@@ -170,37 +172,42 @@ class MaterializeMerge {
     while (!stack_.empty()) {
       Frame& top = stack_.back();
       const Graph<Op>& g = graph(top.def.graph);
-      const OperationNode<Op>& node = *top.node;
-      if (top.next_input == node.inputs.size()) {
-        MaterializedValueId id = emit(top.def, node);
+      const std::span<const LocalValueId> locals = g.local_operands(top.op);
+      if (top.next_input == locals.size()) {
+        MaterializedValueId id = emit(top.def, g.operations()[top.op]);
         stack_.pop_back();  // invalidates `top`
         operands_.push_back(id);
         prefetch_resumed();
         continue;
       }
-      const ValueRef<Op>& ref = node.inputs[top.next_input++];
-      const ValueKey<Op>& key = g.key_of(ref);
+      const std::uint32_t k = top.next_input++;
       std::uint32_t id = kUnset;
-      Def def{top.def.graph, 0};
-      if (ref.is_local()) {
-        def.value = ref.local_id();
-        id = known(def, key);
-      } else if (auto merged = key.is_input() ? find_key(key) : std::nullopt) {
-        id = *merged;  // e.g. a leading input that no graph declares
-      } else if (auto found = locate(key)) {
-        def = *found;
-        id = known(def, key);
+      Def def{top.def.graph, locals[k]};
+      const ValueKey<Op>* key = nullptr;
+      if (def.value != Graph<Op>::kExternalOperand) {
+        key = &g.key(def.value);
+        id = known(def, *key);
       } else {
-        throw GraphError("materialize_merge: dangling external reference " + key_to_string(key) +
-                         " (input of " + std::string(node.operation.name()) +
-                         "): no graph of the view defines it");
+        const OperationNode<Op>& node = g.operations()[top.op];
+        key = &node.inputs[k].external_key();
+        if (auto merged = key->is_input() ? find_key(*key) : std::nullopt) {
+          id = *merged;  // e.g. a leading input that no graph declares
+        } else if (auto found = locate(*key)) {
+          def = *found;
+          id = known(def, *key);
+        } else {
+          throw GraphError("materialize_merge: dangling external reference " +
+                           key_to_string(*key) + " (input of " +
+                           std::string(node.operation.name()) +
+                           "): no graph of the view defines it");
+        }
       }
       if (id == kUnset) {
         if (!is_input(def)) {
           enter(def);  // invalidates `top`
           continue;
         }
-        id = ids_of(def.graph)[def.value] = add_input(key);
+        id = ids_of(def.graph)[def.value] = add_input(*key);
       }
       operands_.push_back(id);
     }
@@ -209,56 +216,28 @@ class MaterializeMerge {
     return id;
   }
 
-  // Prefetching. On graphs much larger than the cache, the walk would wait for memory at almost
-  // every step: each operation's operand list and each key node is a separate allocation, and on
-  // a deep graph the walk goes all the way down before it comes back up to emit, by which time
-  // what it read on the way down has left the cache. Two kinds of hints hide that latency
-  // (prefetch_around and prefetch_resumed); they never change results, and a wrong guess only
-  // costs a prefetch.
-
   /// Pushes the frame of an operation to walk.
   void enter(Def def) {
     const Graph<Op>& g = graph(def.graph);
-    stack_.push_back({def, 0, &g.operations()[g.values()[def.value].producer->first]});
-    prefetch_around(def);
+    stack_.push_back({def, 0, g.values()[def.value].producer->first});
   }
 
-  /// Going down is a chain of dependent loads whose addresses cannot be known in advance. But the
-  /// walk mostly moves through a graph in (or against) build order, a few values at a time:
-  /// operands are usually defined shortly before their users. So the operand lists of a window of
-  /// kWindow values on each side of the value being entered are kept prefetched, sliding with the
-  /// walk; each is fetched about once per direction, and a jump elsewhere restarts the window.
-  void prefetch_around(Def def) {
-    const auto& values = graph(def.graph).values();
-    const auto n = static_cast<std::uint32_t>(values.size());
-    Window& w = windows_[def.graph];
-    const std::uint32_t v = def.value;
-    if (!w.active || v + kWindow < w.lo || v > w.hi + kWindow) w = {v, v, true};
-    const std::uint32_t lo = v > kWindow ? v - kWindow : 0;
-    const std::uint32_t hi = std::min(n, v + kWindow + 1);
-    while (w.hi < hi) prefetch_value(def.graph, w.hi++);
-    while (w.lo > lo) prefetch_value(def.graph, --w.lo);
-  }
-
-  void prefetch_value(std::uint32_t g, LocalValueId v) const {
-    const Graph<Op>& gr = graph(g);
-    const auto& producer = gr.values()[v].producer;
-    if (producer) detail::prefetch(gr.operations()[producer->first].inputs.data());
-  }
-
-  /// After a frame is popped, the walk resumes the frames below it, in stack order, and those
-  /// addresses are known: fetch the operation node of the frame kLookahead pops away, then, half
-  /// way, its operand list and the key node that emitting it will write (a reference count).
+  /// On graphs much larger than the cache, emission would wait for memory at every operation: on
+  /// a deep graph the walk goes all the way down before it comes back up, by which time the nodes
+  /// are no longer cached. But after a frame is popped the walk resumes the frames below it, in
+  /// stack order, so those addresses are known: fetch the operation node of the frame kLookahead
+  /// pops away, then, half way, the key node that emitting it will write (a reference count).
+  /// Hints never change results; a wrong guess only costs the prefetch.
   void prefetch_resumed() const {
     const std::size_t depth = stack_.size();
     if (depth > kLookahead) {
       const Frame& far = stack_[depth - 1 - kLookahead];
-      detail::prefetch_object(far.node);
-      detail::prefetch(&graph(far.def.graph).values()[far.def.value]);
+      const Graph<Op>& g = graph(far.def.graph);
+      detail::prefetch_object(&g.operations()[far.op]);
+      detail::prefetch(&g.values()[far.def.value]);
     }
     if (depth > kLookahead / 2) {
       const Frame& near = stack_[depth - 1 - kLookahead / 2];
-      detail::prefetch(near.node->inputs.data());
       detail::prefetch_for_write(graph(near.def.graph).key(near.def.value).node_identity());
     }
   }
@@ -268,9 +247,15 @@ class MaterializeMerge {
   MaterializedValueId emit(Def def, const OperationNode<Op>& node) {
     const Graph<Op>& g = graph(def.graph);
     const std::size_t n_in = node.inputs.size();
-    MaterializedOperation<Op> op{node.operation, {}, 0, 0, node.role};
-    op.inputs.assign(operands_.end() - static_cast<std::ptrdiff_t>(n_in), operands_.end());
+    auto& pool = result_.operands_;
+    if (pool.size() + n_in > pool.capacity()) [[unlikely]] {
+      throw GraphError("materialize_merge: operation " + std::string(node.operation.name()) +
+                       " has more operands than its graph's operand_count() accounts for");
+    }
+    const std::size_t begin = pool.size();
+    pool.insert(pool.end(), operands_.end() - static_cast<std::ptrdiff_t>(n_in), operands_.end());
     operands_.resize(operands_.size() - n_in);
+    MaterializedOperation<Op> op{node.operation, {pool.data() + begin, n_in}, 0, 0, node.role};
     auto op_index = static_cast<std::uint32_t>(result_.operations_.size());
     op.first_output = static_cast<MaterializedValueId>(result_.values_.size());
     op.output_count = static_cast<std::uint32_t>(node.outputs.size());
@@ -300,7 +285,6 @@ class MaterializeMerge {
   /// Per graph of the view: the value id of each local value, kUnset until merged; sized on first
   /// use, so graphs the walk never enters cost nothing.
   std::vector<std::vector<std::uint32_t>> local_ids_;
-  std::vector<Window> windows_;  // per graph of the view
   detail::OpenTable<detail::MergedKeyEntry, detail::MergedKeyTraits> by_key_;
   bool multi_graph_;
   std::vector<Frame> stack_;

@@ -3,7 +3,7 @@
 // graph"), the input of compile, serializers and debug printers. Built only by materialize_merge.
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
+#include <span>
 #include <vector>
 
 #include "computegraph/value_key.hpp"
@@ -25,7 +25,10 @@ struct MaterializedValue {
 template <GraphOperation Op>
 struct MaterializedOperation {
   Op operation;
-  std::vector<MaterializedValueId> inputs;
+  /// Operand values, in operand order. The ids live in one array owned by the MaterializedGraph
+  /// (valid as long as it is; copies of the graph point into their own array), not in one
+  /// allocation per operation: large graphs are read and written at memory speed.
+  std::span<const MaterializedValueId> inputs;
   /// Outputs are the consecutive values first_output .. first_output + output_count - 1.
   MaterializedValueId first_output = 0;
   std::uint32_t output_count = 0;
@@ -35,6 +38,29 @@ struct MaterializedOperation {
 template <GraphOperation Op>
 class MaterializedGraph {
  public:
+  MaterializedGraph() = default;
+  /// Moving keeps the operand array, so the operations' input spans stay valid.
+  MaterializedGraph(MaterializedGraph&&) noexcept = default;
+  MaterializedGraph& operator=(MaterializedGraph&&) noexcept = default;
+  /// A copy's input spans point into the copy's own operand array.
+  MaterializedGraph(const MaterializedGraph& other)
+      : values_(other.values_),
+        operations_(other.operations_),
+        operands_(other.operands_),
+        inputs_(other.inputs_),
+        outputs_(other.outputs_) {
+    for (auto& op : operations_) {
+      if (op.inputs.empty()) continue;
+      const auto offset = op.inputs.data() - other.operands_.data();
+      op.inputs = {operands_.data() + offset, op.inputs.size()};
+    }
+  }
+  MaterializedGraph& operator=(const MaterializedGraph& other) {
+    if (this != &other) *this = MaterializedGraph(other);
+    return *this;
+  }
+  ~MaterializedGraph() = default;
+
   /// Values in definition order: every operation's inputs precede its outputs.
   const std::vector<MaterializedValue<Op>>& values() const { return values_; }
   /// Operations in one topological order.
@@ -69,6 +95,9 @@ class MaterializedGraph {
   friend class MaterializeMerge;
   std::vector<MaterializedValue<Op>> values_;
   std::vector<MaterializedOperation<Op>> operations_;
+  /// Every operation's operand ids, back to back. Reserved in full before the first operation is
+  /// added and never reallocated while the graph is built, so spans into it stay valid.
+  std::vector<MaterializedValueId> operands_;
   std::vector<MaterializedValueId> inputs_;
   std::vector<MaterializedValueId> outputs_;
 };
