@@ -128,31 +128,41 @@ void ScalarOp::eval(Context&, std::span<const Number* const> in, std::span<Numbe
                           dtype_name(in[1]->dtype) + "; convert with to_complex first");
   }
   const bool real = kind == Kind::Const ? constant.dtype == DType::Real : in[0]->dtype == DType::Real;
+  // Real values compute in real arithmetic only: complex multiplication and division (with their
+  // inf/nan recovery) cost several times more, and most values of a real program are real.
+  if (real) {
+    auto a = [&] { return in[0]->z.real(); };
+    auto b = [&] { return in[1]->z.real(); };
+    switch (kind) {
+      case Kind::Add: out[0] = Number(a() + b()); return;
+      case Kind::Mul: out[0] = Number(a() * b()); return;
+      case Kind::Div: out[0] = Number(a() / b()); return;
+      case Kind::Neg: out[0] = Number(-a()); return;
+      case Kind::Exp: out[0] = Number(std::exp(a())); return;
+      case Kind::Log: out[0] = Number(std::log(a())); return;
+      case Kind::Sin: out[0] = Number(std::sin(a())); return;
+      case Kind::Cos: out[0] = Number(std::cos(a())); return;
+      case Kind::Conj: out[0] = Number(a()); return;
+      case Kind::Real: dtype_error(kind, "operand is real; expected complex");
+      case Kind::ToComplex: out[0] = Number(std::complex<double>(a(), 0.0)); return;
+      case Kind::Const: out[0] = constant; return;
+    }
+    return;
+  }
   auto a = [&] { return in[0]->z; };
   auto b = [&] { return in[1]->z; };
-  auto ra = [&] { return in[0]->z.real(); };
-  auto rb = [&] { return in[1]->z.real(); };
-  auto put = [&](std::complex<double> c, double r) {
-    out[0] = real ? Number(r) : Number(c);
-  };
   switch (kind) {
-    case Kind::Add: return put(a() + b(), ra() + rb());
-    case Kind::Mul: return put(a() * b(), ra() * rb());
-    case Kind::Div: return put(a() / b(), ra() / rb());
-    case Kind::Neg: return put(-a(), -ra());
-    case Kind::Exp: return put(real ? 0.0 : std::exp(a()), real ? std::exp(ra()) : 0.0);
-    case Kind::Log: return put(real ? 0.0 : std::log(a()), real ? std::log(ra()) : 0.0);
-    case Kind::Sin: return put(real ? 0.0 : std::sin(a()), real ? std::sin(ra()) : 0.0);
-    case Kind::Cos: return put(real ? 0.0 : std::cos(a()), real ? std::cos(ra()) : 0.0);
-    case Kind::Conj: return put(std::conj(a()), ra());
-    case Kind::Real:
-      if (real) dtype_error(kind, "operand is real; expected complex");
-      out[0] = Number(a().real());
-      return;
-    case Kind::ToComplex:
-      if (!real) dtype_error(kind, "operand is complex; expected real");
-      out[0] = Number(std::complex<double>(ra(), 0.0));
-      return;
+    case Kind::Add: out[0] = Number(a() + b()); return;
+    case Kind::Mul: out[0] = Number(a() * b()); return;
+    case Kind::Div: out[0] = Number(a() / b()); return;
+    case Kind::Neg: out[0] = Number(-a()); return;
+    case Kind::Exp: out[0] = Number(std::exp(a())); return;
+    case Kind::Log: out[0] = Number(std::log(a())); return;
+    case Kind::Sin: out[0] = Number(std::sin(a())); return;
+    case Kind::Cos: out[0] = Number(std::cos(a())); return;
+    case Kind::Conj: out[0] = Number(std::conj(a())); return;
+    case Kind::Real: out[0] = Number(a().real()); return;
+    case Kind::ToComplex: dtype_error(kind, "operand is complex; expected real");
     case Kind::Const: out[0] = constant; return;
   }
 }
