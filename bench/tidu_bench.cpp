@@ -55,14 +55,20 @@ void size_case(const char* shape, const cg::GraphPtr<ScalarOp>& f) {
   auto outs = f->output_keys();
   auto wrt = input_keys(f);
   auto view = cg::resolve({f});
-  tidu::LinearizedGraph<ScalarOp> linear;
+  // Every result is kept until all runs are timed: the time is the transform's, not that of
+  // freeing the previous run's graph.
+  const int reps = repetitions_for(n);
+  std::vector<tidu::LinearizedGraph<ScalarOp>> linear, transposed;
+  linear.reserve(reps);
+  transposed.reserve(reps);
   const double t_lin = bench::median_seconds([&] {
-    linear = tidu::linearize(view, Keys(outs), std::span<const ScalarKey>(wrt));
-  }, repetitions_for(n));
-  tidu::LinearizedGraph<ScalarOp> transposed;
-  const double t_tr = bench::median_seconds([&] { transposed = tidu::linear_transpose(linear); }, repetitions_for(n));
-  const std::size_t n_lin = linear.graph->operations().size();
-  const std::size_t n_tr = transposed.graph->operations().size();
+    linear.push_back(tidu::linearize(view, Keys(outs), std::span<const ScalarKey>(wrt)));
+  }, reps);
+  const double t_tr = bench::median_seconds([&] {
+    transposed.push_back(tidu::linear_transpose(linear.front()));
+  }, reps);
+  const std::size_t n_lin = linear.front().graph->operations().size();
+  const std::size_t n_tr = transposed.front().graph->operations().size();
   std::printf("case=linear_size impl=tenferro shape=%s size=%zu primal_ops=%zu linear_ops=%zu ratio=%.3f "
               "median_s=%.6g ns_per_op=%.1f\n",
               shape, n, n, n_lin, double(n_lin) / double(n), t_lin, 1e9 * t_lin / double(n));
