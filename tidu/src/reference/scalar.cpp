@@ -85,16 +85,18 @@ std::string ScalarOp::name() const {
 }
 
 DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx) {
-  std::vector<ValueKey<ScalarOp>> path;  // keys whose dtype is their first operand's
-  ValueKey<ScalarOp> k = key;
+  // Keys whose dtype is their first operand's; `key` holds the whole chain alive.
+  std::vector<const ValueKey<ScalarOp>*> path;
+  const ValueKey<ScalarOp>* cur = &key;
   DType dtype = DType::Real;
   while (true) {
     if (ctx) {
-      if (auto it = ctx->dtypes.find(k); it != ctx->dtypes.end()) {
-        dtype = it->second;
+      if (const DType* known = ctx->dtypes.find(*cur)) {
+        dtype = *known;
         break;
       }
     }
+    const ValueKey<ScalarOp>& k = *cur;
     if (k.is_input()) {
       dtype = k.input_key().dtype;
       break;
@@ -108,11 +110,14 @@ DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx) {
       dtype = op.kind == Kind::Real ? DType::Real : DType::Complex;
       break;
     }
-    path.push_back(k);
-    k = k.producer_inputs()[0];
+    path.push_back(cur);
+    cur = &k.producer_inputs()[0];
   }
   if (ctx) {
-    for (const auto& p : path) ctx->dtypes.emplace(p, dtype);
+    for (const auto* p : path) {
+      ctx->dtypes.assign(*p, dtype);
+      ctx->held.push_back(*p);
+    }
   }
   return dtype;
 }
