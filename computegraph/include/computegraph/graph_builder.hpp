@@ -151,10 +151,10 @@ class GraphBuilder {
                        std::to_string(op.input_count()) + " inputs, got " +
                        std::to_string(inputs.size()));
     }
-    if (role.is_linearized() && role.active_mask().size() != inputs.size()) {
+    if (role.is_linearized() && role.mask_size() != inputs.size()) {
       throw GraphError("GraphBuilder::add_operation: " + std::string(op.name()) + " has " +
                        std::to_string(inputs.size()) + " inputs but its active_mask has " +
-                       std::to_string(role.active_mask().size()) + " entries");
+                       std::to_string(role.mask_size()) + " entries");
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].is_local() && inputs[i].local_id() >= graph_->values_.size()) {

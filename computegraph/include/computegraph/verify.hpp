@@ -56,9 +56,9 @@ void verify(const Graph<Op>& graph) {
       detail::verify_fail(detail::arity_message(name, i, "outputs", op.operation.output_count(),
                                                 op.outputs.size()));
     }
-    if (op.role.is_linearized() && op.role.active_mask().size() != op.inputs.size()) {
+    if (op.role.is_linearized() && op.role.mask_size() != op.inputs.size()) {
       detail::verify_fail(detail::arity_message(name, i, "active_mask entries", op.inputs.size(),
-                                                op.role.active_mask().size()));
+                                                op.role.mask_size()));
     }
     std::vector<ValueKey<Op>> input_keys;
     for (const auto& ref : op.inputs) {

@@ -4,7 +4,8 @@
 //
 // Contract:
 // - Walks the logical DAG reachable from `outputs` in topological order (no physical merge).
-// - Seeds one fresh tangent input per `wrt` key, keyed `wrt.tangent_of(pass)`.
+// - Seeds one fresh tangent input per `wrt` key, keyed `wrt.tangent_of(pass)` (linearize_along:
+//   keyed by the given directions, for higher derivatives along one direction).
 // - An operation none of whose inputs is active emits nothing and its outputs have no tangent.
 // - Otherwise calls the op's jvp_rule; primal values are referenced through External keys, never
 //   copied; emitted linear ops carry Linearized{active_mask}.
@@ -26,45 +27,46 @@
 
 namespace tidu {
 
+namespace detail {
 template <Primitive Op>
-LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
-                              std::span<const ValueKey<Op>> outputs,
-                              std::span<const typename Op::InputKey> wrt,
-                              typename Op::ADContext& ctx) {
-  using computegraph::GraphError;
-  using InputKey = typename Op::InputKey;
-  std::unordered_set<InputKey> seen_wrt;
+void check_wrt(const computegraph::ResolvedView<Op>& view,
+               std::span<const typename Op::InputKey> wrt) {
+  std::unordered_set<typename Op::InputKey> seen_wrt;
   for (const auto& w : wrt) {
     if (!view.contains(ValueKey<Op>::input(w))) {
       std::ostringstream msg;
       msg << "linearize: wrt key " << w << " is not an input of any graph of the view";
-      throw GraphError(msg.str());
+      throw computegraph::GraphError(msg.str());
     }
     if (!seen_wrt.insert(w).second) {
       std::ostringstream msg;
       msg << "linearize: wrt key " << w << " is listed twice";
-      throw GraphError(msg.str());
+      throw computegraph::GraphError(msg.str());
     }
   }
+}
 
+/// linearize's walk, with the tangent input of wrt[i] keyed `tangent_keys[i]`.
+template <Primitive Op>
+LinearizedGraph<Op> linearize_seeded(const computegraph::ResolvedView<Op>& view,
+                                     std::span<const ValueKey<Op>> outputs,
+                                     std::span<const typename Op::InputKey> wrt,
+                                     std::span<const typename Op::InputKey> tangent_keys,
+                                     DiffPassId pass, typename Op::ADContext& ctx) {
   LinearizedGraph<Op> result;
-  result.pass = detail::fresh_pass(view, [&](DiffPassId pass) {
-    std::vector<InputKey> keys;
-    for (const auto& w : wrt) keys.push_back(w.tangent_of(pass));
-    return keys;
-  });
-
+  result.pass = pass;
   auto roots = view.roots();
   computegraph::GraphBuilder<Op> graph(std::vector<computegraph::GraphPtr<Op>>(roots.begin(), roots.end()));
   PrimitiveBuilder<Op> builder(graph);
   // primal value -> its tangent. Keys are held by the view's graphs (or by `wrt_keys`).
   computegraph::detail::KeyMap<LocalValueId> tangent;
   std::vector<ValueKey<Op>> wrt_keys;
-  for (const auto& w : wrt) {
-    LocalValueId t = graph.add_input(w.tangent_of(result.pass));
-    wrt_keys.push_back(ValueKey<Op>::input(w));
+  wrt_keys.reserve(wrt.size());
+  for (std::size_t i = 0; i < wrt.size(); ++i) {
+    LocalValueId t = graph.add_input(tangent_keys[i]);
+    wrt_keys.push_back(ValueKey<Op>::input(wrt[i]));
     tangent.assign(wrt_keys.back(), t);
-    result.tangent_inputs.emplace_back(w, t);
+    result.tangent_inputs.emplace_back(wrt[i], t);
   }
 
   std::vector<ValueKey<Op>> primal_in;
@@ -107,6 +109,67 @@ LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
   result.graph = graph.finish();
   computegraph::detail::after_stage("linearize", *result.graph);
   return result;
+}
+}  // namespace detail
+
+template <Primitive Op>
+LinearizedGraph<Op> linearize(const computegraph::ResolvedView<Op>& view,
+                              std::span<const ValueKey<Op>> outputs,
+                              std::span<const typename Op::InputKey> wrt,
+                              typename Op::ADContext& ctx) {
+  using InputKey = typename Op::InputKey;
+  detail::check_wrt<Op>(view, wrt);
+  auto make_keys = [&](DiffPassId pass) {
+    std::vector<InputKey> keys;
+    keys.reserve(wrt.size());
+    for (const auto& w : wrt) keys.push_back(w.tangent_of(pass));
+    return keys;
+  };
+  const DiffPassId pass = detail::fresh_pass(view, make_keys);
+  const std::vector<InputKey> keys = make_keys(pass);
+  return detail::linearize_seeded(view, outputs, wrt, std::span<const InputKey>(keys), pass, ctx);
+}
+
+/// linearize along given directions: the tangent input of wrt[i] is the input `directions[i]`
+/// instead of a fresh key, and the result's `pass` is 0. A direction may already be an input of
+/// the view, typically the tangent input of an earlier pass: linearizing L1 = linearize(F, x) again
+/// along L1's own tangent key v gives f''(x)[v, v] rather than f''(x)[v, w] with a fresh w, and
+/// since the passes share their seed, the terms d_i(d_j u) of different passes have equal keys and
+/// materialize_merge merges them (the k-th derivative along one direction costs O(k^2 n) ops,
+/// where fresh seeds give 2^k mixed terms). Inside the new graph a direction value is both the
+/// tangent input (active operands) and, where earlier passes used it, a fixed operand.
+/// Errors: as linearize; GraphError if `directions` and `wrt` differ in length, a direction
+/// repeats, or a direction is also a `wrt` key.
+template <Primitive Op>
+LinearizedGraph<Op> linearize_along(const computegraph::ResolvedView<Op>& view,
+                                    std::span<const ValueKey<Op>> outputs,
+                                    std::span<const typename Op::InputKey> wrt,
+                                    std::span<const typename Op::InputKey> directions,
+                                    typename Op::ADContext& ctx) {
+  using computegraph::GraphError;
+  detail::check_wrt<Op>(view, wrt);
+  if (directions.size() != wrt.size()) {
+    throw GraphError("linearize_along: " + std::to_string(directions.size()) + " directions for " +
+                     std::to_string(wrt.size()) + " wrt keys");
+  }
+  std::unordered_set<typename Op::InputKey> seen(wrt.begin(), wrt.end());
+  for (const auto& d : directions) {
+    if (!seen.insert(d).second) {
+      std::ostringstream msg;
+      msg << "linearize_along: direction " << d << " repeats or is also a wrt key";
+      throw GraphError(msg.str());
+    }
+  }
+  return detail::linearize_seeded(view, outputs, wrt, directions, DiffPassId{0}, ctx);
+}
+
+template <Primitive Op>
+LinearizedGraph<Op> linearize_along(const computegraph::ResolvedView<Op>& view,
+                                    std::span<const ValueKey<Op>> outputs,
+                                    std::span<const typename Op::InputKey> wrt,
+                                    std::span<const typename Op::InputKey> directions) {
+  typename Op::ADContext ctx{};
+  return linearize_along(view, outputs, wrt, directions, ctx);
 }
 
 template <Primitive Op>

@@ -6,6 +6,7 @@
 // The primitive set is responsible for closure: every op its rules emit is itself a Primitive.
 #include <concepts>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <vector>
@@ -62,8 +63,11 @@ class PrimitiveBuilder {
 };
 
 /// Role of an emitted linear op from its operands' activeness, e.g. linear_role({false, true}).
-inline OperationRole linear_role(std::vector<bool> active_mask) {
-  return OperationRole::linearized(std::move(active_mask));
+inline OperationRole linear_role(const std::vector<bool>& active_mask) {
+  return OperationRole::linearized(active_mask);
+}
+inline OperationRole linear_role(std::initializer_list<bool> active_mask) {
+  return OperationRole::linearized(active_mask);
 }
 
 /// The role of an accumulation: both operands carry flow.

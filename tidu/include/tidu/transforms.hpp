@@ -1,6 +1,6 @@
 #pragma once
 // User-level transforms over primal graphs: jvp, vjp, grad, value_and_grad, hvp, jacfwd, jacrev,
-// hessian. Generic over any op set that is both a tidu::Primitive and evaluable.
+// hessian, derivative (k-th order along one direction). Generic over any op set that is both a tidu::Primitive and evaluable.
 //
 // A function is a primal Graph: its declared inputs, in order, are the arguments; its outputs are
 // the results. Each transform linearizes (and transposes) once per function and keeps the result;
@@ -25,6 +25,7 @@
 
 #include "computegraph/compile_cache.hpp"
 #include "tidu/linear_transpose.hpp"
+#include "tidu/detail/operand_helpers.hpp"
 #include "tidu/linearize.hpp"
 #include "tidu/operand_space.hpp"
 
@@ -35,7 +36,10 @@ concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOpe
                                 std::default_initializable<typename Op::Context>;
 
 template <DifferentiableProgram Op>
-class Transforms {
+class Transforms : private detail::OperandHelpers<typename Op::Operand> {
+  using Helpers = detail::OperandHelpers<typename Op::Operand>;
+  using Helpers::fill_column, Helpers::for_each_basis, Helpers::split_outputs, Helpers::total_size;
+
  public:
   using Operand = typename Op::Operand;
   using Space = OperandSpace<Operand>;
@@ -214,6 +218,39 @@ class Transforms {
     }
   }
 
+  /// The k-th derivative of f at x along one direction, f^(k)(x)[v, ..., v], for each output
+  /// (k = 0: f(x); k = 1: jvp's tangent). Built as (resolve -> linearize_along) k times with every
+  /// pass seeded by the same direction inputs, so equal terms of different passes share keys and
+  /// merge: the program has O(k^2 n) ops for n primal ops, where fresh seeds per pass would give
+  /// O(2^k n). Outputs that do not depend on x get zeros.
+  Values derivative(const Function& f, std::span<const Operand> x, std::span<const Operand> v,
+                    std::size_t k) {
+    check_arity("derivative", f, x, v.size(), "directions");
+    if (k == 0) return eval(f, x);
+    auto& d = derived(f);
+    const auto& lin = linearized(d);
+    ProgramPtr* slot;
+    {
+      std::lock_guard lock(mutex_);
+      slot = &d.derivative_programs[k];  // node-based map: the reference stays valid
+    }
+    auto [keys, present] = along_outputs(d, k);
+    auto prog = program(*slot, f, [&] {
+      auto outs = d.outputs;
+      outs.insert(outs.end(), keys.begin(), keys.end());
+      auto leading = d.inputs;
+      for (std::size_t i = 0; i < lin.tangent_inputs.size(); ++i) leading.push_back(lin.tangent_input_key(i));
+      return std::pair{outs, leading};
+    }, {k == 1 ? lin.graph : d.along[k - 2]->graph});
+    Values in(x.begin(), x.end());
+    for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
+    Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
+    Values result;
+    for (std::size_t i = 0; i < d.outputs.size(); ++i) result.push_back(Space::zeros_like(out[i]));
+    for (std::size_t i = 0; i < present.size(); ++i) result[present[i]] = out[d.outputs.size() + i];
+    return result;
+  }
+
   computegraph::CompileCacheStats cache_stats() const { return cache_->stats(); }
 
   /// Differentiate `f` only with respect to the arguments marked in `mask` (all by default).
@@ -249,6 +286,10 @@ class Transforms {
     std::vector<typename Op::InputKey> wrt;  // the differentiated inputs' keys
     std::vector<std::size_t> wrt_pos;        // and their argument positions
     std::unique_ptr<LinearizedGraph<Op>> linear, transpose, hvp_linear;
+    /// along[j]: linearize_along of along[j - 1] (of `linear` for j = 0) along linear's tangent
+    /// inputs: the derivative of order j + 2 along one direction.
+    std::vector<std::unique_ptr<LinearizedGraph<Op>>> along;
+    std::unordered_map<std::size_t, ProgramPtr> derivative_programs;  // by order
     ProgramPtr primal_program, jvp_program, vjp_program, hvp_program;
     std::optional<Operand> unit_seed;
   };
@@ -320,6 +361,37 @@ class Transforms {
     }, {tr.graph});
   }
 
+  /// The keys of the order-k derivatives along linear's directions that exist (k >= 1), and the
+  /// index of the output of f each belongs to. Builds the missing orders.
+  std::pair<Keys, std::vector<std::size_t>> along_outputs(Derived& d, std::size_t k) {
+    const auto& lin = linearized(d);
+    std::lock_guard lock(mutex_);
+    auto present = [](const LinearizedGraph<Op>& g, const std::vector<std::size_t>& of) {
+      std::pair<Keys, std::vector<std::size_t>> r;
+      for (std::size_t i = 0; i < g.tangent_outputs.size(); ++i) {
+        if (!g.tangent_outputs[i]) continue;
+        r.first.push_back(g.graph->key(*g.tangent_outputs[i]));
+        r.second.push_back(of[i]);
+      }
+      return r;
+    };
+    std::vector<std::size_t> all(d.outputs.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    auto current = present(lin, all);
+    const auto directions = lin.tangent_input_keys();
+    for (std::size_t order = 2; order <= k; ++order) {
+      const LinearizedGraph<Op>& prev = order == 2 ? lin : *d.along[order - 3];
+      if (d.along.size() < order - 1) {
+        d.along.push_back(std::make_unique<LinearizedGraph<Op>>(linearize_along(
+            computegraph::resolve({prev.graph}), std::span<const ValueKey<Op>>(current.first),
+            std::span<const typename Op::InputKey>(d.wrt),
+            std::span<const typename Op::InputKey>(directions))));
+      }
+      current = present(*d.along[order - 2], current.second);
+    }
+    return current;
+  }
+
   /// Forward-over-reverse: linearize the gradient graph again with respect to the primal inputs.
   ProgramPtr hvp_program(Derived& d) {
     const auto& tr = transposed(d);
@@ -372,62 +444,9 @@ class Transforms {
     }
   }
 
-  /// Splits a run's outputs into the first `n_primal` values and the present derivative values,
-  /// filling absent ones with `zero(i)`.
-  template <class Zero>
-  static std::pair<Values, Values> split_outputs(Values& out, std::size_t n_primal,
-                                                 const std::vector<std::optional<LocalValueId>>& present,
-                                                 Zero&& zero) {
-    Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n_primal));
-    Values derivative;
-    std::size_t k = n_primal;
-    for (std::size_t i = 0; i < present.size(); ++i) {
-      derivative.push_back(present[i] ? out[k++] : zero(i));
-    }
-    return {std::move(primal), std::move(derivative)};
-  }
-
-  static std::size_t total_size(std::span<const Operand> xs) {
-    std::size_t n = 0;
-    for (const auto& x : xs) n += Space::size(x);
-    return n;
-  }
-
-  /// Calls visit(global index, directions) with one basis direction per coordinate of `xs`,
-  /// skipping the operands whose position `use` rejects (their indices are still counted).
-  template <class Visit, class Use>
-  static void for_each_basis(std::span<const Operand> xs, Visit&& visit, Use&& use) {
-    Values dirs;
-    for (const auto& x : xs) dirs.push_back(Space::zeros_like(x));
-    std::size_t index = 0;
-    for (std::size_t j = 0; j < xs.size(); ++j) {
-      if (!use(j)) {
-        index += Space::size(xs[j]);
-        continue;
-      }
-      for (std::size_t k = 0; k < Space::size(xs[j]); ++k) {
-        dirs[j] = Space::basis_like(xs[j], k);
-        visit(index++, dirs);
-      }
-      dirs[j] = Space::zeros_like(xs[j]);
-    }
-  }
-  template <class Visit>
-  static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
-    for_each_basis(xs, std::forward<Visit>(visit), [](std::size_t) { return true; });
-  }
-
   /// Whether argument j of f is differentiated.
   bool is_wrt(Derived& d, std::size_t j) const {
     return std::find(d.wrt_pos.begin(), d.wrt_pos.end(), j) != d.wrt_pos.end();
-  }
-
-  template <class Map>
-  static void fill_column(Matrix<Scalar>& m, std::size_t col, const Values& values, Map&& map) {
-    std::size_t row = 0;
-    for (const auto& v : values) {
-      for (std::size_t k = 0; k < Space::size(v); ++k) m(row++, col) = map(Space::coordinate(v, k));
-    }
   }
 
   std::shared_ptr<computegraph::CompileCache<Op>> cache_;

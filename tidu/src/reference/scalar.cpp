@@ -85,16 +85,18 @@ std::string ScalarOp::name() const {
 }
 
 DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx) {
-  std::vector<ValueKey<ScalarOp>> path;  // keys whose dtype is their first operand's
-  ValueKey<ScalarOp> k = key;
+  // Keys whose dtype is their first operand's; `key` holds the whole chain alive.
+  std::vector<const ValueKey<ScalarOp>*> path;
+  const ValueKey<ScalarOp>* cur = &key;
   DType dtype = DType::Real;
   while (true) {
     if (ctx) {
-      if (auto it = ctx->dtypes.find(k); it != ctx->dtypes.end()) {
-        dtype = it->second;
+      if (const DType* known = ctx->dtypes.find(*cur)) {
+        dtype = *known;
         break;
       }
     }
+    const ValueKey<ScalarOp>& k = *cur;
     if (k.is_input()) {
       dtype = k.input_key().dtype;
       break;
@@ -108,11 +110,14 @@ DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx) {
       dtype = op.kind == Kind::Real ? DType::Real : DType::Complex;
       break;
     }
-    path.push_back(k);
-    k = k.producer_inputs()[0];
+    path.push_back(cur);
+    cur = &k.producer_inputs()[0];
   }
   if (ctx) {
-    for (const auto& p : path) ctx->dtypes.emplace(p, dtype);
+    for (const auto* p : path) {
+      ctx->dtypes.assign(*p, dtype);
+      ctx->held.push_back(*p);
+    }
   }
   return dtype;
 }
@@ -128,31 +133,41 @@ void ScalarOp::eval(Context&, std::span<const Number* const> in, std::span<Numbe
                           dtype_name(in[1]->dtype) + "; convert with to_complex first");
   }
   const bool real = kind == Kind::Const ? constant.dtype == DType::Real : in[0]->dtype == DType::Real;
+  // Real values compute in real arithmetic only: complex multiplication and division (with their
+  // inf/nan recovery) cost several times more, and most values of a real program are real.
+  if (real) {
+    auto a = [&] { return in[0]->z.real(); };
+    auto b = [&] { return in[1]->z.real(); };
+    switch (kind) {
+      case Kind::Add: out[0] = Number(a() + b()); return;
+      case Kind::Mul: out[0] = Number(a() * b()); return;
+      case Kind::Div: out[0] = Number(a() / b()); return;
+      case Kind::Neg: out[0] = Number(-a()); return;
+      case Kind::Exp: out[0] = Number(std::exp(a())); return;
+      case Kind::Log: out[0] = Number(std::log(a())); return;
+      case Kind::Sin: out[0] = Number(std::sin(a())); return;
+      case Kind::Cos: out[0] = Number(std::cos(a())); return;
+      case Kind::Conj: out[0] = Number(a()); return;
+      case Kind::Real: dtype_error(kind, "operand is real; expected complex");
+      case Kind::ToComplex: out[0] = Number(std::complex<double>(a(), 0.0)); return;
+      case Kind::Const: out[0] = constant; return;
+    }
+    return;
+  }
   auto a = [&] { return in[0]->z; };
   auto b = [&] { return in[1]->z; };
-  auto ra = [&] { return in[0]->z.real(); };
-  auto rb = [&] { return in[1]->z.real(); };
-  auto put = [&](std::complex<double> c, double r) {
-    out[0] = real ? Number(r) : Number(c);
-  };
   switch (kind) {
-    case Kind::Add: return put(a() + b(), ra() + rb());
-    case Kind::Mul: return put(a() * b(), ra() * rb());
-    case Kind::Div: return put(a() / b(), ra() / rb());
-    case Kind::Neg: return put(-a(), -ra());
-    case Kind::Exp: return put(real ? 0.0 : std::exp(a()), real ? std::exp(ra()) : 0.0);
-    case Kind::Log: return put(real ? 0.0 : std::log(a()), real ? std::log(ra()) : 0.0);
-    case Kind::Sin: return put(real ? 0.0 : std::sin(a()), real ? std::sin(ra()) : 0.0);
-    case Kind::Cos: return put(real ? 0.0 : std::cos(a()), real ? std::cos(ra()) : 0.0);
-    case Kind::Conj: return put(std::conj(a()), ra());
-    case Kind::Real:
-      if (real) dtype_error(kind, "operand is real; expected complex");
-      out[0] = Number(a().real());
-      return;
-    case Kind::ToComplex:
-      if (!real) dtype_error(kind, "operand is complex; expected real");
-      out[0] = Number(std::complex<double>(ra(), 0.0));
-      return;
+    case Kind::Add: out[0] = Number(a() + b()); return;
+    case Kind::Mul: out[0] = Number(a() * b()); return;
+    case Kind::Div: out[0] = Number(a() / b()); return;
+    case Kind::Neg: out[0] = Number(-a()); return;
+    case Kind::Exp: out[0] = Number(std::exp(a())); return;
+    case Kind::Log: out[0] = Number(std::log(a())); return;
+    case Kind::Sin: out[0] = Number(std::sin(a())); return;
+    case Kind::Cos: out[0] = Number(std::cos(a())); return;
+    case Kind::Conj: out[0] = Number(std::conj(a())); return;
+    case Kind::Real: out[0] = Number(a().real()); return;
+    case Kind::ToComplex: dtype_error(kind, "operand is complex; expected real");
     case Kind::Const: out[0] = constant; return;
   }
 }

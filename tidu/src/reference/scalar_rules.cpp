@@ -3,6 +3,8 @@
 // Complex convention (DESIGN.md): a transpose is the adjoint for <a, b> = Re(sum conj(a) * b), so
 // the transpose of z -> c*z is ct -> conj(c)*ct. Conj is emitted only by transposes, and only for
 // complex fixed operands.
+#include <algorithm>
+
 #include "tidu/reference/scalar.hpp"
 
 namespace tidu::reference {
@@ -24,10 +26,15 @@ LocalValueId primal(Builder& b, Kind kind, std::vector<PV> inputs) {
 LocalValueId scale(Builder& b, PV fixed, LocalValueId tangent) {
   return emit(b, Kind::Mul, {std::move(fixed), loc(tangent)}, linear_role({false, true}));
 }
-/// Sum of the present terms (nullopt if none).
+/// Sum of the present terms (nullopt if none). The operands are in local-id order: add commutes,
+/// and one order for equal terms lets the graph merge them (d(p*q) reached along two paths of a
+/// higher derivative gives the same terms in both orders).
 std::optional<LocalValueId> sum(Builder& b, std::optional<LocalValueId> x,
                                 std::optional<LocalValueId> y) {
-  if (x && y) return emit(b, Kind::Add, {loc(*x), loc(*y)}, linear_role({true, true}));
+  if (x && y) {
+    return emit(b, Kind::Add, {loc(std::min(*x, *y)), loc(std::max(*x, *y))},
+                linear_role({true, true}));
+  }
   return x ? x : y;
 }
 /// conj(v) for a complex fixed operand, v itself for a real one.
@@ -49,14 +56,15 @@ Tangents ScalarOp::jvp_rule(Builder& b, std::span<const ValueKey<ScalarOp>> x,
       if (t[1]) db = scale(b, ext(x[0]), *t[1]);
       return {sum(b, da, db)};
     }
-    case Kind::Div: {  // d(a/b) = da/b - (y/b)*db
-      std::optional<LocalValueId> da, db;
-      if (t[0]) da = emit(b, Kind::Div, {loc(*t[0]), ext(x[1])}, linear_role({true, false}));
+    case Kind::Div: {
+      // d(a/b) = (da - y*db)/b with y = a/b the quotient itself: a higher derivative then
+      // differentiates y again rather than a new quotient y/b, so no chain of divisions grows.
+      std::optional<LocalValueId> numerator = t[0];
       if (t[1]) {
-        LocalValueId q = primal(b, Kind::Div, {ext(y[0]), ext(x[1])});
-        db = emit(b, Kind::Neg, {loc(scale(b, loc(q), *t[1]))}, linear_role({true}));
+        numerator = sum(b, numerator,
+                        emit(b, Kind::Neg, {loc(scale(b, ext(y[0]), *t[1]))}, linear_role({true})));
       }
-      return {sum(b, da, db)};
+      return {emit(b, Kind::Div, {loc(*numerator), ext(x[1])}, linear_role({true, false}))};
     }
     case Kind::Neg:
     case Kind::Conj:

@@ -12,7 +12,9 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "computegraph/detail/key_map.hpp"
 #include "computegraph/error.hpp"
 #include "tidu/operand_space.hpp"
 #include "tidu/primitive.hpp"
@@ -99,9 +101,12 @@ struct ScalarOp {
                                  std::size_t index);
 };
 
-/// Per-transform memo of value dtypes, so rules query a key's dtype in O(1) amortized.
+/// Per-transform memo of value dtypes, so rules query a key's dtype in O(1) amortized. A flat
+/// table by key identity (no allocation per entry); `held` keeps the memoized keys alive, so an
+/// identity is never reused while the memo names it.
 struct ScalarADContext {
-  std::unordered_map<computegraph::ValueKey<ScalarOp>, DType> dtypes;
+  computegraph::detail::KeyMap<DType> dtypes;
+  std::vector<computegraph::ValueKey<ScalarOp>> held;
 };
 
 /// The static dtype of a value (memoized in `ctx` when given).

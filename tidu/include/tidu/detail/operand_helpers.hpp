@@ -1,0 +1,74 @@
+#pragma once
+// Helpers of tidu::Transforms that see operands as coordinate vectors (OperandSpace).
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "computegraph/graph.hpp"
+#include "tidu/operand_space.hpp"
+
+namespace tidu::detail {
+
+template <class Operand>
+struct OperandHelpers {
+  using Space = OperandSpace<Operand>;
+  using Scalar = typename Space::Scalar;
+  using Values = std::vector<Operand>;
+
+  /// Splits a run's outputs into the first `n_primal` values and the present derivative values,
+  /// filling absent ones with `zero(i)`.
+  template <class Zero>
+  static std::pair<Values, Values> split_outputs(
+      Values& out, std::size_t n_primal,
+      const std::vector<std::optional<computegraph::LocalValueId>>& present, Zero&& zero) {
+    Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n_primal));
+    Values derivative;
+    std::size_t k = n_primal;
+    for (std::size_t i = 0; i < present.size(); ++i) {
+      derivative.push_back(present[i] ? out[k++] : zero(i));
+    }
+    return {std::move(primal), std::move(derivative)};
+  }
+
+  static std::size_t total_size(std::span<const Operand> xs) {
+    std::size_t n = 0;
+    for (const auto& x : xs) n += Space::size(x);
+    return n;
+  }
+
+  /// Calls visit(global index, directions) with one basis direction per coordinate of `xs`,
+  /// skipping the operands whose position `use` rejects (their indices are still counted).
+  template <class Visit, class Use>
+  static void for_each_basis(std::span<const Operand> xs, Visit&& visit, Use&& use) {
+    Values dirs;
+    for (const auto& x : xs) dirs.push_back(Space::zeros_like(x));
+    std::size_t index = 0;
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+      if (!use(j)) {
+        index += Space::size(xs[j]);
+        continue;
+      }
+      for (std::size_t k = 0; k < Space::size(xs[j]); ++k) {
+        dirs[j] = Space::basis_like(xs[j], k);
+        visit(index++, dirs);
+      }
+      dirs[j] = Space::zeros_like(xs[j]);
+    }
+  }
+  template <class Visit>
+  static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
+    for_each_basis(xs, std::forward<Visit>(visit), [](std::size_t) { return true; });
+  }
+
+  template <class Map>
+  static void fill_column(Matrix<Scalar>& m, std::size_t col, const Values& values, Map&& map) {
+    std::size_t row = 0;
+    for (const auto& v : values) {
+      for (std::size_t k = 0; k < Space::size(v); ++k) m(row++, col) = map(Space::coordinate(v, k));
+    }
+  }
+};
+
+}  // namespace tidu::detail
