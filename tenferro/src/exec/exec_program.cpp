@@ -88,7 +88,7 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       k->register_count = static_cast<std::uint16_t>(dst + 1);
       step.kind = StepKind::Fused;
       step.fused = std::move(k);
-    } else if (is_sum_all(op, operand_types[0])) {
+    } else if (op.kind == OpKind::ReduceSum && is_sum_all(op, operand_types.front())) {
       auto k = std::make_shared<FusedKernel>();
       k->dtype = operand_types[0].dtype;
       k->size = operand_types[0].numel();
