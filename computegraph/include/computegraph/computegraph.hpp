@@ -13,5 +13,6 @@
 #include "computegraph/operation.hpp"
 #include "computegraph/printer.hpp"
 #include "computegraph/resolve.hpp"
+#include "computegraph/unzip.hpp"
 #include "computegraph/value_key.hpp"
 #include "computegraph/verify.hpp"

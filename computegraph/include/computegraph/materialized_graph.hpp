@@ -1,6 +1,7 @@
 #pragma once
 // MaterializedGraph: one flat, deduplicated, topologically ordered graph (spec §II "Materialized
-// graph"), the input of compile, serializers and debug printers. Built only by materialize_merge.
+// graph"), the input of compile, serializers and debug printers. Built only by materialize_merge
+// (and split by unzip).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -93,6 +94,8 @@ class MaterializedGraph {
  private:
   template <GraphOperation O>
   friend class MaterializeMerge;
+  template <GraphOperation O>
+  friend class Unzipper;
   std::vector<MaterializedValue<Op>> values_;
   std::vector<MaterializedOperation<Op>> operations_;
   /// Every operation's operand ids, back to back. Reserved in full before the first operation is

@@ -1,0 +1,134 @@
+// unzip: splitting a materialized graph into the part that depends only on fixed inputs and the
+// part that varies. Checked on the spec's example (golden IR) and on random graphs: running the
+// fixed part once and the varying part on its residuals gives the whole graph's outputs exactly.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "golden.hpp"
+#include "random_graph.hpp"
+#include "test_graphs.hpp"
+
+namespace cgtest {
+namespace {
+
+using computegraph::resolve;
+using Unzipped = computegraph::UnzippedGraph<ScalarOp>;
+
+std::string residual_name(const Key&, std::size_t index) { return "res:" + std::to_string(index); }
+
+Unzipped unzip(const Materialized& m, std::vector<std::size_t> varying) {
+  auto u = computegraph::unzip(m, std::span<const std::size_t>(varying), residual_name);
+  computegraph::verify(u.fixed);
+  computegraph::verify(u.varying);
+  return u;
+}
+
+TEST(Unzip, JvpOfExpAxGolden) {
+  // Inputs x, a, dx; dx varies. exp(a x) and a are computed once; the two linear products vary.
+  GraphPtr primal = exp_ax_graph();
+  GraphPtr jvp = exp_ax_jvp_graph(primal);
+  auto m = materialize(resolve({jvp}), {primal->output_keys()[0], jvp->output_keys()[0]});
+  auto u = unzip(m, {2});
+  EXPECT_EQ(u.fixed.operations().size(), 2u);
+  EXPECT_EQ(u.varying.operations().size(), 2u);
+  EXPECT_EQ(u.residual_count(), 2u);  // a and exp(a x); exp(a x) is also an output
+  EXPECT_EQ(u.varying.output_keys()[1], m.output_keys()[1]);
+  EXPECT_TRUE(matches_golden("unzip_exp_ax_jvp.txt",
+                             "// fixed\n" + to_string(u.fixed) + "// varying\n" + to_string(u.varying),
+                             to_string(m)));
+}
+
+TEST(Unzip, NothingVariesOrEverythingVaries) {
+  GraphPtr g = sincos_graph();
+  auto m = materialize(resolve({g}), g->output_keys());
+  auto none = unzip(m, {});
+  EXPECT_EQ(none.fixed.operations().size(), m.operations().size());
+  EXPECT_TRUE(none.varying.operations().empty());
+  EXPECT_EQ(none.varying.inputs().size(), none.residual_count());
+  auto all = unzip(m, {0});
+  EXPECT_TRUE(all.fixed.operations().empty());
+  EXPECT_EQ(all.varying.operations().size(), m.operations().size());
+  EXPECT_EQ(all.residual_count(), 0u);
+  // Either way the composition computes the graph.
+  for (const auto* u : {&none, &all}) {
+    auto fixed = computegraph::compile(u->fixed);
+    auto varying = computegraph::compile(u->varying);
+    std::vector<double> fixed_in;
+    if (u == &none) fixed_in.push_back(0.7);
+    auto residuals = fixed.run(std::span<const double>(fixed_in));
+    if (u == &all) residuals.push_back(0.7);
+    auto out = varying.run(std::span<const double>(residuals));
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_DOUBLE_EQ(out[0], sincos_closed_form(0.7));
+  }
+}
+
+TEST(Unzip, RejectsAPositionOutOfRange) {
+  GraphPtr g = exp_ax_graph();
+  auto m = materialize(resolve({g}), g->output_keys());
+  try {
+    unzip(m, {2});
+    FAIL() << "expected BindingError";
+  } catch (const computegraph::BindingError& e) {
+    EXPECT_NE(std::string(e.what()).find("varying input position 2 is out of range"), std::string::npos);
+  }
+}
+
+TEST(Unzip, RandomGraphsComposeToTheWholeGraph) {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    RandomGraphOptions options;
+    options.inputs = 4;
+    options.operations = 30 + static_cast<int>(seed % 50);
+    options.outputs = 5;
+    GraphPtr g = random_scalar_graph(seed, options);
+    std::vector<Key> leading;
+    for (int i = 0; i < options.inputs; ++i) leading.push_back(in("in" + std::to_string(i)));
+    auto m = materialize(resolve({g}), g->output_keys(), leading);
+    std::mt19937 rng(seed);
+    std::vector<std::size_t> varying;
+    for (std::size_t p = 0; p < m.inputs().size(); ++p) {
+      if (rng() % 2) varying.push_back(p);
+    }
+    auto u = unzip(m, varying);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+
+    // Every operation lands in exactly one part, and the varying part holds only operations that
+    // read a varying value (so nothing fixed is recomputed per run).
+    EXPECT_EQ(u.fixed.operations().size() + u.varying.operations().size(), m.operations().size());
+    std::vector<std::uint8_t> varies(u.varying.values().size(), 0);
+    for (std::size_t i = u.residual_count(); i < u.varying.inputs().size(); ++i) varies[u.varying.inputs()[i]] = 1;
+    for (const auto& op : u.varying.operations()) {
+      bool reads_varying = false;
+      for (auto v : op.inputs) reads_varying |= varies[v] != 0;
+      EXPECT_TRUE(reads_varying) << op.operation.name() << " does not depend on a varying input";
+      for (std::uint32_t k = 0; k < op.output_count; ++k) varies[op.first_output + k] = 1;
+    }
+    // Outputs keep their keys, except fixed ones: those are residual inputs passed through.
+    for (std::size_t i = 0; i < m.outputs().size(); ++i) {
+      const auto v = u.varying.outputs()[i];
+      const bool residual = v < u.residual_count() && !u.varying.values()[v].producer;
+      EXPECT_TRUE(residual || u.varying.values()[v].key == m.output_keys()[i]) << "output " << i;
+    }
+
+    // Same operations in the same order: results agree exactly.
+    auto env = random_inputs(seed, options.inputs);
+    std::vector<double> all, fixed_in, varying_in;
+    for (std::size_t p = 0; p < m.inputs().size(); ++p) {
+      const double x = env.at(m.values()[m.inputs()[p]].key.input_key());
+      all.push_back(x);
+      (std::find(varying.begin(), varying.end(), p) != varying.end() ? varying_in : fixed_in).push_back(x);
+    }
+    auto whole = computegraph::compile(m).run(std::span<const double>(all));
+    auto residuals = computegraph::compile(u.fixed).run(std::span<const double>(fixed_in));
+    residuals.insert(residuals.end(), varying_in.begin(), varying_in.end());
+    auto split = computegraph::compile(u.varying).run(std::span<const double>(residuals));
+    ASSERT_EQ(split.size(), whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      EXPECT_TRUE(same_value(split[i], whole[i])) << "output " << i << ": " << split[i] << " vs " << whole[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cgtest
