@@ -88,8 +88,12 @@ std::vector<TensorType> types_of(const Tensors& args);
 void check_wrt(const char* what, const Tensors& args, std::size_t argnum);
 /// Throws unless the graph has one scalar real output (what grad and hessian differentiate).
 void check_scalar_loss(const char* what, const GraphPtr& graph);
-/// Writes `column` (n elements of h's dtype) into column `col` of h viewed as an n x n matrix.
-void store_column(Tensor& h, std::size_t col, const Tensor& column);
+/// Stores `column` = H e_col (n elements of h's dtype) into h viewed as an n x n row-major matrix.
+/// A real Hessian is symmetric (second derivatives commute), so the column is written as row
+/// `col`: one contiguous copy instead of n stores n elements apart, which touch a different page
+/// each (the strided store cost more than computing the column). Complex Hessians are written as
+/// columns.
+void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column);
 /// Jacobian block rows x [col0, col0 + cols) as a tensor of shape `shape`.
 Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype);
 
@@ -175,7 +179,7 @@ class Transformed {
         Tensor h = Tensor::uninitialized(TensorType{x.dtype(), std::move(shape)});
         // Only argument argnum_ is differentiated (set_wrt), so its columns are the only ones.
         ad.hessian_columns(g, args, [&](std::size_t col, const Tensors& hv) {
-          store_column(h, col - col0, hv[argnum_]);
+          store_hessian_column(h, col - col0, hv[argnum_]);
         });
         return h;
       } else {

@@ -1,6 +1,8 @@
 // Non-template parts of the functional transforms.
 #include "tenferro/transforms.hpp"
 
+#include <cstring>
+#include <type_traits>
 #include <mutex>
 
 #include "computegraph/printer.hpp"
@@ -49,13 +51,17 @@ void check_scalar_loss(const char* what, const GraphPtr& graph) {
   }
 }
 
-void store_column(Tensor& h, std::size_t col, const Tensor& column) {
-  const std::int64_t n = column.numel();
+void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column) {
+  const auto n = static_cast<std::size_t>(column.numel());
   visit_dtype(h.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* src = static_cast<const T*>(column.raw_data());
-    T* dst = static_cast<T*>(h.raw_data()) + col;
-    for (std::int64_t i = 0; i < n; ++i) dst[i * n] = src[i];
+    T* dst = static_cast<T*>(h.raw_data());
+    if constexpr (std::is_floating_point_v<T>) {
+      std::memcpy(dst + col * n, src, n * sizeof(T));  // row col: H is symmetric
+    } else {
+      for (std::size_t i = 0; i < n; ++i) dst[i * n + col] = src[i];
+    }
   });
 }
 

@@ -222,6 +222,10 @@ TensorKey StdTensorOp::cotangent_key(const TensorValueKey& output, tidu::DiffPas
   return {"ct" + std::to_string(pass) + ":" + std::to_string(index), type_of(output)};
 }
 
+TensorKey StdTensorOp::residual_key(const TensorValueKey& value, std::size_t index) {
+  return {"res:" + std::to_string(index), type_of(value)};
+}
+
 tidu::Tangents StdTensorOp::jvp_rule(tidu::PrimitiveBuilder<StdTensorOp>& b,
                                      std::span<const TensorValueKey> x, std::span<const TensorValueKey> y,
                                      std::span<const std::optional<tidu::LocalValueId>> t,

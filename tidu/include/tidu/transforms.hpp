@@ -6,7 +6,9 @@
 // the results. Each transform linearizes (and transposes) once per function and keeps the result;
 // programs come from a CompileCache, so a repeated call costs one cache look-up plus the runs.
 // Jacobians and Hessians run one compiled linear program per column (jacfwd, hessian) or row
-// (jacrev); the primal part is recomputed by each run (no residual cutting yet).
+// (jacrev). Those programs are split (split_program.hpp) so that what does not depend on the
+// direction (the primal values, the derivative factors) is computed once per call, when the op
+// set names residual inputs (ResidualKeyed).
 //
 // Arguments: every vector of primals, tangents, directions and cotangents-of-inputs is aligned with
 // all of f's inputs. Only the differentiable ones (see `differentiable`, `set_wrt`) are
@@ -26,8 +28,10 @@
 #include "computegraph/compile_cache.hpp"
 #include "tidu/linear_transpose.hpp"
 #include "tidu/detail/operand_helpers.hpp"
+#include "tidu/detail/program_keys.hpp"
 #include "tidu/linearize.hpp"
 #include "tidu/operand_space.hpp"
+#include "tidu/split_program.hpp"
 
 namespace tidu {
 
@@ -38,7 +42,8 @@ concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOpe
 template <DifferentiableProgram Op>
 class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   using Helpers = detail::OperandHelpers<typename Op::Operand>;
-  using Helpers::fill_column, Helpers::for_each_basis, Helpers::split_outputs, Helpers::total_size;
+  using Helpers::fill_column, Helpers::for_each_basis, Helpers::split_outputs, Helpers::sweep_basis,
+      Helpers::total_size;
 
  public:
   using Operand = typename Op::Operand;
@@ -65,13 +70,7 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     check_arity("jvp", f, x, dx.size(), "tangents");
     auto& d = derived(f);
     const auto& lin = linearized(d);
-    auto prog = program(d.jvp_program, f, [&] {
-      auto outs = d.outputs;
-      for (const auto& k : lin.tangent_output_keys()) if (k) outs.push_back(*k);
-      auto leading = d.inputs;
-      for (std::size_t i = 0; i < lin.tangent_inputs.size(); ++i) leading.push_back(lin.tangent_input_key(i));
-      return std::pair{outs, leading};
-    }, {lin.graph});
+    auto prog = program(d.jvp_program, f, [&] { return detail::jvp_keys(d.inputs, d.outputs, lin); }, {lin.graph});
     Values in(x.begin(), x.end());
     for (std::size_t j : d.wrt_pos) in.push_back(dx[j]);
     Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
@@ -140,33 +139,68 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     return result;
   }
 
-  /// Jacobian: rows are output coordinates, columns input coordinates (one jvp run per column).
+  /// Jacobian: rows are output coordinates, columns input coordinates. The jvp program is split
+  /// (SplitProgram): its direction-independent part runs once, its linear part once per column.
   Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x) {
+    check_arity("jacfwd", f, x, x.size(), "primals");
     Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
     auto& d = derived(f);
-    for_each_basis(x, [&](std::size_t col, const Values& dx) {
-      auto [values, tangents] = jvp(f, x, dx);
+    const auto& lin = linearized(d);
+    const auto& split = jvp_split(d);
+    Values in = split.prepare(x);
+    const std::size_t first = in.size();
+    for (std::size_t j : d.wrt_pos) in.push_back(Space::zeros_like(x[j]));
+    sweep_basis(x, d.wrt_pos, in, first, [&](std::size_t col) {
+      Values out = split.run(std::span<const Operand>(in));
+      auto tangents = split_outputs(out, d.outputs.size(), lin.tangent_outputs,
+                                    [&](std::size_t i) { return Space::zeros_like(y[i]); }).second;
       fill_column(J, col, tangents, [](const Scalar& s) { return s; });
-    }, [&](std::size_t j) { return is_wrt(d, j); });
-    return J;
-  }
-
-  /// Jacobian by rows (one vjp run per output coordinate).
-  Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x) {
-    Values y = eval(f, x);
-    Matrix<Scalar> J(total_size(y), total_size(x));
-    for_each_basis(std::span<const Operand>(y), [&](std::size_t row, const Values& ct) {
-      auto [values, cotangents] = vjp(f, x, ct);
-      std::size_t col = 0;
-      for (const auto& c : cotangents) {
-        for (std::size_t k = 0; k < Space::size(c); ++k) J(row, col++) = Space::conj(Space::coordinate(c, k));
-      }
     });
     return J;
   }
 
-  /// Hessian of a one-output function (one hvp run per column).
+  /// Jacobian by rows (one run of the split vjp program's linear part per output coordinate).
+  Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x) {
+    check_arity("jacrev", f, x, x.size(), "primals");
+    Values y = eval(f, x);
+    Matrix<Scalar> J(total_size(y), total_size(x));
+    auto& d = derived(f);
+    const auto& lin = linearized(d);
+    const auto& tr = transposed(d);
+    const auto& split = vjp_split(d);
+    std::vector<std::size_t> column_of(x.size(), 0);  // first column of each argument
+    for (std::size_t j = 1; j < x.size(); ++j) column_of[j] = column_of[j - 1] + Space::size(x[j - 1]);
+    Values in = split.prepare(x);
+    std::vector<std::size_t> seed_of(y.size(), 0);  // position of output i's seed in `in`
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (!lin.tangent_outputs[i]) continue;
+      seed_of[i] = in.size();
+      in.push_back(Space::zeros_like(y[i]));
+    }
+    std::size_t row = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (!lin.tangent_outputs[i]) {  // an output that does not depend on x: zero rows
+        row += Space::size(y[i]);
+        continue;
+      }
+      for (std::size_t k = 0; k < Space::size(y[i]); ++k, ++row) {
+        in[seed_of[i]] = Space::basis_like(y[i], k);
+        Values out = split.run(std::span<const Operand>(in));
+        for (std::size_t w = 0, o = d.outputs.size(); w < d.wrt_pos.size(); ++w) {
+          if (!tr.tangent_outputs[w]) continue;
+          const Operand& c = out[o++];
+          for (std::size_t m = 0; m < Space::size(c); ++m) {
+            J(row, column_of[d.wrt_pos[w]] + m) = Space::conj(Space::coordinate(c, m));
+          }
+        }
+      }
+      in[seed_of[i]] = Space::zeros_like(y[i]);
+    }
+    return J;
+  }
+
+  /// Hessian of a one-output function (one run of the split hvp program's linear part per column).
   Matrix<Scalar> hessian(const Function& f, std::span<const Operand> x) {
     Matrix<Scalar> H(total_size(x), total_size(x));
     hessian_columns(f, x, [&](std::size_t col, const Values& hv) {
@@ -178,18 +212,19 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   /// The Hessian column by column, for callers that store it their own way: for each coordinate
   /// `col` of the differentiated arguments (numbered across all arguments, as in hessian()),
   /// visit(col, hv) with hv = H(x) e_col aligned with x (zeros for arguments not differentiated).
-  /// The compiled hvp program is looked up once and run once per column.
+  /// The hvp program is split (SplitProgram): the primal and gradient parts run once per call,
+  /// the part linear in the direction once per column.
   template <class Visit>
   void hessian_columns(const Function& f, std::span<const Operand> x, Visit&& visit) {
     check_arity("hessian", f, x, x.size(), "primals");
     auto& d = derived(f);
-    auto prog = hvp_program(d);
+    const auto& split = hvp_split(d);
     const auto& tr = *d.transpose;
     const auto& second = *d.hvp_linear;
-    Operand seed = unit_seed(d, x);
-    Values in(x.begin(), x.end());
-    if (!tr.tangent_inputs.empty()) in.push_back(std::move(seed));
-    const std::size_t first_direction = in.size();
+    Values fixed(x.begin(), x.end());
+    if (!tr.tangent_inputs.empty()) fixed.push_back(unit_seed(d, x));
+    Values in = split.prepare(fixed);
+    const std::size_t first = in.size();
     for (std::size_t j : d.wrt_pos) in.push_back(Space::zeros_like(x[j]));
     // Which program output holds each argument's part of H v (hvp's layout), or none.
     std::vector<std::ptrdiff_t> source(x.size(), -1);
@@ -197,25 +232,14 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
       if (!tr.tangent_outputs[w]) continue;
       if (second.tangent_outputs[g++]) source[d.wrt_pos[w]] = static_cast<std::ptrdiff_t>(k++);
     }
-    Values zeros, hv;
+    Values zeros;
     for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
-    hv = zeros;
-    std::size_t col = 0;
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      const auto w = std::find(d.wrt_pos.begin(), d.wrt_pos.end(), j) - d.wrt_pos.begin();
-      if (static_cast<std::size_t>(w) == d.wrt_pos.size()) {
-        col += Space::size(x[j]);
-        continue;
-      }
-      Operand& direction = in[first_direction + static_cast<std::size_t>(w)];
-      for (std::size_t k = 0; k < Space::size(x[j]); ++k) {
-        direction = Space::basis_like(x[j], k);
-        Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
-        for (std::size_t a = 0; a < x.size(); ++a) hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
-        visit(col++, static_cast<const Values&>(hv));
-      }
-      direction = zeros[j];
-    }
+    Values hv = zeros;
+    sweep_basis(x, d.wrt_pos, in, first, [&](std::size_t col) {
+      Values out = split.run(std::span<const Operand>(in));
+      for (std::size_t a = 0; a < x.size(); ++a) hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
+      visit(col, static_cast<const Values&>(hv));
+    });
   }
 
   /// The k-th derivative of f at x along one direction, f^(k)(x)[v, ..., v], for each output
@@ -291,6 +315,7 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     std::vector<std::unique_ptr<LinearizedGraph<Op>>> along;
     std::unordered_map<std::size_t, ProgramPtr> derivative_programs;  // by order
     ProgramPtr primal_program, jvp_program, vjp_program, hvp_program;
+    std::shared_ptr<const SplitProgram<Op>> jvp_split, vjp_split, hvp_split;  // by direction
     std::optional<Operand> unit_seed;
   };
 
@@ -349,16 +374,8 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   }
 
   ProgramPtr vjp_program(Derived& d) {
-    const auto& lin = linearized(d);
     const auto& tr = transposed(d);
-    return program(d.vjp_program, d.f, [&] {
-      auto outs = d.outputs;
-      for (const auto& k : tr.tangent_output_keys()) if (k) outs.push_back(*k);
-      auto leading = d.inputs;
-      for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) leading.push_back(tr.tangent_input_key(i));
-      (void)lin;
-      return std::pair{outs, leading};
-    }, {tr.graph});
+    return program(d.vjp_program, d.f, [&] { return detail::vjp_keys(d.inputs, d.outputs, tr); }, {tr.graph});
   }
 
   /// The keys of the order-k derivatives along linear's directions that exist (k >= 1), and the
@@ -392,28 +409,55 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     return current;
   }
 
-  /// Forward-over-reverse: linearize the gradient graph again with respect to the primal inputs.
-  ProgramPtr hvp_program(Derived& d) {
+  /// Forward-over-reverse: the gradient graph linearized again with respect to the primal inputs.
+  const LinearizedGraph<Op>& hvp_linearized(Derived& d) {
     const auto& tr = transposed(d);
+    std::lock_guard lock(mutex_);
+    if (!d.hvp_linear) {
+      Keys grads;
+      for (const auto& k : tr.tangent_output_keys()) if (k) grads.push_back(*k);
+      d.hvp_linear = std::make_unique<LinearizedGraph<Op>>(
+          linearize(computegraph::resolve({tr.graph}), std::span<const ValueKey<Op>>(grads),
+                    std::span<const typename Op::InputKey>(d.wrt)));
+    }
+    return *d.hvp_linear;
+  }
+
+  ProgramPtr hvp_program(Derived& d) {
+    const auto& second = hvp_linearized(d);
+    return program(d.hvp_program, d.f, [&] { return detail::hvp_keys(d.inputs, *d.transpose, second); }, {second.graph});
+  }
+
+  /// The program of `slot` split by direction: outputs and inputs from make_keys(), of which the
+  /// last `varying_count` are the directions. Built once per function.
+  template <class MakeKeys>
+  const SplitProgram<Op>& split_program(std::shared_ptr<const SplitProgram<Op>>& slot, MakeKeys&& make_keys,
+                                        std::initializer_list<computegraph::GraphPtr<Op>> roots,
+                                        std::size_t varying_count) {
     {
       std::lock_guard lock(mutex_);
-      if (!d.hvp_linear) {
-        Keys grads;
-        for (const auto& k : tr.tangent_output_keys()) if (k) grads.push_back(*k);
-        d.hvp_linear = std::make_unique<LinearizedGraph<Op>>(
-            linearize(computegraph::resolve({tr.graph}), std::span<const ValueKey<Op>>(grads),
-                      std::span<const typename Op::InputKey>(d.wrt)));
-      }
+      if (slot) return *slot;
     }
-    const auto& second = *d.hvp_linear;
-    return program(d.hvp_program, d.f, [&] {
-      Keys outs;
-      for (const auto& k : second.tangent_output_keys()) if (k) outs.push_back(*k);
-      auto leading = d.inputs;
-      for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) leading.push_back(tr.tangent_input_key(i));
-      for (std::size_t i = 0; i < second.tangent_inputs.size(); ++i) leading.push_back(second.tangent_input_key(i));
-      return std::pair{outs, leading};
-    }, {second.graph});
+    auto [outputs, inputs] = make_keys();
+    auto built = std::make_shared<const SplitProgram<Op>>(*cache_, computegraph::resolve(roots), outputs,
+                                                          inputs, varying_count);
+    std::lock_guard lock(mutex_);
+    if (!slot) slot = std::move(built);
+    return *slot;
+  }
+
+  const SplitProgram<Op>& jvp_split(Derived& d) {
+    const auto& lin = linearized(d);
+    return split_program(d.jvp_split, [&] { return detail::jvp_keys(d.inputs, d.outputs, lin); }, {lin.graph}, lin.tangent_inputs.size());
+  }
+  const SplitProgram<Op>& vjp_split(Derived& d) {
+    const auto& tr = transposed(d);
+    return split_program(d.vjp_split, [&] { return detail::vjp_keys(d.inputs, d.outputs, tr); }, {tr.graph}, tr.tangent_inputs.size());
+  }
+  const SplitProgram<Op>& hvp_split(Derived& d) {
+    const auto& second = hvp_linearized(d);
+    return split_program(d.hvp_split, [&] { return detail::hvp_keys(d.inputs, *d.transpose, second); }, {second.graph},
+                         second.tangent_inputs.size());
   }
 
   /// The cotangent 1 shaped like the single output. Computed by one primal run the first time;

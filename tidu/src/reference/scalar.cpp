@@ -127,6 +127,10 @@ ScalarKey ScalarOp::cotangent_key(const ValueKey<ScalarOp>& output, DiffPassId p
   return {"ct" + std::to_string(pass) + ":" + std::to_string(index), dtype_of(output)};
 }
 
+ScalarKey ScalarOp::residual_key(const ValueKey<ScalarOp>& value, std::size_t index) {
+  return {"res:" + std::to_string(index), dtype_of(value)};
+}
+
 void ScalarOp::eval(Context&, std::span<const Number* const> in, std::span<Number> out) const {
   if (in.size() == 2 && in[0]->dtype != in[1]->dtype) {
     dtype_error(kind, std::string("operands are ") + dtype_name(in[0]->dtype) + " and " +

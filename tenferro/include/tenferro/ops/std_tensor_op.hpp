@@ -42,7 +42,8 @@ struct OpAttrs {
 };
 
 /// Graph input identity: a name plus the input's static type. Names of user inputs must not
-/// contain ':' (reserved: "t<pass>:<name>" tangents, "ct<pass>:<index>" cotangent seeds).
+/// contain ':' (reserved: "t<pass>:<name>" tangents, "ct<pass>:<index>" cotangent seeds,
+/// "res:<index>" residual inputs of split programs).
 struct TensorKey {
   std::string name;
   TensorType type;
@@ -104,6 +105,8 @@ struct StdTensorOp {
   static bool is_differentiable(const TensorKey& key) { return is_inexact(key.type.dtype); }
   static TensorKey cotangent_key(const computegraph::ValueKey<StdTensorOp>& output,
                                  tidu::DiffPassId pass, std::size_t index);
+  // tidu::ResidualKeyed: "res:<index>" with the value's type (split Jacobian/Hessian programs).
+  static TensorKey residual_key(const computegraph::ValueKey<StdTensorOp>& value, std::size_t index);
 };
 
 using TensorValueKey = computegraph::ValueKey<StdTensorOp>;

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers of tidu::Transforms that see operands as coordinate vectors (OperandSpace).
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -60,6 +61,27 @@ struct OperandHelpers {
   template <class Visit>
   static void for_each_basis(std::span<const Operand> xs, Visit&& visit) {
     for_each_basis(xs, std::forward<Visit>(visit), [](std::size_t) { return true; });
+  }
+
+  /// For each coordinate of the differentiated arguments (positions `wrt_pos`), in argument order: puts its basis
+  /// direction at in[first + w] (w: the argument's place among the differentiated ones, all other
+  /// directions zero) and calls visit(col), col numbering coordinates across all arguments.
+  template <class Visit>
+  static void sweep_basis(std::span<const Operand> x, const std::vector<std::size_t>& wrt_pos, Values& in,
+                          std::size_t first, Visit&& visit) {
+    std::size_t col = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const auto w = static_cast<std::size_t>(std::find(wrt_pos.begin(), wrt_pos.end(), j) - wrt_pos.begin());
+      if (w == wrt_pos.size()) {
+        col += Space::size(x[j]);
+        continue;
+      }
+      for (std::size_t k = 0; k < Space::size(x[j]); ++k) {
+        in[first + w] = Space::basis_like(x[j], k);
+        visit(col++);
+      }
+      in[first + w] = Space::zeros_like(x[j]);
+    }
   }
 
   template <class Map>

@@ -36,7 +36,8 @@ struct Number {
 std::ostream& operator<<(std::ostream& os, const Number& n);
 
 /// Input key: a name and a dtype. Names of user inputs must not contain ':' (reserved for
-/// derived keys: "t<pass>:<name>" for tangents, "ct<pass>:<index>" for cotangent seeds).
+/// derived keys: "t<pass>:<name>" for tangents, "ct<pass>:<index>" for cotangent seeds,
+/// "res:<index>" for the residual inputs of split programs).
 struct ScalarKey {
   std::string name;
   DType dtype = DType::Real;
@@ -99,6 +100,8 @@ struct ScalarOp {
                           const OperationRole& role, ADContext& ctx) const;
   static ScalarKey cotangent_key(const ValueKey<ScalarOp>& output, DiffPassId pass,
                                  std::size_t index);
+  // ResidualKeyed: "res:<index>" with the value's dtype.
+  static ScalarKey residual_key(const ValueKey<ScalarOp>& value, std::size_t index);
 };
 
 /// Per-transform memo of value dtypes, so rules query a key's dtype in O(1) amortized. A flat
