@@ -11,7 +11,7 @@ namespace tenferro {
 
 namespace {
 constexpr std::size_t kAlign = 64;
-constexpr std::size_t kPooledMin = 4096;  // smaller buffers come straight from malloc
+constexpr std::size_t kSmall = 4096;  // below: size classes are multiples of kAlign
 
 #ifdef TENFERRO_SANITIZED_BUILD
 constexpr std::size_t kDefaultCapacity = 0;
@@ -23,7 +23,7 @@ constexpr std::size_t kDefaultCapacity = std::size_t{1} << 30;
 /// evenly spaced sizes between consecutive powers of two (at most 12.5 % slack).
 std::size_t size_class(std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 1);
-  if (bytes < kPooledMin) return (bytes + kAlign - 1) / kAlign * kAlign;
+  if (bytes < kSmall) return (bytes + kAlign - 1) / kAlign * kAlign;
   std::size_t power = std::size_t{1} << (63 - __builtin_clzll(bytes));
   std::size_t step = power / 8;
   return (bytes + step - 1) / step * step;
@@ -62,7 +62,7 @@ namespace detail {
 
 std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
   granted = size_class(bytes);
-  if (granted >= kPooledMin) {
+  {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
     auto it = p.free.find(granted);
@@ -79,7 +79,7 @@ std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
 }
 
 void pool_release(std::byte* b, std::size_t granted) {
-  if (granted >= kPooledMin) {
+  {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
     if (p.cached + granted <= p.capacity) {

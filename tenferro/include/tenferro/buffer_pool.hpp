@@ -1,9 +1,10 @@
 #pragma once
 // The buffer pool behind every tensor's storage.
 //
-// Tensor storage of 4 KiB and more is taken from a process-wide pool of freed buffers, bucketed by
-// size class (sizes rounded up to at most 1/8 above the request), and goes back to the pool when
-// its last Tensor is dropped. A compiled program releases each intermediate at its last use, so
+// Tensor storage is taken from a process-wide pool of freed buffers, bucketed by size class
+// (multiples of 64 bytes below 4 KiB; above, sizes rounded up to at most 1/8 above the request),
+// and goes back to the pool when its last Tensor is dropped. Small buffers are pooled too: a
+// 64-byte-aligned allocation from the system costs more than the pool's lock and look-up. A compiled program releases each intermediate at its last use, so
 // the next instruction, or the next run of the same program, reuses the buffer instead of asking
 // the system for fresh pages: repeated runs allocate nothing from the system once warm.
 //

@@ -101,71 +101,112 @@ T read(const Tensor& t, std::int64_t i) {
   return static_cast<const T*>(t.raw_data())[i];
 }
 
+/// Per-thread working memory of the block interpreter: one block per register and the register
+/// pointers. Kept across runs (thread_local), so a run of a small kernel allocates nothing.
 template <class T>
-void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out) {
-  const std::int64_t n = k.size;
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  const std::size_t regs = k.register_count;
-  std::vector<std::size_t> sums;  // indices of SumAll outputs
-  for (std::size_t o = 0; o < k.outputs.size(); ++o) {
-    if (k.outputs[o].mode == OutputMode::SumAll) sums.push_back(o);
+struct BlockScratch {
+  std::vector<T> blocks;
+  std::vector<const T*> ptr;
+  void reserve(std::size_t registers) {
+    if (blocks.size() < registers * kBlock) blocks.resize(registers * kBlock);
+    if (ptr.size() < registers) ptr.resize(registers);
   }
-  std::vector<double> partial(sums.size() * static_cast<std::size_t>(chunks), 0.0);
-  const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
+};
 
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<T> scratch(regs * kBlock);
-    std::vector<const T*> ptr(regs, nullptr);
-#pragma omp for schedule(static)
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const std::int64_t end = std::min(n, (c + 1) * kChunk);
-      for (std::int64_t start = c * kChunk; start < end; start += kBlock) {
-        const std::int64_t len = std::min(kBlock, end - start);
-        for (std::size_t i = 0; i < k.inputs.size(); ++i) {
-          const Tensor& t = *in[i];
-          T* s = scratch.data() + i * kBlock;
-          const FusedInput& a = k.inputs[i];
-          if (a.access == Access::Full && t.dtype() != DType::Bool) {
-            ptr[i] = static_cast<const T*>(t.raw_data()) + start;
-            continue;
-          }
-          for (std::int64_t j = 0; j < len; ++j) {
-            const std::int64_t e = start + j;
-            const std::int64_t src = a.access == Access::Full ? e
-                                     : a.access == Access::Scalar ? 0
-                                     : a.access == Access::Inner ? e % a.period
-                                                                 : e / a.period;
-            s[j] = read<T>(t, src);
-          }
-          ptr[i] = s;
-        }
-        for (const FusedInstr& ins : k.code) {
-          T* d = scratch.data() + std::size_t{ins.dst} * kBlock;
-          const std::size_t arity = op_info(ins.kind).arity;
-          apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
-          ptr[ins.dst] = d;
-        }
-        std::size_t si = 0;
-        for (std::size_t o = 0; o < k.outputs.size(); ++o) {
-          const T* v = ptr[k.outputs[o].reg];
-          if (k.outputs[o].mode == OutputMode::SumAll) {
-            partial[si++ * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)] += block_sum(v, len);
-          } else if (out[o]->dtype() == DType::Bool) {
-            bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
-            for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
-          } else {
-            T* z = static_cast<T*>(out[o]->raw_data()) + start;
-            if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));
-          }
-        }
+template <class T>
+BlockScratch<T>& thread_scratch(std::size_t registers) {
+  thread_local BlockScratch<T> scratch;
+  scratch.reserve(registers);
+  return scratch;
+}
+
+/// Runs chunk `c` of kernel `k` (elements c * kChunk .. min(n, (c + 1) * kChunk)) in blocks of
+/// kBlock, adding each SumAll output's chunk sum to partial[s * chunks + c].
+template <class T>
+void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
+               std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch) {
+  const std::int64_t n = k.size;
+  T* blocks = scratch.blocks.data();
+  const T** ptr = scratch.ptr.data();
+  const std::int64_t end = std::min(n, (c + 1) * kChunk);
+  for (std::int64_t start = c * kChunk; start < end; start += kBlock) {
+    const std::int64_t len = std::min(kBlock, end - start);
+    for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+      const Tensor& t = *in[i];
+      T* s = blocks + i * kBlock;
+      const FusedInput& a = k.inputs[i];
+      if (a.access == Access::Full && t.dtype() != DType::Bool) {
+        ptr[i] = static_cast<const T*>(t.raw_data()) + start;
+        continue;
+      }
+      for (std::int64_t j = 0; j < len; ++j) {
+        const std::int64_t e = start + j;
+        const std::int64_t src = a.access == Access::Full ? e
+                                 : a.access == Access::Scalar ? 0
+                                 : a.access == Access::Inner ? e % a.period
+                                                             : e / a.period;
+        s[j] = read<T>(t, src);
+      }
+      ptr[i] = s;
+    }
+    for (const FusedInstr& ins : k.code) {
+      T* d = blocks + std::size_t{ins.dst} * kBlock;
+      const std::size_t arity = op_info(ins.kind).arity;
+      apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
+      ptr[ins.dst] = d;
+    }
+    std::size_t si = 0;
+    for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+      const T* v = ptr[k.outputs[o].reg];
+      if (k.outputs[o].mode == OutputMode::SumAll) {
+        partial[si++ * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)] += block_sum(v, len);
+      } else if (out[o]->dtype() == DType::Bool) {
+        bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
+        for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
+      } else {
+        T* z = static_cast<T*>(out[o]->raw_data()) + start;
+        if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));
       }
     }
   }
-  for (std::size_t s = 0; s < sums.size(); ++s) {
+}
+
+template <class T>
+void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+  const std::int64_t chunks = (k.size + kChunk - 1) / kChunk;
+  const std::size_t regs = k.register_count;
+  std::size_t sum_count = 0;
+  for (const auto& o : k.outputs) sum_count += o.mode == OutputMode::SumAll ? 1 : 0;
+  // Chunk sums, added in chunk order below: the same total for any thread count. One chunk's
+  // sum needs no array.
+  double single_partial[4] = {0, 0, 0, 0};
+  std::vector<double> partial_store;
+  double* partial = single_partial;
+  if (sum_count * static_cast<std::size_t>(chunks) > 4) {
+    partial_store.assign(sum_count * static_cast<std::size_t>(chunks), 0.0);
+    partial = partial_store.data();
+  }
+  const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
+  if (threads == 1) {
+    // No parallel region: entering one costs microseconds (libgomp wakes its team), more than a
+    // small kernel's whole work.
+    auto& scratch = thread_scratch<T>(regs);
+    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      auto& scratch = thread_scratch<T>(regs);
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch);
+    }
+  }
+  std::size_t s = 0;
+  for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+    if (k.outputs[o].mode != OutputMode::SumAll) continue;
     double total = 0;
     for (std::int64_t c = 0; c < chunks; ++c) total += partial[s * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)];
-    *static_cast<T*>(out[sums[s]]->raw_data()) = static_cast<T>(total);
+    *static_cast<T*>(out[o]->raw_data()) = static_cast<T>(total);
+    ++s;
   }
 }
 }  // namespace
