@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/elementwise_formulas.hpp"
 #include "vector_math.hpp"
 
 // apply() switches over the instruction kinds lower() admits (exec_program.cpp's fusible_kind,
@@ -18,25 +19,6 @@ namespace tenferro::exec {
 
 namespace {
 
-template <class T>
-T sign_of(T x) {
-  if (x != x) return x;
-  return static_cast<T>((T{0} < x) - (x < T{0}));
-}
-
-template <class T>
-bool compare(CompareDir dir, T x, T y) {
-  switch (dir) {
-    case CompareDir::Eq: return x == y;
-    case CompareDir::Ne: return x != y;
-    case CompareDir::Lt: return x < y;
-    case CompareDir::Le: return x <= y;
-    case CompareDir::Gt: return x > y;
-    case CompareDir::Ge: return x >= y;
-  }
-  return false;
-}
-
 /// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
 template <class T>
 void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
@@ -44,27 +26,24 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
     case OpKind::Add: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] + b[j]; return;
     case OpKind::Mul: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] * b[j]; return;
     case OpKind::Div: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] / b[j]; return;
+    // IEEE negation (neg(+0) is -0), not formulas::neg_of's 0 - x: kernels with and without
+    // fusion both run this loop, so they agree; the reference kernels differ in a zero's sign.
     case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = -a[j]; return;
     case OpKind::Conj:
     case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
-    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = std::fabs(a[j]); return;
-    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = sign_of(a[j]); return;
-    case OpKind::Maximum:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] > b[j] || a[j] != a[j]) ? a[j] : b[j];
+    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::abs_of(a[j]); return;
+    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::sign_of(a[j]); return;
+    case OpKind::Maximum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::maximum_of(a[j], b[j]); return;
+    case OpKind::Minimum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::minimum_of(a[j], b[j]); return;
+    case OpKind::Clamp:  // (lo, v, hi)
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::clamp_of(a[j], b[j], c[j]);
       return;
-    case OpKind::Minimum:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] < b[j] || a[j] != a[j]) ? a[j] : b[j];
+    case OpKind::Compare:  // bool results as 0 and 1
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::compare_of(ins.dir, a[j], b[j]) ? T{1} : T{0};
       return;
-    case OpKind::Clamp:  // (lo, v, hi); a NaN v stays NaN
-      for (std::int64_t j = 0; j < n; ++j) {
-        const T m = b[j] < a[j] ? a[j] : b[j];
-        d[j] = c[j] < m ? c[j] : m;
-      }
+    case OpKind::Select:  // a bool predicate held as 0 or 1
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::select_of(a[j] != T{0}, b[j], c[j]);
       return;
-    case OpKind::Compare:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = compare(ins.dir, a[j], b[j]) ? T{1} : T{0};
-      return;
-    case OpKind::Select: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] != T{0} ? b[j] : c[j]; return;
     case OpKind::Exp: exec::apply(MathFn::Exp, a, d, n); return;
     case OpKind::Log: exec::apply(MathFn::Log, a, d, n); return;
     case OpKind::Sin: exec::apply(MathFn::Sin, a, d, n); return;
