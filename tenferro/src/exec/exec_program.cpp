@@ -66,6 +66,15 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     p.inputs.push_back(input_slots[i]);
   }
   const auto& instructions = program.instructions();
+  // Values with both a sin and a cos (of a real float dtype, so fusible): bit 0 sin, bit 1 cos.
+  std::vector<std::uint8_t> trig_uses(program.slot_count(), 0);
+  auto is_fusible_trig = [](const StdTensorOp& op) {
+    return (op.kind == OpKind::Sin || op.kind == OpKind::Cos) && is_real_float(op.out.dtype) && op.out.numel() > 0;
+  };
+  for (std::size_t i = 0; i < instructions.size(); ++i) {
+    const StdTensorOp& op = instructions[i].operation;
+    if (is_fusible_trig(op)) trig_uses[program.operands(i)[0]] |= op.kind == OpKind::Sin ? 1 : 2;
+  }
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const auto& ins = instructions[i];
     Step step;
@@ -83,7 +92,8 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       k->size = op.out.numel();
       k->inputs.assign(step.in.size(), FusedInput{});
       const auto dst = static_cast<std::uint16_t>(step.in.size());
-      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, dst, 0, 1, 2});
+      const bool half = is_fusible_trig(op) && trig_uses[step.in[0]] == 3;
+      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2});
       k->outputs.push_back({dst, OutputMode::Store});
       k->register_count = static_cast<std::uint16_t>(dst + 1);
       step.kind = StepKind::Fused;
@@ -138,8 +148,14 @@ std::string to_string(const ExecProgram& p) {
       for (std::size_t c = 0; c < k.code.size(); ++c) {
         const FusedInstr& in = k.code[c];
         const std::size_t arity = op_info(in.kind).arity;
-        os << (c ? "; " : " ") << 'r' << in.dst << " = " << op_info(in.kind).name;
+        os << (c ? "; " : " ") << 'r' << in.dst;
+        if (in.trig == Trig::SinCosPair) {
+          os << ", r" << in.c << " = sincos r" << in.a;
+          continue;
+        }
+        os << " = " << op_info(in.kind).name;
         if (in.kind == OpKind::Compare) os << '[' << compare_dir_name(in.dir) << ']';
+        if (in.trig == Trig::SinCosHalf) os << "[sincos]";
         os << " r" << in.a;
         if (arity > 1) os << " r" << in.b;
         if (arity > 2) os << " r" << in.c;

@@ -29,11 +29,25 @@ struct FusedInput {
   std::int64_t period = 1;  // Inner: the input's element count; Outer: the broadcast inner extent
 };
 
-/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c). Registers
-/// 0 .. inputs-1 hold the inputs; the others are scratch, reused once their value is dead.
+/// Which function computes a Sin or Cos instruction. SLEEF's sincos gives both values in one call
+/// for about two thirds of the cost of sin plus cos, but its results differ from sin's and cos's
+/// in the last bit for about 3% of inputs. lower() therefore picks the function per value, before
+/// any pass: every sin and cos of a value that has both is a half of sincos (Separate otherwise),
+/// so fused and unfused programs agree bit for bit, and fusion only merges a SinCosHalf sin and
+/// cos of one register into one SinCosPair call.
+enum class Trig : std::uint8_t {
+  Separate,    // sin (cos) alone
+  SinCosHalf,  // one half of sincos
+  SinCosPair,  // kind Sin: r[dst] = the sin half and r[c] = the cos half, from one call
+};
+
+/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c) (a SinCosPair
+/// writes `c` too). Registers 0 .. inputs-1 hold the inputs; the others are scratch, reused once
+/// their value is dead.
 struct FusedInstr {
   OpKind kind = OpKind::Add;
   CompareDir dir = CompareDir::Eq;
+  Trig trig = Trig::Separate;  // Sin and Cos only
   std::uint16_t dst = 0, a = 0, b = 0, c = 0;
 };
 
@@ -74,6 +88,7 @@ struct ExecProgram {
 
 /// One step per instruction of `program`; elementwise ops and full reductions of f32/f64 values
 /// become one-instruction fused kernels, so that fused and unfused programs run the same loops.
+/// Sin and cos instructions get their Trig here: SinCosHalf for a value with both, else Separate.
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program);
 
 /// Whether an elementwise op can be an instruction of a fused kernel computing in `dtype`.

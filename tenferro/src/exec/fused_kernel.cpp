@@ -46,8 +46,8 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
       return;
     case OpKind::Exp: exec::apply(MathFn::Exp, a, d, n); return;
     case OpKind::Log: exec::apply(MathFn::Log, a, d, n); return;
-    case OpKind::Sin: exec::apply(MathFn::Sin, a, d, n); return;
-    case OpKind::Cos: exec::apply(MathFn::Cos, a, d, n); return;
+    case OpKind::Sin: exec::apply(ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
+    case OpKind::Cos: exec::apply(ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
     case OpKind::Tanh: exec::apply(MathFn::Tanh, a, d, n); return;
     case OpKind::Expm1: exec::apply(MathFn::Expm1, a, d, n); return;
     case OpKind::Log1p: exec::apply(MathFn::Log1p, a, d, n); return;
@@ -121,6 +121,13 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         }
         for (const FusedInstr& ins : k.code) {
           T* d = scratch.data() + std::size_t{ins.dst} * kBlock;
+          if (ins.trig == Trig::SinCosPair) {  // two results; neither register is the operand's
+            T* d2 = scratch.data() + std::size_t{ins.c} * kBlock;
+            apply_sincos(ptr[ins.a], d, d2, len);
+            ptr[ins.dst] = d;
+            ptr[ins.c] = d2;
+            continue;
+          }
           const std::size_t arity = op_info(ins.kind).arity;
           apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
           ptr[ins.dst] = d;
