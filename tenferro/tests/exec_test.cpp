@@ -303,3 +303,56 @@ TEST(ExecGolden, DeadCodeEliminationSplitsASinCosPairWithOneResultUnread) {
   }
   EXPECT_TRUE(golden::matches(kGolden, "sincos_dce.txt", printed));
 }
+
+// ---- convert between f32, f64 and bool inside kernels ----------------------------------------------
+
+TEST(ExecGolden, ConvertsBetweenF32F64AndBoolFuseIntoKernels) {
+  // x: f32, y: f64. astype(x, f64) is read from x converting on load; y's f32 round trip rounds in
+  // its f64 register; compares become f64 masks; a bool made from x crosses from an f32 kernel
+  // into an f64 one.
+  auto f = [](tf::Traced x, tf::Traced y) {
+    tf::Traced mask = tf::astype(tf::gt(y, tf::full_like(y, 0.0)), tf::DType::F64);
+    tf::Traced a = tf::sum(tf::astype(x, tf::DType::F64) * y + mask);
+    tf::Traced b = tf::astype(y * y, tf::DType::F32);
+    tf::Traced c = tf::astype(tf::astype(y, tf::DType::F32), tf::DType::F64) - y;
+    tf::Traced d = tf::where(tf::astype(x * x, tf::DType::Bool), y, -y);
+    return std::vector<tf::Traced>{a, b, c, d};
+  };
+  tf::Tensor x = random_tensor({300}, 25, tf::DType::F32);
+  tf::Tensor y = random_tensor({300}, 26);
+  const float fx[] = {0.0f, -0.0f, NAN, INFINITY, 1e-40f, 3e38f, -1.0f, 2.0f};
+  const double fy[] = {-0.0, 1e300, 1e-300, NAN, -INFINITY, 0.1, 3.0000001, -2.5};
+  for (std::size_t i = 0; i < 8; ++i) {
+    x.data<float>()[i] = fx[i];
+    y.data<double>()[i] = fy[i];
+  }
+  std::vector<tf::Tensor> args = {x, y};
+  auto [primal, grad] = programs(f, args);
+  EXPECT_TRUE(golden::matches(kGolden, "convert_fwd_unfused.txt", tf::exec::Executable(primal, all_off()).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "convert_fwd.txt", tf::exec::Executable(primal, {}).print()));
+  auto fused = tf::exec::Executable(primal, {}).run(args);
+  auto plain = tf::exec::Executable(primal, all_off()).run(args);
+  auto ref = reference_run(primal, args);
+  for (std::size_t o = 0; o < ref.size(); ++o) {
+    EXPECT_TRUE(bitwise_equal(fused[o], plain[o])) << o;
+    if (o == 0) continue;  // a NaN sum; the executor sums in its own order
+    // The same values, but a NaN's sign may differ: kernels negate by flipping the sign bit, the
+    // reference evaluator computes 0 - x.
+    ASSERT_EQ(fused[o].type(), ref[o].type());
+    for (std::int64_t i = 0; i < ref[o].numel(); ++i) {
+      const tf::c128 u = fused[o].element(i), v = ref[o].element(i);
+      const bool both_nan = std::isnan(u.real()) && std::isnan(v.real());
+      EXPECT_TRUE(both_nan || (u == v && std::signbit(u.real()) == std::signbit(v.real())))
+          << "output " << o << " element " << i << ": " << u << " vs " << v;
+    }
+  }
+  // The gradient program converts tangents back from f64 to f32.
+  std::vector<tf::Tensor> grad_in = args;  // then a cotangent of ones per output
+  for (std::size_t i = args.size(); i < grad.input_keys().size(); ++i) {
+    const tf::TensorType& t = grad.input_keys()[i].type;
+    grad_in.push_back(tf::Tensor::full(t.shape, 1.0, t.dtype));
+  }
+  auto gf = tf::exec::Executable(grad, {}).run(grad_in);
+  auto gp = tf::exec::Executable(grad, all_off()).run(grad_in);
+  for (std::size_t o = 0; o < gf.size(); ++o) EXPECT_TRUE(bitwise_equal(gf[o], gp[o])) << o;
+}

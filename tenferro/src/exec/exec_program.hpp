@@ -49,6 +49,7 @@ struct FusedInstr {
   CompareDir dir = CompareDir::Eq;
   Trig trig = Trig::Separate;  // Sin and Cos only
   std::uint16_t dst = 0, a = 0, b = 0, c = 0;
+  DType to = DType::F64;  // Convert only: the result's dtype
 };
 
 /// What a kernel produces from one register: the elementwise value, or the sum of all elements.
@@ -59,8 +60,9 @@ struct FusedOutput {
   OutputMode mode = OutputMode::Store;
 };
 
-/// A loop kernel over `size` elements computing in `dtype` (f32 or f64); bool operands and
-/// results (compare, select) live in registers as 0 and 1.
+/// A loop kernel over `size` elements computing in `dtype` (f32 or f64). Registers hold every
+/// value in that dtype: bools (compare, select, convert) as 0 and 1, and in an f64 kernel the f32
+/// results of convert exactly (rounded to f32 by the convert, widened back losslessly).
 struct FusedKernel {
   DType dtype = DType::F64;
   std::int64_t size = 0;
@@ -91,8 +93,16 @@ struct ExecProgram {
 /// Sin and cos instructions get their Trig here: SinCosHalf for a value with both, else Separate.
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program);
 
-/// Whether an elementwise op can be an instruction of a fused kernel computing in `dtype`.
+/// Whether an elementwise op (or a convert) can be an instruction of a fused kernel.
 bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types);
+
+/// The dtype a fused kernel computes convert(from -> to) in: the float side, f64 between f32 and
+/// f64 (an f32 value is exact in an f64 register).
+DType convert_compute_dtype(DType from, DType to);
+
+/// Whether a kernel computing in `kernel` reads an input of dtype `source` (converting on load):
+/// its own dtype, bool (as 0 and 1), and f32 in an f64 kernel.
+bool readable_as(DType source, DType kernel);
 
 /// Deterministic SSA text: "%3 = fused[f64 x 1000]{...}(%0, %1)" and "%4 = dot_general[...](%3, %2)".
 std::string to_string(const ExecProgram& program);

@@ -54,6 +54,15 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
     case OpKind::Sqrt: exec::apply(MathFn::Sqrt, a, d, n); return;
     case OpKind::Rsqrt: exec::apply(MathFn::Rsqrt, a, d, n); return;
     case OpKind::Pow: apply_pow(a, b, d, n); return;
+    case OpKind::Convert:  // the operand register already holds a bool as 0/1 and an f32 exactly
+      if (ins.to == DType::Bool) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::convert_of<bool>(a[j]) ? T{1} : T{0};
+      } else if (ins.to == DType::F32 && sizeof(T) == 8) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(formulas::convert_of<float>(a[j]));
+      } else if (d != a) {  // to the kernel's dtype
+        std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T));
+      }
+      return;
     default: return;  // lower() admits no other kind
   }
 }
@@ -73,11 +82,28 @@ double block_sum(const T* x, std::int64_t n) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/// Element `i` of input tensor `t` as T (bool inputs read as 0 or 1).
+/// s[0..len) = the elements start .. start+len-1 of the iteration space read from `src` through
+/// access `a`, converted to T.
+template <class T, class S>
+void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64_t len, T* s) {
+  for (std::int64_t j = 0; j < len; ++j) {
+    const std::int64_t e = start + j;
+    const std::int64_t i = a.access == Access::Full     ? e
+                           : a.access == Access::Scalar ? 0
+                           : a.access == Access::Inner  ? e % a.period
+                                                        : e / a.period;
+    s[j] = formulas::convert_of<T>(src[i]);
+  }
+}
+
+/// gather_as for input `t` of a dtype readable_as T (bool as 0 or 1).
 template <class T>
-T read(const Tensor& t, std::int64_t i) {
-  if (t.dtype() == DType::Bool) return static_cast<const bool*>(t.raw_data())[i] ? T{1} : T{0};
-  return static_cast<const T*>(t.raw_data())[i];
+void gather(const Tensor& t, const FusedInput& a, std::int64_t start, std::int64_t len, T* s) {
+  switch (t.dtype()) {
+    case DType::Bool: return gather_as(static_cast<const bool*>(t.raw_data()), a, start, len, s);
+    case DType::F32: return gather_as(static_cast<const float*>(t.raw_data()), a, start, len, s);
+    default: return gather_as(static_cast<const T*>(t.raw_data()), a, start, len, s);
+  }
 }
 
 template <class T>
@@ -105,18 +131,11 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
           const Tensor& t = *in[i];
           T* s = scratch.data() + i * kBlock;
           const FusedInput& a = k.inputs[i];
-          if (a.access == Access::Full && t.dtype() != DType::Bool) {
+          if (a.access == Access::Full && t.dtype() == k.dtype) {
             ptr[i] = static_cast<const T*>(t.raw_data()) + start;
             continue;
           }
-          for (std::int64_t j = 0; j < len; ++j) {
-            const std::int64_t e = start + j;
-            const std::int64_t src = a.access == Access::Full ? e
-                                     : a.access == Access::Scalar ? 0
-                                     : a.access == Access::Inner ? e % a.period
-                                                                 : e / a.period;
-            s[j] = read<T>(t, src);
-          }
+          gather(t, a, start, len, s);
           ptr[i] = s;
         }
         for (const FusedInstr& ins : k.code) {
@@ -140,6 +159,9 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
           } else if (out[o]->dtype() == DType::Bool) {
             bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
             for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
+          } else if (out[o]->dtype() != k.dtype) {  // an f32 result of an f64 kernel: exact
+            float* z = static_cast<float*>(out[o]->raw_data()) + start;
+            for (std::int64_t j = 0; j < len; ++j) z[j] = static_cast<float>(v[j]);
           } else {
             T* z = static_cast<T*>(out[o]->raw_data()) + start;
             if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));

@@ -83,7 +83,7 @@ class KernelBuilder {
           const TensorType& operand = p_.types[b->in[0]];
           auto a = broadcast_access(b->op, operand);
           // Never read through a broadcast of a value this kernel computes itself.
-          if (a && (operand.dtype == k.dtype || operand.dtype == DType::Bool) && !produced.count(b->in[0])) {
+          if (a && readable_as(operand.dtype, k.dtype) && !produced.count(b->in[0])) {
             source = b->in[0];
             access = {a->first, a->second};
           }
