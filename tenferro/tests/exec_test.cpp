@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "computegraph/compile.hpp"
 #include "computegraph/materialize.hpp"
 #include "exec/executor.hpp"
+#include "exec/passes.hpp"
+#include "exec/vector_math.hpp"
 #include "golden_files.hpp"
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/tenferro.hpp"
@@ -202,4 +206,156 @@ TEST(Exec, BadInputsGiveTypedErrors) {
   EXPECT_THROW(exe.run(wrong_shape), tf::ShapeError);
   std::vector<tf::Tensor> wrong_dtype = {random_tensor({5}, 1, tf::DType::F32)};
   EXPECT_THROW(exe.run(wrong_dtype), tf::DTypeError);
+}
+
+// ---- sin and cos of one value (exec_program.hpp, Trig) --------------------------------------------
+
+namespace {
+/// Distance in units in the last place between two finite values of one sign, or between
+/// two NaNs (0); the maximum for anything else.
+template <class T>
+std::uint64_t ulp_distance(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : ~std::uint64_t{0};
+  if (std::signbit(a) != std::signbit(b)) return a == b ? 0 : ~std::uint64_t{0};
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  U x, y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  return x > y ? x - y : y - x;
+}
+
+/// Sweeps sincos of one vector-math table: the pair from one call gives exactly the bits of its
+/// halves (so fused and unfused kernels agree), and each half is within 2 ULP of sin or cos (both
+/// are within 1 ULP of the true value), which it does not always equal bit for bit.
+template <class T>
+void check_sincos(const tf::exec::VectorMathTable& table) {
+  SCOPED_TRACE(std::string(table.isa) + (sizeof(T) == 8 ? " f64" : " f32"));
+  std::mt19937_64 rng(17);
+  std::vector<T> x = {T(0), -T(0), T(1e-30), T(0.5), T(3.14159265358979), T(1e6), T(1e30),
+                      std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
+                      std::numeric_limits<T>::quiet_NaN()};
+  for (int e = -20; e <= 20; ++e) {
+    std::uniform_real_distribution<double> u(-std::ldexp(1.0, e), std::ldexp(1.0, e));
+    for (int k = 0; k < 500; ++k) x.push_back(static_cast<T>(u(rng)));
+  }
+  x.push_back(T(2));  // an odd count: the last elements go through a padded vector
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  const auto pick = [&](tf::exec::MathFn fn) {
+    if constexpr (sizeof(T) == 8) return table.f64[static_cast<int>(fn)]; else return table.f32[static_cast<int>(fn)];
+  };
+  std::vector<T> s(x.size()), c(x.size()), sin_half(x.size()), cos_half(x.size()), sin(x.size()), cos(x.size());
+  if constexpr (sizeof(T) == 8) table.sincos_f64(x.data(), s.data(), c.data(), n); else table.sincos_f32(x.data(), s.data(), c.data(), n);
+  pick(tf::exec::MathFn::SinOfSinCos)(x.data(), sin_half.data(), n);
+  pick(tf::exec::MathFn::CosOfSinCos)(x.data(), cos_half.data(), n);
+  pick(tf::exec::MathFn::Sin)(x.data(), sin.data(), n);
+  pick(tf::exec::MathFn::Cos)(x.data(), cos.data(), n);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&s[i], &sin_half[i], sizeof(T)), 0) << x[i];
+    ASSERT_EQ(std::memcmp(&c[i], &cos_half[i], sizeof(T)), 0) << x[i];
+    EXPECT_LE(ulp_distance(s[i], sin[i]), 2u) << x[i];
+    EXPECT_LE(ulp_distance(c[i], cos[i]), 2u) << x[i];
+    differ += std::memcmp(&s[i], &sin[i], sizeof(T)) != 0 || std::memcmp(&c[i], &cos[i], sizeof(T)) != 0;
+  }
+  ::testing::Test::RecordProperty(std::string(table.isa) + (sizeof(T) == 8 ? "_f64" : "_f32") + "_differ_from_sin_cos",
+                                  static_cast<int>(differ));
+}
+
+/// Checks `program`'s printed IR with all passes off and on against the golden files
+/// `<name>_unfused.txt` and `<name>.txt`, and that both forms give the same bits on `args`;
+/// returns the results with the passes on.
+std::vector<tf::Tensor> golden_runs(const Compiled& program, const std::vector<tf::Tensor>& args, const std::string& name) {
+  EXPECT_TRUE(golden::matches(kGolden, name + "_unfused.txt", tf::exec::Executable(program, all_off()).print()));
+  EXPECT_TRUE(golden::matches(kGolden, name + ".txt", tf::exec::Executable(program, {}).print()));
+  auto fused = tf::exec::Executable(program, {}).run(args);
+  auto plain = tf::exec::Executable(program, all_off()).run(args);
+  for (std::size_t o = 0; o < fused.size(); ++o) EXPECT_TRUE(bitwise_equal(fused[o], plain[o])) << name << " output " << o;
+  return fused;
+}
+
+auto trig_mix = [](tf::Traced x, tf::Traced y, tf::Traced w) {
+  // x: cos before sin in one kernel; y: sin alone; w: sin and cos in separate kernels.
+  return std::vector<tf::Traced>{tf::cos(x) * tf::sin(x) + tf::sin(y), tf::sin(w), tf::cos(w) + 1.0};
+};
+}  // namespace
+
+TEST(ExecVectorMath, SinCosPairGivesTheBitsOfItsHalves) {
+  for (const tf::exec::VectorMathTable* table : {&tf::exec::vector_math(), &tf::exec::vector_math_sse2()}) {
+    check_sincos<double>(*table);
+    check_sincos<float>(*table);
+  }
+}
+
+TEST(ExecGolden, SinAndCosOfOneValueRunAsOneSinCos) {
+  std::vector<tf::Tensor> args;
+  for (std::uint64_t seed : {21, 22, 23}) args.push_back(random_tensor({300}, seed, tf::DType::F32));
+  auto [primal, grad] = programs(trig_mix, args);
+  auto fused = golden_runs(primal, args, "sincos_fwd");
+  auto ref = reference_run(primal, args);
+  for (std::size_t o = 0; o < ref.size(); ++o) {
+    EXPECT_TRUE(tf::allclose(fused[o], ref[o], 2e-6, 2e-6)) << o << "\n" << fused[o] << "\n" << ref[o];
+  }
+}
+
+TEST(ExecGolden, DeadCodeEliminationSplitsASinCosPairWithOneResultUnread) {
+  // {sin(x), cos(x), sin(x) * cos(x)}: one kernel with a pair; dropping the product and one of
+  // the two leaves the other's half of sincos.
+  auto f = [](tf::Traced x) { return std::vector<tf::Traced>{tf::sin(x), tf::cos(x), tf::sin(x) * tf::cos(x)}; };
+  auto [primal, grad] = programs(f, {random_tensor({64}, 24)});
+  const tf::exec::ExecProgram fused = tf::exec::fuse_elementwise(tf::exec::lower(primal));
+  std::string printed = tf::exec::to_string(fused);
+  for (std::size_t keep : {0, 1}) {
+    tf::exec::ExecProgram p = fused;
+    p.outputs = {p.outputs[keep]};
+    printed += tf::exec::to_string(tf::exec::eliminate_dead_code(std::move(p)));
+  }
+  EXPECT_TRUE(golden::matches(kGolden, "sincos_dce.txt", printed));
+}
+
+// ---- convert between f32, f64 and bool inside kernels ----------------------------------------------
+
+TEST(ExecGolden, ConvertsBetweenF32F64AndBoolFuseIntoKernels) {
+  // x: f32, y: f64. astype(x, f64) is read from x converting on load; y's f32 round trip rounds in
+  // its f64 register; compares become f64 masks; a bool made from x crosses from an f32 kernel
+  // into an f64 one.
+  auto f = [](tf::Traced x, tf::Traced y) {
+    tf::Traced mask = tf::astype(tf::gt(y, tf::full_like(y, 0.0)), tf::DType::F64);
+    tf::Traced a = tf::sum(tf::astype(x, tf::DType::F64) * y + mask);
+    tf::Traced b = tf::astype(y * y, tf::DType::F32);
+    tf::Traced c = tf::astype(tf::astype(y, tf::DType::F32), tf::DType::F64) - y;
+    tf::Traced d = tf::where(tf::astype(x * x, tf::DType::Bool), y, -y);
+    return std::vector<tf::Traced>{a, b, c, d};
+  };
+  tf::Tensor x = random_tensor({300}, 25, tf::DType::F32);
+  tf::Tensor y = random_tensor({300}, 26);
+  const float fx[] = {0.0f, -0.0f, NAN, INFINITY, 1e-40f, 3e38f, -1.0f, 2.0f};
+  const double fy[] = {-0.0, 1e300, 1e-300, NAN, -INFINITY, 0.1, 3.0000001, -2.5};
+  for (std::size_t i = 0; i < 8; ++i) {
+    x.data<float>()[i] = fx[i];
+    y.data<double>()[i] = fy[i];
+  }
+  std::vector<tf::Tensor> args = {x, y};
+  auto [primal, grad] = programs(f, args);
+  auto fused = golden_runs(primal, args, "convert_fwd");
+  auto ref = reference_run(primal, args);
+  for (std::size_t o = 1; o < ref.size(); ++o) {  // output 0 is a sum, in the executor's own order
+    // The same values, but a NaN's sign may differ: kernels negate by flipping the sign bit, the
+    // reference evaluator computes 0 - x.
+    ASSERT_EQ(fused[o].type(), ref[o].type());
+    for (std::int64_t i = 0; i < ref[o].numel(); ++i) {
+      const tf::c128 u = fused[o].element(i), v = ref[o].element(i);
+      const bool both_nan = std::isnan(u.real()) && std::isnan(v.real());
+      EXPECT_TRUE(both_nan || (u == v && std::signbit(u.real()) == std::signbit(v.real())))
+          << "output " << o << " element " << i << ": " << u << " vs " << v;
+    }
+  }
+  // The gradient program converts tangents back from f64 to f32.
+  std::vector<tf::Tensor> grad_in = args;  // then a cotangent of ones per output
+  for (std::size_t i = args.size(); i < grad.input_keys().size(); ++i) {
+    const tf::TensorType& t = grad.input_keys()[i].type;
+    grad_in.push_back(tf::Tensor::full(t.shape, 1.0, t.dtype));
+  }
+  auto gf = tf::exec::Executable(grad, {}).run(grad_in);
+  auto gp = tf::exec::Executable(grad, all_off()).run(grad_in);
+  for (std::size_t o = 0; o < gf.size(); ++o) EXPECT_TRUE(bitwise_equal(gf[o], gp[o])) << o;
 }

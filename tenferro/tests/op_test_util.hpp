@@ -27,6 +27,8 @@ class GraphMaker {
   Value input(const std::string& name, TensorType type) {
     return Value::local(b_.add_input(TensorKey{name, std::move(type)}));
   }
+  /// An input named after its position among the unnamed ones: x0, x1, ...
+  Value input(TensorType type) { return input("x" + std::to_string(unnamed_inputs_++), std::move(type)); }
   Value apply(StdTensorOp op, std::vector<Value> in) {
     return Value::local(b_.add(std::move(op), std::move(in)));
   }
@@ -40,6 +42,7 @@ class GraphMaker {
 
  private:
   computegraph::GraphBuilder<StdTensorOp> b_;
+  int unnamed_inputs_ = 0;
 };
 
 /// The graph x -> op(x) (or (x, y) -> op(x, y)) for one op with inputs of the given types.

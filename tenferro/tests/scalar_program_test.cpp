@@ -14,6 +14,7 @@
 #include "computegraph/computegraph.hpp"
 #include "exec/scalar_program.hpp"
 #include "golden_files.hpp"
+#include "op_test_util.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/transforms.hpp"
 #include "tidu/tidu.hpp"
@@ -22,6 +23,7 @@ namespace tenferro {
 namespace {
 
 using exec::ScalarProgram;
+using test::GraphMaker;
 using Program = computegraph::CompiledProgram<StdTensorOp>;
 using Fn = computegraph::GraphPtr<StdTensorOp>;
 using Value = computegraph::ValueRef<StdTensorOp>;
@@ -33,26 +35,6 @@ const TensorType kF64{DType::F64, {}};
 const TensorType kF32{DType::F32, {}};
 const TensorType kI64{DType::I64, {}};
 const TensorType kBool{DType::Bool, {}};
-
-/// A graph under construction from op descriptors.
-class Maker {
- public:
-  Value input(TensorType type) {
-    return Value::local(b_.add_input(TensorKey{"x" + std::to_string(inputs_++), std::move(type)}));
-  }
-  Value apply(StdTensorOp op, std::vector<Value> in) { return Value::local(b_.add(std::move(op), std::move(in))); }
-  const TensorType& type(const Value& v) const { return type_of(b_.graph().key_of(v)); }
-  Fn finish(const std::vector<Value>& outputs) {
-    std::vector<computegraph::LocalValueId> ids;
-    for (const auto& v : outputs) ids.push_back(v.local_id());
-    b_.set_outputs(std::move(ids));
-    return b_.finish();
-  }
-
- private:
-  computegraph::GraphBuilder<StdTensorOp> b_;
-  int inputs_ = 0;
-};
 
 Keys input_keys(const Fn& g) {
   Keys keys;
@@ -127,7 +109,7 @@ std::vector<Tensor> values_of(const TensorType& t) {
 /// Checks one op on every combination of edge values of its operand types.
 void check_op(const StdTensorOp& op, const std::vector<TensorType>& operand_types) {
   SCOPED_TRACE(op.name() + " on " + (operand_types.empty() ? "" : operand_types[0].to_string()));
-  Maker m;
+  GraphMaker m;
   std::vector<Value> in;
   for (const auto& t : operand_types) in.push_back(m.input(t));
   const Program program = compile_graph(m.finish({m.apply(op, in)}));
@@ -194,7 +176,7 @@ TEST(ScalarProgram, ConvertsMatchKernelsBitwise) {
     for (const TensorType& to : {kF64, kF32, kI64, kBool}) check_op(ops::convert(from, to.dtype), {from});
   }
   // Saturation and truncation of float -> i64 beyond the edge values.
-  Maker m;
+  GraphMaker m;
   Value x = m.input(kF64);
   const Program program = compile_graph(m.finish({m.apply(ops::convert(kF64, DType::I64), {x})}));
   const ScalarProgram scalar = lowered(program);
@@ -210,7 +192,7 @@ TEST(ScalarProgram, StructuralOpsAndRank0ReductionsAreAliases) {
                            ops::reduce(OpKind::ReduceMin, t, {}), ops::unary(OpKind::Real, t),
                            ops::unary(OpKind::Imag, t)}) {
       check_op(op, {t});
-      Maker m;
+      GraphMaker m;
       Value x = m.input(t);
       EXPECT_EQ(lowered(compile_graph(m.finish({m.apply(op, {x})}))).instruction_count(), 0u) << op.name();
     }
@@ -220,7 +202,7 @@ TEST(ScalarProgram, StructuralOpsAndRank0ReductionsAreAliases) {
 TEST(ScalarProgram, ConstantsAreFoldedIntoRegisters) {
   // sin(2.5) * x + zeros: the constant subexpression costs no instruction; one mul and one add
   // remain, and the results still match the tensor path bitwise.
-  Maker m;
+  GraphMaker m;
   Value x = m.input(kF64);
   Value c = m.apply(ops::constant(Tensor::scalar(2.5)), {});
   Value s = m.apply(ops::unary(OpKind::Sin, kF64), {c});
@@ -236,7 +218,7 @@ TEST(ScalarProgram, ConstantsAreFoldedIntoRegisters) {
 
 TEST(ScalarProgram, PrintGolden) {
   // (x * y + exp(x)) with a folded constant and an f32 result: one line per instruction.
-  Maker m;
+  GraphMaker m;
   Value x = m.input(kF64);
   Value y = m.input(kF64);
   Value xy = m.apply(ops::mul(kF64, kF64), {x, y});
@@ -256,7 +238,7 @@ TEST(ScalarProgram, PrintGolden) {
 Fn random_program(std::uint32_t seed, int length) {
   std::mt19937 rng(seed);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  Maker m;
+  GraphMaker m;
   std::vector<Value> pool = {m.input(kF64), m.input(kF64), m.input(kF64)};
   auto any = [&] { return pool[pick(pool.size())]; };
   const OpKind unary_kinds[] = {OpKind::Neg, OpKind::Abs, OpKind::Sign, OpKind::Exp, OpKind::Log,
@@ -367,34 +349,34 @@ TEST(ScalarProgram, GradientAndHessianProgramsMatchBitwise) {
 
 TEST(ScalarProgram, LowerRefusesNonScalarAndComplexPrograms) {
   {
-    Maker m;  // a rank-1 input
+    GraphMaker m;  // a rank-1 input
     Value x = m.input(TensorType{DType::F64, {3}});
     Value s = m.apply(ops::reduce(OpKind::ReduceSum, m.type(x), {0}), {x});
     EXPECT_FALSE(ScalarProgram::lower(compile_graph(m.finish({s}))).has_value());
   }
   {
-    Maker m;  // rank-0 input and output, rank-1 intermediate
+    GraphMaker m;  // rank-0 input and output, rank-1 intermediate
     Value x = m.input(kF64);
     Value b = m.apply(ops::broadcast_in_dim(kF64, {2}, {}), {x});
     Value s = m.apply(ops::reduce(OpKind::ReduceSum, m.type(b), {0}), {b});
     EXPECT_FALSE(ScalarProgram::lower(compile_graph(m.finish({s}))).has_value());
   }
   {
-    Maker m;  // a complex intermediate
+    GraphMaker m;  // a complex intermediate
     Value x = m.input(kF64);
     Value z = m.apply(ops::convert(kF64, DType::C128), {x});
     Value r = m.apply(ops::unary(OpKind::Real, m.type(z)), {z});
     EXPECT_FALSE(ScalarProgram::lower(compile_graph(m.finish({r}))).has_value());
   }
   {
-    Maker m;  // a complex input
+    GraphMaker m;  // a complex input
     Value z = m.input(TensorType{DType::C64, {}});
     EXPECT_FALSE(ScalarProgram::lower(compile_graph(m.finish({m.apply(ops::unary(OpKind::Abs, m.type(z)), {z})}))).has_value());
   }
 }
 
 TEST(ScalarProgram, BadInputsGiveTypedErrors) {
-  Maker m;
+  GraphMaker m;
   Value x = m.input(kF64);
   Value y = m.input(kF32);
   Value c = m.apply(ops::convert(kF32, DType::F64), {y});

@@ -34,6 +34,16 @@ const char* access_name(Access a) {
 }
 }  // namespace
 
+DType convert_compute_dtype(DType from, DType to) {
+  if (to == DType::Bool) return from;
+  if (from == DType::Bool) return to;
+  return from == DType::F64 || to == DType::F64 ? DType::F64 : DType::F32;
+}
+
+bool readable_as(DType source, DType kernel) {
+  return source == kernel || source == DType::Bool || (source == DType::F32 && kernel == DType::F64);
+}
+
 bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types) {
   switch (op.kind) {
     case OpKind::Add: case OpKind::Mul: case OpKind::Neg: case OpKind::Div: case OpKind::Conj:
@@ -47,10 +57,15 @@ bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_typ
     case OpKind::Select:
       return is_real_float(op.out.dtype) && operand_types[0].dtype == DType::Bool &&
              operand_types[1].dtype == op.out.dtype && operand_types[2].dtype == op.out.dtype;
+    case OpKind::Convert: {  // between f32, f64 and bool, at least one side a float
+      const DType from = operand_types[0].dtype, to = op.out.dtype;
+      auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
+      return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
+    }
     // Not (yet) kernel instructions: complex parts, and everything that is not elementwise.
     case OpKind::Imag: case OpKind::DotGeneral: case OpKind::ReduceSum: case OpKind::ReduceProd:
     case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::Transpose: case OpKind::Reshape:
-    case OpKind::BroadcastInDim: case OpKind::Convert: case OpKind::ExtractDiag:
+    case OpKind::BroadcastInDim: case OpKind::ExtractDiag:
     case OpKind::EmbedDiag: case OpKind::Constant: case OpKind::Iota: case OpKind::Zeros:
       return false;
   }
@@ -66,6 +81,15 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     p.inputs.push_back(input_slots[i]);
   }
   const auto& instructions = program.instructions();
+  // Values with both a sin and a cos (of a real float dtype, so fusible): bit 0 sin, bit 1 cos.
+  std::vector<std::uint8_t> trig_uses(program.slot_count(), 0);
+  auto is_fusible_trig = [](const StdTensorOp& op) {
+    return (op.kind == OpKind::Sin || op.kind == OpKind::Cos) && is_real_float(op.out.dtype) && op.out.numel() > 0;
+  };
+  for (std::size_t i = 0; i < instructions.size(); ++i) {
+    const StdTensorOp& op = instructions[i].operation;
+    if (is_fusible_trig(op)) trig_uses[program.operands(i)[0]] |= op.kind == OpKind::Sin ? 1 : 2;
+  }
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const auto& ins = instructions[i];
     Step step;
@@ -77,13 +101,18 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     std::vector<TensorType> operand_types;
     for (auto v : step.in) operand_types.push_back(p.types[v]);
     const StdTensorOp& op = ins.operation;
-    if (op_info(op.kind).elementwise && op.out.numel() > 0 && fusible_kind(op, operand_types)) {
+    if ((op_info(op.kind).elementwise || op.kind == OpKind::Convert) && op.out.numel() > 0 &&
+        fusible_kind(op, operand_types)) {
       auto k = std::make_shared<FusedKernel>();
-      k->dtype = op.kind == OpKind::Compare ? operand_types[0].dtype : op.out.dtype;
+      k->dtype = op.kind == OpKind::Compare   ? operand_types[0].dtype
+                 : op.kind == OpKind::Convert ? convert_compute_dtype(operand_types[0].dtype, op.out.dtype)
+                                              : op.out.dtype;
       k->size = op.out.numel();
       k->inputs.assign(step.in.size(), FusedInput{});
       const auto dst = static_cast<std::uint16_t>(step.in.size());
-      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, dst, 0, 1, 2});
+      const bool half = is_fusible_trig(op) && trig_uses[step.in[0]] == 3;
+      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2,
+                                   op.out.dtype});
       k->outputs.push_back({dst, OutputMode::Store});
       k->register_count = static_cast<std::uint16_t>(dst + 1);
       step.kind = StepKind::Fused;
@@ -138,8 +167,15 @@ std::string to_string(const ExecProgram& p) {
       for (std::size_t c = 0; c < k.code.size(); ++c) {
         const FusedInstr& in = k.code[c];
         const std::size_t arity = op_info(in.kind).arity;
-        os << (c ? "; " : " ") << 'r' << in.dst << " = " << op_info(in.kind).name;
+        os << (c ? "; " : " ") << 'r' << in.dst;
+        if (in.trig == Trig::SinCosPair) {
+          os << ", r" << in.c << " = sincos r" << in.a;
+          continue;
+        }
+        os << " = " << op_info(in.kind).name;
         if (in.kind == OpKind::Compare) os << '[' << compare_dir_name(in.dir) << ']';
+        if (in.kind == OpKind::Convert) os << '[' << dtype_name(in.to) << ']';
+        if (in.trig == Trig::SinCosHalf) os << "[sincos]";
         os << " r" << in.a;
         if (arity > 1) os << " r" << in.b;
         if (arity > 2) os << " r" << in.c;

@@ -29,12 +29,27 @@ struct FusedInput {
   std::int64_t period = 1;  // Inner: the input's element count; Outer: the broadcast inner extent
 };
 
-/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c). Registers
-/// 0 .. inputs-1 hold the inputs; the others are scratch, reused once their value is dead.
+/// Which function computes a Sin or Cos instruction. SLEEF's sincos gives both values in one call
+/// for about two thirds of the cost of sin plus cos, but its results differ from sin's and cos's
+/// in the last bit for about 3% of inputs. lower() therefore picks the function per value, before
+/// any pass: every sin and cos of a value that has both is a half of sincos (Separate otherwise),
+/// so fused and unfused programs agree bit for bit, and fusion only merges a SinCosHalf sin and
+/// cos of one register into one SinCosPair call.
+enum class Trig : std::uint8_t {
+  Separate,    // sin (cos) alone
+  SinCosHalf,  // one half of sincos
+  SinCosPair,  // kind Sin: r[dst] = the sin half and r[c] = the cos half, from one call
+};
+
+/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c) (a SinCosPair
+/// writes `c` too). Registers 0 .. inputs-1 hold the inputs; the others are scratch, reused once
+/// their value is dead.
 struct FusedInstr {
   OpKind kind = OpKind::Add;
   CompareDir dir = CompareDir::Eq;
+  Trig trig = Trig::Separate;  // Sin and Cos only
   std::uint16_t dst = 0, a = 0, b = 0, c = 0;
+  DType to = DType::F64;  // Convert only: the result's dtype
 };
 
 /// What a kernel produces from one register: the elementwise value, or the sum of all elements.
@@ -45,8 +60,9 @@ struct FusedOutput {
   OutputMode mode = OutputMode::Store;
 };
 
-/// A loop kernel over `size` elements computing in `dtype` (f32 or f64); bool operands and
-/// results (compare, select) live in registers as 0 and 1.
+/// A loop kernel over `size` elements computing in `dtype` (f32 or f64). Registers hold every
+/// value in that dtype: bools (compare, select, convert) as 0 and 1, and in an f64 kernel the f32
+/// results of convert exactly (rounded to f32 by the convert, widened back losslessly).
 struct FusedKernel {
   DType dtype = DType::F64;
   std::int64_t size = 0;
@@ -74,10 +90,19 @@ struct ExecProgram {
 
 /// One step per instruction of `program`; elementwise ops and full reductions of f32/f64 values
 /// become one-instruction fused kernels, so that fused and unfused programs run the same loops.
+/// Sin and cos instructions get their Trig here: SinCosHalf for a value with both, else Separate.
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program);
 
-/// Whether an elementwise op can be an instruction of a fused kernel computing in `dtype`.
+/// Whether an elementwise op (or a convert) can be an instruction of a fused kernel.
 bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types);
+
+/// The dtype a fused kernel computes convert(from -> to) in: the float side, f64 between f32 and
+/// f64 (an f32 value is exact in an f64 register).
+DType convert_compute_dtype(DType from, DType to);
+
+/// Whether a kernel computing in `kernel` reads an input of dtype `source` (converting on load):
+/// its own dtype, bool (as 0 and 1), and f32 in an f64 kernel.
+bool readable_as(DType source, DType kernel);
 
 /// Deterministic SSA text: "%3 = fused[f64 x 1000]{...}(%0, %1)" and "%4 = dot_general[...](%3, %2)".
 std::string to_string(const ExecProgram& program);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/elementwise_formulas.hpp"
 #include "vector_math.hpp"
 
 // apply() switches over the instruction kinds lower() admits (exec_program.cpp's fusible_kind,
@@ -18,25 +19,6 @@ namespace tenferro::exec {
 
 namespace {
 
-template <class T>
-T sign_of(T x) {
-  if (x != x) return x;
-  return static_cast<T>((T{0} < x) - (x < T{0}));
-}
-
-template <class T>
-bool compare(CompareDir dir, T x, T y) {
-  switch (dir) {
-    case CompareDir::Eq: return x == y;
-    case CompareDir::Ne: return x != y;
-    case CompareDir::Lt: return x < y;
-    case CompareDir::Le: return x <= y;
-    case CompareDir::Gt: return x > y;
-    case CompareDir::Ge: return x >= y;
-  }
-  return false;
-}
-
 /// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
 template <class T>
 void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
@@ -44,37 +26,43 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
     case OpKind::Add: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] + b[j]; return;
     case OpKind::Mul: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] * b[j]; return;
     case OpKind::Div: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] / b[j]; return;
+    // IEEE negation (neg(+0) is -0), not formulas::neg_of's 0 - x: kernels with and without
+    // fusion both run this loop, so they agree; the reference kernels differ in a zero's sign.
     case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = -a[j]; return;
     case OpKind::Conj:
     case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
-    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = std::fabs(a[j]); return;
-    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = sign_of(a[j]); return;
-    case OpKind::Maximum:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] > b[j] || a[j] != a[j]) ? a[j] : b[j];
+    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::abs_of(a[j]); return;
+    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::sign_of(a[j]); return;
+    case OpKind::Maximum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::maximum_of(a[j], b[j]); return;
+    case OpKind::Minimum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::minimum_of(a[j], b[j]); return;
+    case OpKind::Clamp:  // (lo, v, hi)
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::clamp_of(a[j], b[j], c[j]);
       return;
-    case OpKind::Minimum:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = (a[j] < b[j] || a[j] != a[j]) ? a[j] : b[j];
+    case OpKind::Compare:  // bool results as 0 and 1
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::compare_of(ins.dir, a[j], b[j]) ? T{1} : T{0};
       return;
-    case OpKind::Clamp:  // (lo, v, hi); a NaN v stays NaN
-      for (std::int64_t j = 0; j < n; ++j) {
-        const T m = b[j] < a[j] ? a[j] : b[j];
-        d[j] = c[j] < m ? c[j] : m;
-      }
+    case OpKind::Select:  // a bool predicate held as 0 or 1
+      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::select_of(a[j] != T{0}, b[j], c[j]);
       return;
-    case OpKind::Compare:
-      for (std::int64_t j = 0; j < n; ++j) d[j] = compare(ins.dir, a[j], b[j]) ? T{1} : T{0};
-      return;
-    case OpKind::Select: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] != T{0} ? b[j] : c[j]; return;
     case OpKind::Exp: exec::apply(MathFn::Exp, a, d, n); return;
     case OpKind::Log: exec::apply(MathFn::Log, a, d, n); return;
-    case OpKind::Sin: exec::apply(MathFn::Sin, a, d, n); return;
-    case OpKind::Cos: exec::apply(MathFn::Cos, a, d, n); return;
+    case OpKind::Sin: exec::apply(ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
+    case OpKind::Cos: exec::apply(ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
     case OpKind::Tanh: exec::apply(MathFn::Tanh, a, d, n); return;
     case OpKind::Expm1: exec::apply(MathFn::Expm1, a, d, n); return;
     case OpKind::Log1p: exec::apply(MathFn::Log1p, a, d, n); return;
     case OpKind::Sqrt: exec::apply(MathFn::Sqrt, a, d, n); return;
     case OpKind::Rsqrt: exec::apply(MathFn::Rsqrt, a, d, n); return;
     case OpKind::Pow: apply_pow(a, b, d, n); return;
+    case OpKind::Convert:  // the operand register already holds a bool as 0/1 and an f32 exactly
+      if (ins.to == DType::Bool) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::convert_of<bool>(a[j]) ? T{1} : T{0};
+      } else if (ins.to == DType::F32 && sizeof(T) == 8) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(formulas::convert_of<float>(a[j]));
+      } else if (d != a) {  // to the kernel's dtype
+        std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T));
+      }
+      return;
     default: return;  // lower() admits no other kind
   }
 }
@@ -94,11 +82,28 @@ double block_sum(const T* x, std::int64_t n) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/// Element `i` of input tensor `t` as T (bool inputs read as 0 or 1).
+/// s[0..len) = the elements start .. start+len-1 of the iteration space read from `src` through
+/// access `a`, converted to T.
+template <class T, class S>
+void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64_t len, T* s) {
+  for (std::int64_t j = 0; j < len; ++j) {
+    const std::int64_t e = start + j;
+    const std::int64_t i = a.access == Access::Full     ? e
+                           : a.access == Access::Scalar ? 0
+                           : a.access == Access::Inner  ? e % a.period
+                                                        : e / a.period;
+    s[j] = formulas::convert_of<T>(src[i]);
+  }
+}
+
+/// gather_as for input `t` of a dtype readable_as T (bool as 0 or 1).
 template <class T>
-T read(const Tensor& t, std::int64_t i) {
-  if (t.dtype() == DType::Bool) return static_cast<const bool*>(t.raw_data())[i] ? T{1} : T{0};
-  return static_cast<const T*>(t.raw_data())[i];
+void gather(const Tensor& t, const FusedInput& a, std::int64_t start, std::int64_t len, T* s) {
+  switch (t.dtype()) {
+    case DType::Bool: return gather_as(static_cast<const bool*>(t.raw_data()), a, start, len, s);
+    case DType::F32: return gather_as(static_cast<const float*>(t.raw_data()), a, start, len, s);
+    default: return gather_as(static_cast<const T*>(t.raw_data()), a, start, len, s);
+  }
 }
 
 /// Per-thread working memory of the block interpreter: one block per register and the register
@@ -125,32 +130,31 @@ BlockScratch<T>& thread_scratch(std::size_t registers) {
 template <class T>
 void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
                std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch) {
-  const std::int64_t n = k.size;
   T* blocks = scratch.blocks.data();
   const T** ptr = scratch.ptr.data();
-  const std::int64_t end = std::min(n, (c + 1) * kChunk);
+  const std::int64_t end = std::min(k.size, (c + 1) * kChunk);
   for (std::int64_t start = c * kChunk; start < end; start += kBlock) {
     const std::int64_t len = std::min(kBlock, end - start);
     for (std::size_t i = 0; i < k.inputs.size(); ++i) {
       const Tensor& t = *in[i];
       T* s = blocks + i * kBlock;
       const FusedInput& a = k.inputs[i];
-      if (a.access == Access::Full && t.dtype() != DType::Bool) {
+      if (a.access == Access::Full && t.dtype() == k.dtype) {
         ptr[i] = static_cast<const T*>(t.raw_data()) + start;
         continue;
       }
-      for (std::int64_t j = 0; j < len; ++j) {
-        const std::int64_t e = start + j;
-        const std::int64_t src = a.access == Access::Full ? e
-                                 : a.access == Access::Scalar ? 0
-                                 : a.access == Access::Inner ? e % a.period
-                                                             : e / a.period;
-        s[j] = read<T>(t, src);
-      }
+      gather(t, a, start, len, s);
       ptr[i] = s;
     }
     for (const FusedInstr& ins : k.code) {
       T* d = blocks + std::size_t{ins.dst} * kBlock;
+      if (ins.trig == Trig::SinCosPair) {  // two results; neither register is the operand's
+        T* d2 = blocks + std::size_t{ins.c} * kBlock;
+        apply_sincos(ptr[ins.a], d, d2, len);
+        ptr[ins.dst] = d;
+        ptr[ins.c] = d2;
+        continue;
+      }
       const std::size_t arity = op_info(ins.kind).arity;
       apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
       ptr[ins.dst] = d;
@@ -163,6 +167,9 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
       } else if (out[o]->dtype() == DType::Bool) {
         bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
         for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
+      } else if (out[o]->dtype() != k.dtype) {  // an f32 result of an f64 kernel: exact
+        float* z = static_cast<float*>(out[o]->raw_data()) + start;
+        for (std::int64_t j = 0; j < len; ++j) z[j] = static_cast<float>(v[j]);
       } else {
         T* z = static_cast<T*>(out[o]->raw_data()) + start;
         if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));

@@ -18,9 +18,9 @@ namespace tenferro::exec {
 inline constexpr std::int64_t kBlock = 256;
 inline constexpr std::int64_t kChunk = 16 * kBlock;
 
-/// Runs `k`. `in` is aligned with k.inputs (each of the kernel's dtype or bool, shaped as its
-/// access requires); `out` with k.outputs: Store outputs hold k.size elements of the kernel's
-/// dtype or bool, SumAll outputs one element. Outputs may share storage with Full inputs of the
+/// Runs `k`. `in` is aligned with k.inputs (each of a dtype readable_as the kernel's, shaped as
+/// its access requires); `out` with k.outputs: Store outputs hold k.size elements of the kernel's
+/// dtype, bool, or f32 in an f64 kernel; SumAll outputs one element. Outputs may share storage with Full inputs of the
 /// same dtype (in-place): a block writes its outputs only after its last instruction.
 void run_fused(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out);
 

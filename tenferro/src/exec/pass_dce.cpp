@@ -22,9 +22,20 @@ std::shared_ptr<const FusedKernel> prune_kernel(const FusedKernel& k, const std:
   }
   // Registers are reused, so walk backwards: an instruction is live if its result is needed at
   // that point; its own destination is dead above it, its operands become needed.
+  // A sincos pair with one result unneeded becomes that one's half of sincos (the same bits).
   std::vector<bool> live_instr(k.code.size(), false);
-  for (std::size_t c = k.code.size(); c-- > 0;) {
-    const FusedInstr& ins = k.code[c];
+  std::vector<FusedInstr> code = k.code;
+  for (std::size_t c = code.size(); c-- > 0;) {
+    FusedInstr& ins = code[c];
+    if (ins.trig == Trig::SinCosPair) {
+      const bool sin = needed[ins.dst], cos = needed[ins.c];
+      if (sin && cos) {
+        needed[ins.c] = false;  // the second result; the first is handled below
+      } else if (sin || cos) {
+        ins = FusedInstr{sin ? OpKind::Sin : OpKind::Cos, CompareDir::Eq, Trig::SinCosHalf, sin ? ins.dst : ins.c,
+                         ins.a, 0, 0};
+      }
+    }
     if (!needed[ins.dst]) continue;
     live_instr[c] = true;
     needed[ins.dst] = false;
@@ -44,9 +55,9 @@ std::shared_ptr<const FusedKernel> prune_kernel(const FusedKernel& k, const std:
     kept_in.push_back(in[i]);
   }
   for (std::size_t r = k.inputs.size(); r < k.register_count; ++r) renumber[r] = next++;
-  for (std::size_t c = 0; c < k.code.size(); ++c) {
+  for (std::size_t c = 0; c < code.size(); ++c) {
     if (!live_instr[c]) continue;
-    FusedInstr ins = k.code[c];
+    FusedInstr ins = code[c];
     ins.dst = renumber[ins.dst];
     ins.a = renumber[ins.a];
     ins.b = renumber[ins.b];

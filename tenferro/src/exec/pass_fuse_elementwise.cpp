@@ -83,7 +83,7 @@ class KernelBuilder {
           const TensorType& operand = p_.types[b->in[0]];
           auto a = broadcast_access(b->op, operand);
           // Never read through a broadcast of a value this kernel computes itself.
-          if (a && (operand.dtype == k.dtype || operand.dtype == DType::Bool) && !produced.count(b->in[0])) {
+          if (a && readable_as(operand.dtype, k.dtype) && !produced.count(b->in[0])) {
             source = b->in[0];
             access = {a->first, a->second};
           }
@@ -101,40 +101,60 @@ class KernelBuilder {
         if (last_read[v] != kPinned) last_read[v] = members[m]->fused->code.empty() ? kPinned : m;
       }
     }
+    const std::vector<std::size_t> partner = sincos_partners(members);
     std::vector<std::uint16_t> free_regs;
     std::uint16_t next = static_cast<std::uint16_t>(k.inputs.size());
+    auto allocate = [&] {
+      if (free_regs.empty()) return next++;
+      const std::uint16_t r = free_regs.back();
+      free_regs.pop_back();
+      return r;
+    };
+    // Value v now lives in register r: an output if read outside, else freed at once if unread.
+    auto place = [&](ValueId v, std::uint16_t r) {
+      reg[v] = r;
+      if (outside[v]) {
+        k.outputs.push_back({r, OutputMode::Store});
+        step.out.push_back(v);
+      } else if (!last_read.count(v)) {
+        free_regs.push_back(r);  // read by nobody (left for dead-code elimination)
+      }
+    };
     for (std::size_t m = 0; m < members.size(); ++m) {
       const Step* s = members[m];
       const FusedKernel& one = *s->fused;
       if (one.code.empty()) {  // a full reduction of its operand
         k.outputs.push_back({reg.at(s->in[0]), OutputMode::SumAll});
         step.out.push_back(s->out[0]);
-      } else {
-        FusedInstr ins = one.code[0];
-        const std::size_t arity = op_info(ins.kind).arity;
-        std::uint16_t ops[3] = {0, 0, 0};
-        for (std::size_t i = 0; i < arity; ++i) ops[i] = reg.at(s->in[i]);
-        ins.a = ops[0];
-        ins.b = ops[1];
-        ins.c = ops[2];
-        // Operands dying here (not kept as outputs) free their scratch registers first, so the
-        // result may overwrite one of them: every kernel loop reads element j before writing it.
-        for (std::size_t i = 0; i < arity; ++i) release_if_dead(s->in[i], m, last_read, produced, outside, reg, free_regs);
-        if (free_regs.empty()) {
-          ins.dst = next++;
-        } else {
-          ins.dst = free_regs.back();
-          free_regs.pop_back();
-        }
-        reg[s->out[0]] = ins.dst;
-        k.code.push_back(ins);
-        if (outside[s->out[0]]) {
-          k.outputs.push_back({ins.dst, OutputMode::Store});
-          step.out.push_back(s->out[0]);
-        } else if (!last_read.count(s->out[0])) {
-          free_regs.push_back(ins.dst);  // read by nobody (left for dead-code elimination)
-        }
+        continue;
       }
+      FusedInstr ins = one.code[0];
+      const std::size_t arity = op_info(ins.kind).arity;
+      std::uint16_t ops[3] = {0, 0, 0};
+      for (std::size_t i = 0; i < arity; ++i) ops[i] = reg.at(s->in[i]);
+      ins.a = ops[0];
+      ins.b = ops[1];
+      ins.c = ops[2];
+      // Operands dying here (not kept as outputs) free their scratch registers first, so the
+      // result may overwrite one of them: every kernel loop reads element j before writing it.
+      for (std::size_t i = 0; i < arity; ++i) release_if_dead(s->in[i], m, last_read, produced, outside, reg, free_regs);
+      if (partner[m] == kDone) continue;  // computed with its partner
+      ins.dst = allocate();
+      if (partner[m] == kAlone) {
+        k.code.push_back(ins);
+        place(s->out[0], ins.dst);
+        continue;
+      }
+      // The first of a sin and cos pair: both results now. The operand is read again by the
+      // partner, so neither result register is the operand's.
+      const Step* q = members[partner[m]];
+      const std::uint16_t other = allocate();
+      const bool sin_first = ins.kind == OpKind::Sin;
+      FusedInstr pair{OpKind::Sin, CompareDir::Eq, Trig::SinCosPair, sin_first ? ins.dst : other, ins.a, 0,
+                      sin_first ? other : ins.dst};
+      k.code.push_back(pair);
+      place(s->out[0], ins.dst);
+      place(q->out[0], other);
     }
     k.register_count = next;
     step.fused = std::make_shared<const FusedKernel>(std::move(k));
@@ -142,6 +162,28 @@ class KernelBuilder {
   }
 
  private:
+  static constexpr std::size_t kAlone = ~std::size_t{0};     // computed by itself
+  static constexpr std::size_t kDone = ~std::size_t{0} - 1;  // computed with an earlier partner
+
+  /// Per member: for the first of a SinCosHalf sin and cos of one operand, the index of the
+  /// other (kDone for that other), kAlone for everything else.
+  static std::vector<std::size_t> sincos_partners(const std::vector<const Step*>& members) {
+    std::vector<std::size_t> partner(members.size(), kAlone);
+    std::map<ValueId, std::size_t> first;  // operand -> first unpaired half of sincos reading it
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const FusedKernel& one = *members[m]->fused;
+      if (one.code.empty() || one.code[0].trig != Trig::SinCosHalf) continue;
+      auto [it, fresh] = first.emplace(members[m]->in[0], m);
+      if (fresh) continue;
+      if (members[it->second]->fused->code[0].kind != one.code[0].kind) {
+        partner[it->second] = m;
+        partner[m] = kDone;
+        first.erase(it);
+      }
+    }
+    return partner;
+  }
+
   void release_if_dead(ValueId v, std::size_t m, const std::map<ValueId, std::size_t>& last_read,
                        const std::map<ValueId, std::size_t>& produced, const std::vector<bool>& outside,
                        std::map<ValueId, std::uint16_t>& reg, std::vector<std::uint16_t>& free_regs) {

@@ -1,10 +1,11 @@
-// The interpreter loop of the fast scalar path (scalar_program.hpp) and the one-element formulas
-// it evaluates: exactly those of the tensor kernels in src/ops/, so that results are bitwise equal.
+// The interpreter loop of the fast scalar path (scalar_program.hpp). Each opcode evaluates exactly
+// what the tensor kernel in src/ops/ computes for one element (the shared formulas of
+// ops/elementwise_formulas.hpp, the same libm functions), so that results are bitwise equal.
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "exec/scalar_program.hpp"
+#include "ops/elementwise_formulas.hpp"
 
 namespace tenferro::exec {
 
@@ -12,37 +13,9 @@ namespace {
 
 using Op = ScalarOpcode;
 
-// ---- one-element formulas, exactly those of the kernels in src/ops/ ---------------------------
-
-// i64 arithmetic wraps (two's complement), as in arith.cpp.
-std::int64_t wrap_add(std::int64_t x, std::int64_t y) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) + static_cast<std::uint64_t>(y));
-}
-std::int64_t wrap_mul(std::int64_t x, std::int64_t y) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
-}
-std::int64_t wrap_neg(std::int64_t x) {
-  return static_cast<std::int64_t>(std::uint64_t{0} - static_cast<std::uint64_t>(x));
-}
-// |INT64_MIN| wraps to INT64_MIN (minmax_select.cpp).
-std::int64_t abs_i64(std::int64_t x) { return x < 0 ? wrap_neg(x) : x; }
-
-// minmax_select.cpp: sign keeps NaN; maximum/minimum return NaN if either operand is NaN and the
-// second operand at ties; clamp(lo, v, hi) = min(max(v, lo), hi) with a NaN v staying NaN.
-template <class T>
-T sign_of(T x) {
-  if (x != x) return x;
-  return static_cast<T>((T{0} < x) - (x < T{0}));
-}
-template <class T>
-T maximum_of(T x, T y) { return (x > y || x != x) ? x : y; }
-template <class T>
-T minimum_of(T x, T y) { return (x < y || x != x) ? x : y; }
-template <class T>
-T clamp_of(T lo, T v, T hi) {
-  const T m = v < lo ? lo : v;
-  return hi < m ? hi : m;
-}
+// The formulas shared with the kernels in src/ops/ (ops/elementwise_formulas.hpp), and below the
+// forms particular to one rank-0 element.
+using namespace formulas;
 
 // Sums and products with two NaN operands: x86 returns the first source operand's NaN, and which
 // operand comes first is the compiler's choice, so the kernels' answer depends on their build
@@ -61,16 +34,6 @@ T mul_of(T x, T y) {
   return r;
 }
 
-// structural.cpp: float -> i64 truncates, saturates at the i64 range, maps NaN to 0.
-template <class From>
-std::int64_t to_i64(From x) {
-  if (std::isnan(x)) return 0;
-  constexpr auto lo = static_cast<From>(std::numeric_limits<std::int64_t>::min());
-  if (x >= -lo) return std::numeric_limits<std::int64_t>::max();
-  if (x <= lo) return std::numeric_limits<std::int64_t>::min();
-  return static_cast<std::int64_t>(x);
-}
-
 // dot_general.cpp on rank-0 operands is a 1x1x1 GEMM with alpha 1, beta 0: the product
 // accumulated onto a zero (so a -0 product gives +0); the i64 loop accumulates from 0. When both
 // operands are NaN, dgemm returns the left one's payload: chosen explicitly here, because the
@@ -79,7 +42,6 @@ double dot_f64(double x, double y) { return x != x ? 0.0 + x : 0.0 + x * y; }
 float dot_f32(float x, float y) { return 0.0f + x * y; }
 
 /// Runs [ip, end) over the register file r. The hot loop of the scalar path.
-///
 ///
 /// Chaining: every f64 arithmetic or analytic result (f64.add .. f64.dot) is also kept in `acc`,
 /// a machine register; an operand flagged in `chain` reads it instead of the register file, so a
@@ -105,9 +67,9 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
     switch (ip->op) {
       case Op::F64Add: F64_RESULT(add_of(XA, YA));
       case Op::F64Mul: F64_RESULT(mul_of(XA, YA));
-      case Op::F64Neg: F64_RESULT(0.0 - XA);  // arith.cpp: 0 - x, so neg(0) is +0
+      case Op::F64Neg: F64_RESULT(neg_of(XA));
       case Op::F64Div: F64_RESULT(XA / YA);
-      case Op::F64Abs: F64_RESULT(std::abs(XA));
+      case Op::F64Abs: F64_RESULT(abs_of(XA));
       case Op::F64Sign: F64_RESULT(sign_of(XA));
       case Op::F64Max: F64_RESULT(maximum_of(XA, YA));
       case Op::F64Min: F64_RESULT(minimum_of(XA, YA));
@@ -137,9 +99,9 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
       case Op::F64Ge: z.b = x.f64 >= y.f64; break;
       case Op::F32Add: z.f32 = add_of(x.f32, y.f32); break;
       case Op::F32Mul: z.f32 = mul_of(x.f32, y.f32); break;
-      case Op::F32Neg: z.f32 = 0.0f - x.f32; break;
+      case Op::F32Neg: z.f32 = neg_of(x.f32); break;
       case Op::F32Div: z.f32 = x.f32 / y.f32; break;
-      case Op::F32Abs: z.f32 = std::abs(x.f32); break;
+      case Op::F32Abs: z.f32 = abs_of(x.f32); break;
       case Op::F32Sign: z.f32 = sign_of(x.f32); break;
       case Op::F32Max: z.f32 = maximum_of(x.f32, y.f32); break;
       case Op::F32Min: z.f32 = minimum_of(x.f32, y.f32); break;
@@ -161,15 +123,15 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
       case Op::F32Le: z.b = x.f32 <= y.f32; break;
       case Op::F32Gt: z.b = x.f32 > y.f32; break;
       case Op::F32Ge: z.b = x.f32 >= y.f32; break;
-      case Op::I64Add: z.i64 = wrap_add(x.i64, y.i64); break;
-      case Op::I64Mul: z.i64 = wrap_mul(x.i64, y.i64); break;
-      case Op::I64Neg: z.i64 = wrap_neg(x.i64); break;
-      case Op::I64Abs: z.i64 = abs_i64(x.i64); break;
+      case Op::I64Add: z.i64 = wrapping_add(x.i64, y.i64); break;
+      case Op::I64Mul: z.i64 = wrapping_mul(x.i64, y.i64); break;
+      case Op::I64Neg: z.i64 = neg_of(x.i64); break;
+      case Op::I64Abs: z.i64 = abs_of(x.i64); break;
       case Op::I64Sign: z.i64 = sign_of(x.i64); break;
       case Op::I64Max: z.i64 = maximum_of(x.i64, y.i64); break;
       case Op::I64Min: z.i64 = minimum_of(x.i64, y.i64); break;
       case Op::I64Clamp: z.i64 = clamp_of(x.i64, y.i64, w.i64); break;
-      case Op::I64Dot: z.i64 = wrap_add(0, wrap_mul(x.i64, y.i64)); break;
+      case Op::I64Dot: z.i64 = wrapping_add(std::int64_t{0}, wrapping_mul(x.i64, y.i64)); break;
       case Op::I64Eq: z.b = x.i64 == y.i64; break;
       case Op::I64Ne: z.b = x.i64 != y.i64; break;
       case Op::I64Lt: z.b = x.i64 < y.i64; break;
@@ -182,19 +144,19 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
       case Op::BoolLe: z.b = x.b <= y.b; break;
       case Op::BoolGt: z.b = x.b > y.b; break;
       case Op::BoolGe: z.b = x.b >= y.b; break;
-      case Op::Select: z = x.b ? y : w; break;
-      case Op::F64ToF32: z.f32 = static_cast<float>(x.f64); break;
-      case Op::F64ToI64: z.i64 = to_i64(x.f64); break;
-      case Op::F64ToBool: z.b = x.f64 != 0.0; break;
-      case Op::F32ToF64: z.f64 = static_cast<double>(x.f32); break;
-      case Op::F32ToI64: z.i64 = to_i64(x.f32); break;
-      case Op::F32ToBool: z.b = x.f32 != 0.0f; break;
-      case Op::I64ToF64: z.f64 = static_cast<double>(x.i64); break;
-      case Op::I64ToF32: z.f32 = static_cast<float>(x.i64); break;
-      case Op::I64ToBool: z.b = x.i64 != 0; break;
-      case Op::BoolToF64: z.f64 = x.b ? 1.0 : 0.0; break;
-      case Op::BoolToF32: z.f32 = x.b ? 1.0f : 0.0f; break;
-      case Op::BoolToI64: z.i64 = x.b ? 1 : 0; break;
+      case Op::Select: z = select_of(x.b, y, w); break;
+      case Op::F64ToF32: z.f32 = convert_of<float>(x.f64); break;
+      case Op::F64ToI64: z.i64 = convert_of<std::int64_t>(x.f64); break;
+      case Op::F64ToBool: z.b = convert_of<bool>(x.f64); break;
+      case Op::F32ToF64: z.f64 = convert_of<double>(x.f32); break;
+      case Op::F32ToI64: z.i64 = convert_of<std::int64_t>(x.f32); break;
+      case Op::F32ToBool: z.b = convert_of<bool>(x.f32); break;
+      case Op::I64ToF64: z.f64 = convert_of<double>(x.i64); break;
+      case Op::I64ToF32: z.f32 = convert_of<float>(x.i64); break;
+      case Op::I64ToBool: z.b = convert_of<bool>(x.i64); break;
+      case Op::BoolToF64: z.f64 = convert_of<double>(x.b); break;
+      case Op::BoolToF32: z.f32 = convert_of<float>(x.b); break;
+      case Op::BoolToI64: z.i64 = convert_of<std::int64_t>(x.b); break;
     }
   }
 #undef F64_RESULT

@@ -21,6 +21,7 @@
 // Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
 #pragma GCC diagnostic ignored "-Wswitch-enum"
 
+#include "elementwise_formulas.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 
@@ -40,8 +41,7 @@ StdTensorOp pow(const TensorType& a, const TensorType& b) {
 
 namespace detail {
 namespace {
-template <class T>
-constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+using formulas::is_complex_v;
 
 /// exp(z) - 1 without cancellation for small |z|: Re = expm1(x) cos y - 2 sin^2(y/2),
 /// Im = exp(x) sin y.

@@ -5,6 +5,7 @@
 // Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
 #pragma GCC diagnostic ignored "-Wswitch-enum"
 
+#include "elementwise_formulas.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 
@@ -93,34 +94,7 @@ StdTensorOp unary(OpKind kind, const TensorType& a) {
 
 namespace detail {
 namespace {
-template <class T>
-constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
-
-// i64 arithmetic wraps around (two's complement) instead of overflowing, which would be undefined.
-template <class T>
-T wrapping_add(T x, T y) {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    return static_cast<T>(static_cast<std::uint64_t>(x) + static_cast<std::uint64_t>(y));
-  } else {
-    return x + y;
-  }
-}
-template <class T>
-T wrapping_sub(T x, T y) {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    return static_cast<T>(static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(y));
-  } else {
-    return x - y;
-  }
-}
-template <class T>
-T wrapping_mul(T x, T y) {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    return static_cast<T>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
-  } else {
-    return x * y;
-  }
-}
+using formulas::is_complex_v;
 
 template <class F>
 Tensor map_binary(const StdTensorOp& op, const Tensor& a, const Tensor& b, F&& f) {
@@ -141,8 +115,8 @@ Tensor map_binary(const StdTensorOp& op, const Tensor& a, const Tensor& b, F&& f
 
 Tensor eval_arith(const StdTensorOp& op, Operands in) {
   switch (op.kind) {
-    case OpKind::Add: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return wrapping_add(x, y); });
-    case OpKind::Mul: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return wrapping_mul(x, y); });
+    case OpKind::Add: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_add(x, y); });
+    case OpKind::Mul: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_mul(x, y); });
     case OpKind::Div: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return x / y; });
     default: break;
   }
@@ -164,7 +138,7 @@ Tensor eval_arith(const StdTensorOp& op, Operands in) {
       T* z = r.data<T>();
       for (std::int64_t i = 0; i < n; ++i) {
         switch (op.kind) {
-          case OpKind::Neg: z[i] = wrapping_sub(T{}, x[i]); break;
+          case OpKind::Neg: z[i] = formulas::neg_of(x[i]); break;
           case OpKind::Conj:
             if constexpr (is_complex_v<T>) z[i] = std::conj(x[i]); else z[i] = x[i];
             break;

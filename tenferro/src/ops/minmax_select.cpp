@@ -33,6 +33,7 @@
 // Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
 #pragma GCC diagnostic ignored "-Wswitch-enum"
 
+#include "elementwise_formulas.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 
@@ -100,46 +101,8 @@ StdTensorOp clamp(const TensorType& lo, const TensorType& x, const TensorType& h
 namespace detail {
 namespace {
 template <class T>
-constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
-template <class T>
 constexpr bool is_real_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                            std::is_same_v<T, std::int64_t>;
-
-/// |x| without signed overflow: |INT64_MIN| wraps to INT64_MIN (two's complement), no UB.
-template <class T>
-T abs_real(T x) {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    return x < 0 ? static_cast<T>(std::uint64_t{0} - static_cast<std::uint64_t>(x)) : x;
-  } else {
-    return std::abs(x);
-  }
-}
-
-/// -1, 0 or 1; NaN stays NaN.
-template <class T>
-T sign_real(T x) {
-  if (x != x) return x;
-  return static_cast<T>((T{0} < x) - (x < T{0}));
-}
-
-/// max/min that return NaN if either operand is NaN; at ties the (equal) second operand.
-template <class T>
-T maximum_of(T x, T y) { return (x > y || x != x) ? x : y; }
-template <class T>
-T minimum_of(T x, T y) { return (x < y || x != x) ? x : y; }
-
-template <class T>
-bool compare_of(CompareDir dir, T x, T y) {
-  switch (dir) {
-    case CompareDir::Eq: return x == y;
-    case CompareDir::Ne: return x != y;
-    case CompareDir::Lt: if constexpr (!is_complex_v<T>) return x < y; else return false;
-    case CompareDir::Le: if constexpr (!is_complex_v<T>) return x <= y; else return false;
-    case CompareDir::Gt: if constexpr (!is_complex_v<T>) return x > y; else return false;
-    case CompareDir::Ge: if constexpr (!is_complex_v<T>) return x >= y; else return false;
-  }
-  return false;
-}
 }  // namespace
 
 Tensor eval_minmax(const StdTensorOp& op, Operands in) {
@@ -152,7 +115,7 @@ Tensor eval_minmax(const StdTensorOp& op, Operands in) {
       const T* a = in[1]->data<T>();
       const T* b = in[2]->data<T>();
       T* z = r.data<T>();
-      for (std::int64_t i = 0; i < n; ++i) z[i] = p[i] ? a[i] : b[i];
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::select_of(p[i], a[i], b[i]);
     });
     return r;
   }
@@ -161,24 +124,14 @@ Tensor eval_minmax(const StdTensorOp& op, Operands in) {
     if constexpr (!std::is_same_v<T, bool>) {
       const T* x = in[0]->data<T>();
       switch (op.kind) {
-        case OpKind::Abs:
-          if constexpr (is_complex_v<T>) {
-            auto* z = r.data<typename T::value_type>();
-            for (std::int64_t i = 0; i < n; ++i) z[i] = std::abs(x[i]);  // hypot: no overflow
-          } else {
-            T* z = r.data<T>();
-            for (std::int64_t i = 0; i < n; ++i) z[i] = abs_real(x[i]);
-          }
+        case OpKind::Abs: {  // complex operands give a real result
+          auto* z = r.data<decltype(formulas::abs_of(T{}))>();
+          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::abs_of(x[i]);
           return;
+        }
         case OpKind::Sign: {
           T* z = r.data<T>();
-          for (std::int64_t i = 0; i < n; ++i) {
-            if constexpr (is_complex_v<T>) {
-              z[i] = x[i] == T{} ? T{} : x[i] / std::abs(x[i]);
-            } else {
-              z[i] = sign_real(x[i]);
-            }
-          }
+          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::sign_of(x[i]);
           return;
         }
         default: break;
@@ -188,26 +141,23 @@ Tensor eval_minmax(const StdTensorOp& op, Operands in) {
     const T* y = in[1]->data<T>();
     if (op.kind == OpKind::Compare) {
       bool* z = r.data<bool>();
-      for (std::int64_t i = 0; i < n; ++i) z[i] = compare_of(op.attrs.compare, x[i], y[i]);
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::compare_of(op.attrs.compare, x[i], y[i]);
       return;
     }
     if constexpr (is_real_v<T>) {
       T* z = r.data<T>();
       switch (op.kind) {
         case OpKind::Maximum:
-          for (std::int64_t i = 0; i < n; ++i) z[i] = maximum_of(x[i], y[i]);
+          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::maximum_of(x[i], y[i]);
           break;
         case OpKind::Minimum:
-          for (std::int64_t i = 0; i < n; ++i) z[i] = minimum_of(x[i], y[i]);
+          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::minimum_of(x[i], y[i]);
           break;
         case OpKind::Clamp: {  // operands (lo, v, hi)
           const T* lo = x;
           const T* v = y;
           const T* hi = in[2]->data<T>();
-          for (std::int64_t i = 0; i < n; ++i) {
-            const T m = v[i] < lo[i] ? lo[i] : v[i];  // max(v, lo); a NaN v stays NaN
-            z[i] = hi[i] < m ? hi[i] : m;
-          }
+          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::clamp_of(lo[i], v[i], hi[i]);
           break;
         }
         default: break;

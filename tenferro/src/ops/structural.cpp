@@ -13,12 +13,11 @@
 // Values that are not float or complex (i64, bool) never carry tangents, so conversions to or
 // from them have none. Kernels never write their operands; reshape's result shares storage.
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 // Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
 #pragma GCC diagnostic ignored "-Wswitch-enum"
 
+#include "elementwise_formulas.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 #include "layout.hpp"
@@ -131,36 +130,6 @@ StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axi
 
 namespace detail {
 namespace {
-template <class T>
-constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
-
-/// One element converted between element types. Complex to non-complex is excluded by the shape
-/// rule. Float to i64 truncates toward zero, saturates at the i64 range and maps NaN to 0 (a
-/// defined result where a plain cast would be undefined behavior).
-template <class To, class From>
-To convert_element(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != From{};
-  } else if constexpr (is_complex_v<To>) {
-    using R = typename To::value_type;
-    if constexpr (is_complex_v<From>) {
-      return To(static_cast<R>(x.real()), static_cast<R>(x.imag()));
-    } else {
-      return To(static_cast<R>(x), R{});
-    }
-  } else if constexpr (is_complex_v<From>) {
-    return To{};  // unreachable: rejected by ops::convert
-  } else if constexpr (std::is_same_v<To, std::int64_t> && std::is_floating_point_v<From>) {
-    if (std::isnan(x)) return 0;
-    constexpr auto lo = static_cast<From>(std::numeric_limits<std::int64_t>::min());  // -2^63, exact
-    if (x >= -lo) return std::numeric_limits<std::int64_t>::max();
-    if (x <= lo) return std::numeric_limits<std::int64_t>::min();
-    return static_cast<std::int64_t>(x);
-  } else {
-    return static_cast<To>(x);
-  }
-}
-
 Tensor convert_kernel(const Tensor& a, DType to) {
   if (a.dtype() == to) return a;
   Tensor r(TensorType{to, a.shape()});
@@ -171,7 +140,7 @@ Tensor convert_kernel(const Tensor& a, DType to) {
       using To = decltype(to_zero);
       const From* x = static_cast<const From*>(a.raw_data());
       To* z = static_cast<To*>(r.raw_data());
-      for (std::int64_t i = 0; i < n; ++i) z[i] = convert_element<To>(x[i]);
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::convert_of<To>(x[i]);
     });
   });
   return r;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 namespace tidu::reference {
@@ -131,6 +132,33 @@ ScalarKey ScalarOp::residual_key(const ValueKey<ScalarOp>& value, std::size_t in
   return {"res:" + std::to_string(index), dtype_of(value)};
 }
 
+namespace {
+/// One op on operand values read by a() and b() (lazily: unary ops have no second operand), in
+/// the arithmetic of their type: double for real values, std::complex<double> for complex ones.
+template <class A, class B>
+Number eval_in(Kind kind, const Number& constant, A a, B b) {
+  constexpr bool complex = std::is_same_v<decltype(a()), std::complex<double>>;
+  switch (kind) {
+    case Kind::Add: return Number(a() + b());
+    case Kind::Mul: return Number(a() * b());
+    case Kind::Div: return Number(a() / b());
+    case Kind::Neg: return Number(-a());
+    case Kind::Exp: return Number(std::exp(a()));
+    case Kind::Log: return Number(std::log(a()));
+    case Kind::Sin: return Number(std::sin(a()));
+    case Kind::Cos: return Number(std::cos(a()));
+    case Kind::Conj:
+      if constexpr (complex) return Number(std::conj(a())); else return Number(a());
+    case Kind::Real:
+      if constexpr (complex) return Number(a().real()); else dtype_error(kind, "operand is real; expected complex");
+    case Kind::ToComplex:
+      if constexpr (complex) dtype_error(kind, "operand is complex; expected real"); else return Number(std::complex<double>(a(), 0.0));
+    case Kind::Const: return constant;
+  }
+  dtype_error(kind, "unknown op");
+}
+}  // namespace
+
 void ScalarOp::eval(Context&, std::span<const Number* const> in, std::span<Number> out) const {
   if (in.size() == 2 && in[0]->dtype != in[1]->dtype) {
     dtype_error(kind, std::string("operands are ") + dtype_name(in[0]->dtype) + " and " +
@@ -140,39 +168,9 @@ void ScalarOp::eval(Context&, std::span<const Number* const> in, std::span<Numbe
   // Real values compute in real arithmetic only: complex multiplication and division (with their
   // inf/nan recovery) cost several times more, and most values of a real program are real.
   if (real) {
-    auto a = [&] { return in[0]->z.real(); };
-    auto b = [&] { return in[1]->z.real(); };
-    switch (kind) {
-      case Kind::Add: out[0] = Number(a() + b()); return;
-      case Kind::Mul: out[0] = Number(a() * b()); return;
-      case Kind::Div: out[0] = Number(a() / b()); return;
-      case Kind::Neg: out[0] = Number(-a()); return;
-      case Kind::Exp: out[0] = Number(std::exp(a())); return;
-      case Kind::Log: out[0] = Number(std::log(a())); return;
-      case Kind::Sin: out[0] = Number(std::sin(a())); return;
-      case Kind::Cos: out[0] = Number(std::cos(a())); return;
-      case Kind::Conj: out[0] = Number(a()); return;
-      case Kind::Real: dtype_error(kind, "operand is real; expected complex");
-      case Kind::ToComplex: out[0] = Number(std::complex<double>(a(), 0.0)); return;
-      case Kind::Const: out[0] = constant; return;
-    }
-    return;
-  }
-  auto a = [&] { return in[0]->z; };
-  auto b = [&] { return in[1]->z; };
-  switch (kind) {
-    case Kind::Add: out[0] = Number(a() + b()); return;
-    case Kind::Mul: out[0] = Number(a() * b()); return;
-    case Kind::Div: out[0] = Number(a() / b()); return;
-    case Kind::Neg: out[0] = Number(-a()); return;
-    case Kind::Exp: out[0] = Number(std::exp(a())); return;
-    case Kind::Log: out[0] = Number(std::log(a())); return;
-    case Kind::Sin: out[0] = Number(std::sin(a())); return;
-    case Kind::Cos: out[0] = Number(std::cos(a())); return;
-    case Kind::Conj: out[0] = Number(std::conj(a())); return;
-    case Kind::Real: out[0] = Number(a().real()); return;
-    case Kind::ToComplex: dtype_error(kind, "operand is complex; expected real");
-    case Kind::Const: out[0] = constant; return;
+    out[0] = eval_in(kind, constant, [&] { return in[0]->z.real(); }, [&] { return in[1]->z.real(); });
+  } else {
+    out[0] = eval_in(kind, constant, [&] { return in[0]->z; }, [&] { return in[1]->z; });
   }
 }
 
