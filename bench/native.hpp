@@ -17,7 +17,7 @@ double elem_chain_grad(const double* x, double* grad, std::int64_t n, int thread
 
 /// Whether this CPU runs the SLEEF variants (AVX2 and FMA); call them only when true.
 bool sleef_supported();
-/// SLEEF's AVX2 functions (Sleef_sind4_u10, Sleef_cosd4_u10, Sleef_expd4_u10), four lanes per step:
+/// SLEEF's AVX2 functions (Sleef_sincosd4_u10 for the sin/cos pair, Sleef_expd4_u10), four lanes per step:
 /// the math library tenferro's fused kernels use, so the gap to these is executor overhead.
 double elem_chain_sleef(const double* x, std::int64_t n, int threads);
 double elem_chain_grad_sleef(const double* x, double* grad, std::int64_t n, int threads);
