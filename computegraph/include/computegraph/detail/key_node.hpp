@@ -29,6 +29,10 @@ struct KeyNode {
   /// reached 0.
   void (*dispose)(KeyNode*) = nullptr;
   KeyNode* next_pending = nullptr;  // intrusive list of nodes waiting to be disposed
+  /// Graph membership hint (builder_tickets.hpp): the ticket of the last GraphBuilder that added
+  /// this operation, and the local id of its output 0 there. Only that builder reads member_local.
+  std::atomic<std::uint64_t> member_ticket{0};
+  std::atomic<std::uint32_t> member_local{0};
   bool is_input = false;
   /// Operations that have this node as an operand (see the file comment).
   UserSet users;
