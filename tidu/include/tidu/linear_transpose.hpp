@@ -40,25 +40,35 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   computegraph::GraphBuilder<Op> graph({linear.graph});
   PrimitiveBuilder<Op> builder(graph);
-  // linear value -> its cotangent, bucketed by global key (keys are held by `source`).
-  computegraph::detail::KeyMap<LocalValueId> cotangent;
-  cotangent.reserve(source.values().size());
-  auto accumulate = [&](const ValueKey<Op>& key, LocalValueId ct) {
-    if (LocalValueId* existing = cotangent.find(key)) {
-      *existing = builder.add(detail::accumulation_op<Op>(key),
-                              {PrimitiveValue<Op>::local(*existing), PrimitiveValue<Op>::local(ct)},
-                              linear_role_all_active());
-    } else {
-      cotangent.assign(key, ct);
+  // linear value -> its cotangent, bucketed by global key: a value of `source` by its local id
+  // (a key is defined at most once per graph), any other key (an External operand that `source`
+  // does not define) in a map. Keys are held by `source`.
+  constexpr LocalValueId kNone = computegraph::Graph<Op>::kExternalOperand;
+  std::vector<LocalValueId> local_cotangent(source.values().size(), kNone);
+  computegraph::detail::KeyMap<LocalValueId> external_cotangent;
+  auto slot_of = [&](const computegraph::ValueRef<Op>& ref) -> LocalValueId* {
+    if (ref.is_local()) return &local_cotangent[ref.local_id()];
+    if (auto local = source.find(ref.external_key())) return &local_cotangent[*local];
+    if (LocalValueId* ct = external_cotangent.find(ref.external_key())) return ct;
+    external_cotangent.assign(ref.external_key(), kNone);
+    return external_cotangent.find(ref.external_key());
+  };
+  auto accumulate = [&](LocalValueId* slot, const ValueKey<Op>& key, LocalValueId ct) {
+    if (*slot != kNone) {
+      ct = builder.add(detail::accumulation_op<Op>(key),
+                       {PrimitiveValue<Op>::local(*slot), PrimitiveValue<Op>::local(ct)},
+                       linear_role_all_active());
     }
+    *slot = ct;
   };
   for (std::size_t i = 0; i < linear.tangent_outputs.size(); ++i) {
     if (!linear.tangent_outputs[i]) continue;
-    const ValueKey<Op>& out_key = source.key(*linear.tangent_outputs[i]);
+    const LocalValueId out = *linear.tangent_outputs[i];
+    const ValueKey<Op>& out_key = source.key(out);
     InputKey seed_key = Op::cotangent_key(out_key, result.pass, i);
     LocalValueId seed = graph.add_input(seed_key);
     result.tangent_inputs.emplace_back(std::move(seed_key), seed);
-    accumulate(out_key, seed);
+    accumulate(&local_cotangent[out], out_key, seed);
   }
 
   Tangents cotangent_out;
@@ -70,9 +80,9 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     cotangent_out.clear();
     bool any = false;
     for (LocalValueId out : node.outputs) {
-      const LocalValueId* ct = cotangent.find(source.key(out));
-      cotangent_out.push_back(ct ? std::optional(*ct) : std::nullopt);
-      any |= ct != nullptr;
+      const LocalValueId ct = local_cotangent[out];
+      cotangent_out.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
+      any |= ct != kNone;
     }
     if (!any) continue;
     inputs.clear();
@@ -90,15 +100,15 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
                           "returned a cotangent for fixed input " + std::to_string(k) + " (" +
                               node.role.to_string() + ")");
       }
-      accumulate(inputs[k].external_key(), *cotangent_in[k]);
+      accumulate(slot_of(node.inputs[k]), inputs[k].external_key(), *cotangent_in[k]);
     }
   }
 
   std::vector<LocalValueId> graph_outputs;
   for (const auto& [primal, t] : linear.tangent_inputs) {
-    const LocalValueId* ct = cotangent.find(source.key(t));
-    result.tangent_outputs.push_back(ct ? std::optional(*ct) : std::nullopt);
-    if (ct) graph_outputs.push_back(*ct);
+    const LocalValueId ct = local_cotangent[t];
+    result.tangent_outputs.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
+    if (ct != kNone) graph_outputs.push_back(ct);
   }
   graph.set_outputs(std::move(graph_outputs));
   result.graph = graph.finish();
