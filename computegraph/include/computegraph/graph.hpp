@@ -53,6 +53,7 @@ template <class Op>
 struct OperationNode {
   Op operation;
   std::vector<ValueRef<Op>> inputs;
+  /// Consecutive local ids (output k is outputs[0] + k): GraphBuilder adds them together.
   std::vector<LocalValueId> outputs;
   OperationRole role;
 };

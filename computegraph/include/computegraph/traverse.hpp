@@ -33,8 +33,12 @@ struct WalkStep {
   const OperationNode<Op>& node;
   /// Walk ids of the operands, in operand order.
   std::span<const std::uint32_t> operands;
+  /// The operation's local id in `graph`.
+  LocalOperationId op;
   /// Walk id of output 0; output k has first_output + k.
   std::uint32_t first_output;
+  /// Local id of output 0 in `graph`; output k is first_output_value + k (node.outputs).
+  LocalValueId first_output_value;
 };
 
 namespace detail {
@@ -73,6 +77,7 @@ class TopologicalWalk {
     Def def;
     std::uint32_t next_input = 0;
     LocalOperationId op = 0;  // the operation defining def, in its graph
+    std::uint32_t slot = 0;   // def's output slot
   };
   /// by_key_'s entry: a key node and the walk id of its input value or of its output 0.
   struct KeyEntry {
@@ -134,7 +139,10 @@ class TopologicalWalk {
     return id;
   }
 
-  void enter(Def def) { stack_.push_back({def, 0, graph(def.graph).values()[def.value].producer->first}); }
+  void enter(Def def) {
+    const auto& producer = *graph(def.graph).values()[def.value].producer;
+    stack_.push_back({def, 0, producer.first, producer.second});
+  }
 
   /// Depth-first post-order walk from `root`. Operand walk ids are pushed on operands_ as they
   /// become known; an operation's are the top input_count() entries when it is visited.
@@ -150,14 +158,17 @@ class TopologicalWalk {
       const std::span<const LocalValueId> locals = g.local_operands(top.op);
       if (top.next_input == locals.size()) {
         const computegraph::OperationNode<Op>& node = g.operations()[top.op];
-        const std::size_t n_out = node.outputs.size();
+        // An operation's outputs are consecutive local ids (GraphBuilder adds them together), so
+        // the output list itself, a separate allocation, is not read.
+        const auto n_out = static_cast<std::uint32_t>(node.outputs.size());
+        const LocalValueId first_value = top.def.value - top.slot;
         const std::uint32_t first = next_ids(n_out, g.key(top.def.value).node_identity());
         auto& ids = ids_of(top.def.graph);
-        for (std::size_t k = 0; k < n_out; ++k) ids[node.outputs[k]] = first + static_cast<std::uint32_t>(k);
-        const std::uint32_t id = ids[top.def.value];
+        for (std::uint32_t k = 0; k < n_out; ++k) ids[first_value + k] = first + k;
+        const std::uint32_t id = first + top.slot;
         const std::span<const std::uint32_t> operands(operands_.data() + operands_.size() - locals.size(),
                                                       locals.size());
-        on_operation(WalkStep<Op>{g, node, operands, first});
+        on_operation(WalkStep<Op>{g, node, operands, top.op, first, first_value});
         for (std::size_t i = 0; i < locals.size(); ++i) operands_.pop_back();
         stack_.pop_back();  // invalidates `top`
         operands_.push_back(id);

@@ -46,12 +46,14 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
   constexpr LocalValueId kNone = computegraph::Graph<Op>::kExternalOperand;
   std::vector<LocalValueId> local_cotangent(source.values().size(), kNone);
   computegraph::detail::KeyMap<LocalValueId> external_cotangent;
-  auto slot_of = [&](const computegraph::ValueRef<Op>& ref) -> LocalValueId* {
-    if (ref.is_local()) return &local_cotangent[ref.local_id()];
-    if (auto local = source.find(ref.external_key())) return &local_cotangent[*local];
-    if (LocalValueId* ct = external_cotangent.find(ref.external_key())) return ct;
-    external_cotangent.assign(ref.external_key(), kNone);
-    return external_cotangent.find(ref.external_key());
+  constexpr LocalValueId kExternal = computegraph::Graph<Op>::kExternalOperand;
+  /// The cotangent slot of an operand: `local` from local_operands(), `key` its key.
+  auto slot_of = [&](LocalValueId local, const ValueKey<Op>& key) -> LocalValueId* {
+    if (local != kExternal) return &local_cotangent[local];
+    if (auto found = source.find(key)) return &local_cotangent[*found];
+    if (LocalValueId* ct = external_cotangent.find(key)) return ct;
+    external_cotangent.assign(key, kNone);
+    return external_cotangent.find(key);
   };
   auto accumulate = [&](LocalValueId* slot, const ValueKey<Op>& key, LocalValueId ct) {
     if (*slot != kNone) {
@@ -73,20 +75,30 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   Tangents cotangent_out;
   std::vector<PrimitiveValue<Op>> inputs;
-  const auto& ops = source.operations();
-  for (std::size_t n = ops.size(); n-- > 0;) {
-    const auto& node = ops[n];
+  // Operations in reverse order, each found at its output 0: an operation's outputs are
+  // consecutive local ids added with it, so this reads the value array backwards instead of each
+  // operation's output list (a separate allocation). Operations without outputs get no cotangent.
+  const auto& values = source.values();
+  for (std::size_t v = values.size(); v-- > 0;) {
+    const auto& producer = values[v].producer;
+    if (!producer || producer->second != 0) continue;
+    const computegraph::LocalOperationId op = producer->first;
+    const auto& node = source.operations()[op];
     if (!node.role.is_linearized()) continue;
     cotangent_out.clear();
     bool any = false;
-    for (LocalValueId out : node.outputs) {
-      const LocalValueId ct = local_cotangent[out];
+    for (std::size_t k = 0; k < node.outputs.size(); ++k) {
+      const LocalValueId ct = local_cotangent[v + k];
       cotangent_out.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
       any |= ct != kNone;
     }
     if (!any) continue;
+    const auto locals = source.local_operands(op);
     inputs.clear();
-    for (const auto& ref : node.inputs) inputs.push_back(PrimitiveValue<Op>::external(source.key_of(ref)));
+    for (std::size_t k = 0; k < locals.size(); ++k) {
+      inputs.push_back(PrimitiveValue<Op>::external(locals[k] != kExternal ? source.key(locals[k])
+                                                                           : node.inputs[k].external_key()));
+    }
     Tangents cotangent_in = node.operation.transpose_rule(builder, cotangent_out, inputs, node.role, ctx);
     if (cotangent_in.size() != inputs.size()) {
       throw ADRuleError(node.operation.name(), RuleKind::Transpose,
@@ -100,7 +112,7 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
                           "returned a cotangent for fixed input " + std::to_string(k) + " (" +
                               node.role.to_string() + ")");
       }
-      accumulate(slot_of(node.inputs[k]), inputs[k].external_key(), *cotangent_in[k]);
+      accumulate(slot_of(locals[k], inputs[k].external_key()), inputs[k].external_key(), *cotangent_in[k]);
     }
   }
 

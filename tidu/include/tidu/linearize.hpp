@@ -99,8 +99,16 @@ LinearizedGraph<Op> linearize_seeded(const computegraph::ResolvedView<Op>& view,
     }
     primal_in.clear();
     primal_out.clear();
-    for (const auto& ref : node.inputs) primal_in.push_back(step.graph.key_of(ref));
-    for (LocalValueId out : node.outputs) primal_out.push_back(step.graph.key(out));
+    // Operand keys from the packed operand array (node.inputs is read only for External ones).
+    const auto locals = step.graph.local_operands(step.op);
+    for (std::size_t k = 0; k < locals.size(); ++k) {
+      primal_in.push_back(locals[k] != computegraph::Graph<Op>::kExternalOperand
+                              ? step.graph.key(locals[k])
+                              : node.inputs[k].external_key());
+    }
+    for (std::size_t k = 0; k < n_out; ++k) {
+      primal_out.push_back(step.graph.key(step.first_output_value + static_cast<LocalValueId>(k)));
+    }
     Tangents tangent_out = node.operation.jvp_rule(builder, primal_in, primal_out, tangent_in, ctx);
     if (tangent_out.size() != n_out) {
       throw ADRuleError(node.operation.name(), RuleKind::Jvp,
