@@ -186,6 +186,17 @@ class ValueKey {
   const OperationRole& producer_role() const { return op_node()->role; }
   std::uint32_t output_slot() const { return slot_; }
 
+  /// A byte an op set may use to memoize a pure function of this key's node (the input, or the
+  /// producing operation with all its output slots), such as a result type: 0 until set. Since
+  /// the value depends only on structure, every thread that sets it sets the same value, so
+  /// concurrent use is safe. One op set has one meaning for it (nodes are per op set).
+  std::uint8_t node_annotation() const {
+    return node_.get()->annotation.load(std::memory_order_relaxed);
+  }
+  void set_node_annotation(std::uint8_t value) const {
+    node_.get()->annotation.store(value, std::memory_order_relaxed);
+  }
+
   std::size_t hash() const { return detail::hash_mix(node_.get()->hash, slot_); }
   /// Opaque identity of the input or operation node (shared by all slots of one operation).
   const void* node_identity() const { return node_.get(); }

@@ -34,6 +34,9 @@ struct KeyNode {
   std::atomic<std::uint64_t> member_ticket{0};
   std::atomic<std::uint32_t> member_local{0};
   bool is_input = false;
+  /// ValueKey::node_annotation(): a byte an op set may use to memoize a pure function of the
+  /// node's structure (0: not computed).
+  std::atomic<std::uint8_t> annotation{0};
   /// Operations that have this node as an operand (see the file comment).
   UserSet users;
 };
