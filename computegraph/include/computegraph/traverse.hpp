@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "computegraph/detail/open_table.hpp"
+#include "computegraph/detail/prefetch.hpp"
 #include "computegraph/error.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/resolve.hpp"
@@ -140,8 +141,28 @@ class TopologicalWalk {
   }
 
   void enter(Def def) {
-    const auto& producer = *graph(def.graph).values()[def.value].producer;
+    const Graph<Op>& g = graph(def.graph);
+    const ValueNode<Op>& value = g.values()[def.value];
+    const auto& producer = *value.producer;
     stack_.push_back({def, 0, producer.first, producer.second});
+    prefetch_visit(def.graph, producer.first, value.key);
+  }
+
+  /// On graphs much larger than the cache, a walk would wait for memory at nearly every step: the
+  /// operands of a random DAG lie anywhere. When an operation is entered, its operand list is
+  /// known, so fetch what the walk will read for every operand (its walk id and value entry), the
+  /// operation's node and its output's key node, which on_operation reads when the operands are
+  /// done. Operand key nodes are fetched as the walk passes each operand (see visit).
+  void prefetch_visit(std::uint32_t gi, LocalOperationId op, const ValueKey<Op>& output) {
+    const Graph<Op>& g = graph(gi);
+    prefetch_object(&g.operations()[op]);
+    prefetch(output.node_identity());
+    const auto& ids = ids_of(gi);
+    for (LocalValueId local : g.local_operands(op)) {
+      if (local == Graph<Op>::kExternalOperand) continue;
+      prefetch(&ids[local]);
+      prefetch(&g.values()[local]);
+    }
   }
 
   /// Depth-first post-order walk from `root`. Operand walk ids are pushed on operands_ as they
@@ -195,6 +216,7 @@ class TopologicalWalk {
                            "): no graph of the view defines it");
         }
       }
+      prefetch(key->node_identity());  // on_operation of this operation's visit reads it
       if (id == kUnset) {
         if (!is_input(def)) {
           enter(def);  // invalidates `top`

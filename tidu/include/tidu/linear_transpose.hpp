@@ -17,6 +17,7 @@
 #include "computegraph/detail/key_map.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/resolve.hpp"
+#include "tidu/detail/reverse_operations.hpp"
 #include "tidu/linearized_graph.hpp"
 
 namespace tidu {
@@ -75,16 +76,11 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   Tangents cotangent_out;
   std::vector<PrimitiveValue<Op>> inputs;
-  // Operations in reverse order, each found at its output 0: an operation's outputs are
-  // consecutive local ids added with it, so this reads the value array backwards instead of each
-  // operation's output list (a separate allocation). Operations without outputs get no cotangent.
-  const auto& values = source.values();
-  for (std::size_t v = values.size(); v-- > 0;) {
-    const auto& producer = values[v].producer;
-    if (!producer || producer->second != 0) continue;
-    const computegraph::LocalOperationId op = producer->first;
+  const detail::ReverseOperations<Op> order(source);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order.prefetch(i, local_cotangent.data());
+    const auto [op, v] = order[i];
     const auto& node = source.operations()[op];
-    if (!node.role.is_linearized()) continue;
     cotangent_out.clear();
     bool any = false;
     for (std::size_t k = 0; k < node.outputs.size(); ++k) {
@@ -96,8 +92,8 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     const auto locals = source.local_operands(op);
     inputs.clear();
     for (std::size_t k = 0; k < locals.size(); ++k) {
-      inputs.push_back(PrimitiveValue<Op>::external(locals[k] != kExternal ? source.key(locals[k])
-                                                                           : node.inputs[k].external_key()));
+      const ValueKey<Op>& key = locals[k] != kExternal ? source.key(locals[k]) : node.inputs[k].external_key();
+      inputs.push_back(PrimitiveValue<Op>::external(key));
     }
     Tangents cotangent_in = node.operation.transpose_rule(builder, cotangent_out, inputs, node.role, ctx);
     if (cotangent_in.size() != inputs.size()) {
