@@ -19,7 +19,9 @@ using computegraph::detail::InputNode;
 using computegraph::detail::OperationNode;
 
 std::size_t live_inputs() { return computegraph::detail::live_nodes<InputNode<ScalarOp>>(); }
-std::size_t live_operations() { return computegraph::detail::live_nodes<OperationNode<ScalarOp>>(); }
+std::size_t live_operations() {
+  return computegraph::detail::live_nodes<OperationNode<ScalarOp>>();
+}
 
 /// exp(mul(x, a)) + sin(x), built from scratch on every call.
 Key build_example(const std::string& x_name, const std::string& a_name) {

@@ -117,7 +117,8 @@ class GraphBuilder {
         op, inputs.size(),
         [&](std::size_t i) -> const ValueKey<Op>& { return graph_->key_of(inputs[i]); }, role);
     // The node is only written through its atomic membership hint.
-    auto* node = const_cast<detail::KeyNode*>(static_cast<const detail::KeyNode*>(op_key.identity()));
+    auto* node =
+        const_cast<detail::KeyNode*>(static_cast<const detail::KeyNode*>(op_key.identity()));
     const std::size_t n_out = op.output_count();
     if (n_out > 0) {
       // All outputs are added together: slot 0 present means the operation is already here.

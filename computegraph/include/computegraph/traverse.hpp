@@ -187,8 +187,8 @@ class TopologicalWalk {
         auto& ids = ids_of(top.def.graph);
         for (std::uint32_t k = 0; k < n_out; ++k) ids[first_value + k] = first + k;
         const std::uint32_t id = first + top.slot;
-        const std::span<const std::uint32_t> operands(operands_.data() + operands_.size() - locals.size(),
-                                                      locals.size());
+        const std::span<const std::uint32_t> operands(
+            operands_.data() + operands_.size() - locals.size(), locals.size());
         on_operation(WalkStep<Op>{g, node, operands, top.op, first, first_value});
         for (std::size_t i = 0; i < locals.size(); ++i) operands_.pop_back();
         stack_.pop_back();  // invalidates `top`
@@ -212,7 +212,8 @@ class TopologicalWalk {
           id = known(def, *key);
         } else {
           throw GraphError(std::string(stage) + ": dangling external reference " +
-                           key_to_string(*key) + " (input of " + std::string(node.operation.name()) +
+                           key_to_string(*key) + " (input of " +
+                           std::string(node.operation.name()) +
                            "): no graph of the view defines it");
         }
       }

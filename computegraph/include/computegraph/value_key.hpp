@@ -85,17 +85,12 @@ class OperationKey {
  public:
   /// Interns (op, inputs, role). Structurally equal arguments return the identical key.
   static OperationKey make(Op op, std::vector<ValueKey<Op>> inputs, OperationRole role) {
-    return make_from(op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; },
-                     role, [&] { return std::move(inputs); });
+    return make_from(
+        op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; }, role,
+        [&] { return std::move(inputs); });
   }
-  /// As above; copies the operand keys only when the operation is new.
-  static OperationKey make(const Op& op, std::span<const ValueKey<Op>> inputs,
-                           const OperationRole& role) {
-    return make_from(op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; },
-                     role, [&] { return std::vector<ValueKey<Op>>(inputs.begin(), inputs.end()); });
-  }
-  /// As above, with operand i given by `input_at(i)` (a const ValueKey<Op>&): callers whose keys
-  /// are not in one array probe without copying any.
+  /// As above, with operand i given by `input_at(i)` (a const ValueKey<Op>&): the operand keys
+  /// are copied only when the operation is new, and need not lie in one array.
   template <class InputAt>
   static OperationKey make(const Op& op, std::size_t n_inputs, InputAt&& input_at,
                            const OperationRole& role) {

@@ -92,7 +92,8 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     const auto locals = source.local_operands(op);
     inputs.clear();
     for (std::size_t k = 0; k < locals.size(); ++k) {
-      const ValueKey<Op>& key = locals[k] != kExternal ? source.key(locals[k]) : node.inputs[k].external_key();
+      const ValueKey<Op>& key =
+          locals[k] != kExternal ? source.key(locals[k]) : node.inputs[k].external_key();
       inputs.push_back(PrimitiveValue<Op>::external(key));
     }
     Tangents cotangent_in = node.operation.transpose_rule(builder, cotangent_out, inputs, node.role, ctx);
@@ -108,7 +109,8 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
                           "returned a cotangent for fixed input " + std::to_string(k) + " (" +
                               node.role.to_string() + ")");
       }
-      accumulate(slot_of(locals[k], inputs[k].external_key()), inputs[k].external_key(), *cotangent_in[k]);
+      const ValueKey<Op>& key = inputs[k].external_key();
+      accumulate(slot_of(locals[k], key), key, *cotangent_in[k]);
     }
   }
 

@@ -94,7 +94,9 @@ LinearizedGraph<Op> linearize_seeded(const computegraph::ResolvedView<Op>& view,
       any_active |= t != kNoTangent;
     }
     if (!any_active) {
-      if (n_out > 0) set_tangent(step.first_output + static_cast<std::uint32_t>(n_out - 1), kNoTangent);
+      if (n_out > 0) {
+        set_tangent(step.first_output + static_cast<std::uint32_t>(n_out - 1), kNoTangent);
+      }
       return;
     }
     primal_in.clear();

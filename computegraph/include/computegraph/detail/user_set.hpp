@@ -64,7 +64,8 @@ class UserSet {
       if (e.user != nullptr && e.hash == hash && match(e.user)) return e.user;
     }
     if (table_ == nullptr) return nullptr;
-    const Entry* e = table_->find(hash, [&](const Entry& x) { return x.hash == hash && match(x.user); });
+    const Entry* e =
+        table_->find(hash, [&](const Entry& x) { return x.hash == hash && match(x.user); });
     return e ? e->user : nullptr;
   }
 
