@@ -45,6 +45,9 @@ struct OperationNode : KeyNode {
       : op(std::move(o)), inputs(std::move(in)), role(std::move(r)) {}
   std::size_t operand_count() const { return inputs.size(); }
   KeyNode* operand(std::size_t i) const;  // defined after ValueKey
+  bool same_structure(const OperationNode& other) const {
+    return op == other.op && role == other.role && inputs == other.inputs;
+  }
   Op op;
   std::vector<ValueKey<Op>> inputs;
   OperationRole role;

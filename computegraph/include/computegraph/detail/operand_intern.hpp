@@ -7,7 +7,8 @@
 // creators cannot deadlock) and searches again before registering the new node everywhere: two
 // threads interning equal operations always get the same node.
 //
-// Locks are never held while a key is dropped (dropping may dispose a node, which takes locks).
+// Locks are never held while a key is dropped or a node is built (dropping a key may dispose a
+// node, which takes locks).
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -76,7 +77,8 @@ Node* find_user(KeyNode* owner, std::size_t hash, Matches& matches) {
 
 /// Returns a retained operation node equal to the probe (as decided by `matches`), creating it
 /// with `make()` when no live one exists. The probe has `n` operands; `operand_at(i)` gives the
-/// KeyNode of operand i. Operations without operands go to the global InternTable.
+/// KeyNode of operand i. Node: a KeyNode with `operand_count()`, `operand(i)` and
+/// `same_structure(const Node&)`. Operations without operands go to the global InternTable.
 template <class Node, class OperandAt, class Matches, class Make>
 Node* intern_operation(std::size_t hash, std::size_t n, OperandAt&& operand_at, Matches&& matches,
                        Make&& make) {
@@ -91,14 +93,17 @@ Node* intern_operation(std::size_t hash, std::size_t n, OperandAt&& operand_at, 
   smallest->users_lock.unlock();
   if (found) return found;
 
-  // Declared before the locks: if registering fails, the node is deleted (dropping its operands)
-  // only after they are released.
-  std::unique_ptr<Node> fresh;
-  operand_intern::LockedOperands locked(n, operand_at);
-  found = operand_intern::find_user<Node>(smallest, hash, matches);  // another thread may have won
-  if (found) return found;
-  fresh.reset(make());
+  // A miss: build the node before taking any lock, since building copies or moves operand keys
+  // and a failure would drop them. From here on the probe's data may have moved into the node,
+  // so candidates are compared with the node. Declared before the locks, the node is deleted
+  // (dropping its operands) only after they are released, if another thread won or registering
+  // failed.
+  std::unique_ptr<Node> fresh(make());
   fresh->hash = hash;
+  auto same = [&](const Node& x) { return x.same_structure(*fresh); };
+  operand_intern::LockedOperands locked(n, [&](std::size_t i) { return fresh->operand(i); });
+  found = operand_intern::find_user<Node>(smallest, hash, same);
+  if (found) return found;
   std::size_t registered = 0;
   try {
     for (KeyNode* operand : locked) {
