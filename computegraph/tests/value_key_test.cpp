@@ -15,12 +15,13 @@ namespace cgtest {
 namespace {
 
 using computegraph::key_to_string;
-using InputTable = computegraph::detail::InternTable<computegraph::detail::InputNode<ScalarOp>>;
-using OperationTable =
-    computegraph::detail::InternTable<computegraph::detail::OperationNode<ScalarOp>>;
+using computegraph::detail::InputNode;
+using computegraph::detail::OperationNode;
 
-std::size_t live_inputs() { return InputTable::instance().size(); }
-std::size_t live_operations() { return OperationTable::instance().size(); }
+std::size_t live_inputs() { return computegraph::detail::live_nodes<InputNode<ScalarOp>>(); }
+std::size_t live_operations() {
+  return computegraph::detail::live_nodes<OperationNode<ScalarOp>>();
+}
 
 /// exp(mul(x, a)) + sin(x), built from scratch on every call.
 Key build_example(const std::string& x_name, const std::string& a_name) {

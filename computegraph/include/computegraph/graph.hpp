@@ -53,6 +53,7 @@ template <class Op>
 struct OperationNode {
   Op operation;
   std::vector<ValueRef<Op>> inputs;
+  /// Consecutive local ids (output k is outputs[0] + k): GraphBuilder adds them together.
   std::vector<LocalValueId> outputs;
   OperationRole role;
 };
@@ -121,11 +122,33 @@ class Graph {
 
   /// find() by the parts of a key's identity (node address and output slot).
   std::optional<LocalValueId> find_identity(const void* node, std::uint32_t slot) const {
+    if (indexed_ < values_.size()) index_values();
     const auto* entry = index_.find(detail::address_hash(node, slot), [&](const auto& e) {
       return e.node == node && e.slot == slot;
     });
     if (!entry) return std::nullopt;
     return entry->id;
+  }
+
+  /// Adds the values not yet indexed to index_. The builder defers indexing (it answers its own
+  /// membership queries from key nodes, see GraphBuilder::find_operation) and calls this at
+  /// finish, or earlier when find() is called during building: so a finished graph's index is
+  /// complete and never written again, and a graph under construction is only used by its
+  /// builder's thread. Inserting many values at once lets each insertion prefetch the slot of a
+  /// later one, instead of waiting for memory at every value.
+  void index_values() const {
+    constexpr std::size_t kAhead = 8;
+    const std::size_t n = values_.size();
+    auto hash_of = [&](std::size_t i) {
+      return detail::address_hash(values_[i].key.node_identity(), values_[i].key.output_slot());
+    };
+    index_.reserve(n);
+    for (std::size_t i = indexed_; i < n; ++i) {
+      if (i + kAhead < n) index_.prefetch(hash_of(i + kAhead));
+      const ValueKey<Op>& key = values_[i].key;
+      index_.insert({key.node_identity(), key.output_slot(), static_cast<LocalValueId>(i)});
+    }
+    indexed_ = static_cast<std::uint32_t>(n);
   }
 
   std::vector<ValueNode<Op>> values_;
@@ -136,8 +159,10 @@ class Graph {
   /// local_operands(op) is operand_locals_[operand_begin_[op] .. operand_begin_[op + 1]).
   std::vector<std::uint32_t> operand_begin_ = {0};
   std::vector<LocalValueId> operand_locals_;
-  /// Key identity -> local id of every value (keys are unique within a graph).
-  detail::OpenTable<detail::ValueIndexEntry, detail::ValueIndexTraits> index_;
+  /// Key identity -> local id of values_[0 .. indexed_) (keys are unique within a graph); see
+  /// index_values().
+  mutable detail::OpenTable<detail::ValueIndexEntry, detail::ValueIndexTraits> index_;
+  mutable std::uint32_t indexed_ = 0;
 };
 
 template <class Op>

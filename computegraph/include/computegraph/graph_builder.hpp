@@ -2,9 +2,13 @@
 // GraphBuilder: the only way to make a Graph. Validates arity and local references as operations
 // are added, computes each value's global key, and deduplicates structurally equal operations
 // within the graph (cross-graph deduplication is materialize_merge's job).
+//
+// A builder is used by one thread at a time; builders on different threads may share keys.
 #include <sstream>
 #include <string>
+#include <utility>
 
+#include "computegraph/detail/builder_tickets.hpp"
 #include "computegraph/error.hpp"
 #include "computegraph/graph.hpp"
 
@@ -19,7 +23,21 @@ class GraphBuilder {
   explicit GraphBuilder(std::vector<GraphPtr<Op>> parents = {}) {
     graph_ = std::make_shared<Graph<Op>>();
     graph_->parents_ = std::move(parents);
+    ticket_ = detail::BuilderTickets::acquire();
   }
+  GraphBuilder(GraphBuilder&& other) noexcept
+      : graph_(std::move(other.graph_)),
+        ticket_(std::exchange(other.ticket_, detail::BuilderTickets::kNone)),
+        hints_exact_(other.hints_exact_) {}
+  GraphBuilder& operator=(GraphBuilder&& other) noexcept {
+    std::swap(graph_, other.graph_);
+    std::swap(ticket_, other.ticket_);
+    std::swap(hints_exact_, other.hints_exact_);
+    return *this;
+  }
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
+  ~GraphBuilder() { detail::BuilderTickets::release(ticket_); }
 
   /// Declares an input. Declaring the same key twice returns the same value.
   LocalValueId add_input(InputKey key) {
@@ -84,6 +102,8 @@ class GraphBuilder {
   /// Finishes the graph. Any later use of the builder throws GraphError.
   GraphPtr<Op> finish() {
     check_live("finish");
+    graph_->index_values();
+    detail::BuilderTickets::release(std::exchange(ticket_, detail::BuilderTickets::kNone));
     return std::move(graph_);
   }
 
@@ -93,16 +113,16 @@ class GraphBuilder {
   LocalOperationId insert_operation(Op op, std::vector<ValueRef<Op>> inputs, OperationRole role) {
     check_live("add_operation");
     check_operation(op, inputs, role);
-    std::vector<ValueKey<Op>> input_keys;
-    input_keys.reserve(inputs.size());
-    for (const auto& ref : inputs) input_keys.push_back(graph_->key_of(ref));
-    auto op_key = OperationKey<Op>::make(op, std::move(input_keys), role);
+    auto op_key = OperationKey<Op>::make(
+        op, inputs.size(),
+        [&](std::size_t i) -> const ValueKey<Op>& { return graph_->key_of(inputs[i]); }, role);
+    // The node is only written through its atomic membership hint.
+    auto* node =
+        const_cast<detail::KeyNode*>(static_cast<const detail::KeyNode*>(op_key.identity()));
     const std::size_t n_out = op.output_count();
     if (n_out > 0) {
       // All outputs are added together: slot 0 present means the operation is already here.
-      if (auto existing = graph_->find_identity(op_key.identity(), 0)) {
-        return graph_->values_[*existing].producer->first;
-      }
+      if (auto existing = find_operation(node)) return graph_->values_[*existing].producer->first;
     }
     auto op_id = static_cast<LocalOperationId>(graph_->operations_.size());
     std::vector<LocalValueId> outputs;
@@ -111,6 +131,7 @@ class GraphBuilder {
       auto s = static_cast<std::uint32_t>(slot);
       outputs.push_back(push_value(op_key.output(s), std::pair{op_id, s}));
     }
+    if (n_out > 0) claim(node, outputs[0]);
     for (const auto& ref : inputs) {
       graph_->operand_locals_.push_back(ref.is_local() ? ref.local_id()
                                                        : Graph<Op>::kExternalOperand);
@@ -124,9 +145,47 @@ class GraphBuilder {
   LocalValueId push_value(ValueKey<Op> key,
                           std::optional<std::pair<LocalOperationId, std::uint32_t>> producer) {
     auto id = static_cast<LocalValueId>(graph_->values_.size());
-    graph_->index_.insert({key.node_identity(), key.output_slot(), id});
     graph_->values_.push_back({std::move(key), producer});
     return id;
+  }
+
+  /// The local id of output 0 of the operation `node`, if this graph has it. Answered from the
+  /// node's membership hint while hints_exact_ (see builder_tickets.hpp), else from the index.
+  std::optional<LocalValueId> find_operation(detail::KeyNode* node) const {
+    if (ticket_ != detail::BuilderTickets::kNone) {
+      if (node->member_ticket.load(std::memory_order_acquire) == ticket_) {
+        const LocalValueId id = node->member_local.load(std::memory_order_relaxed);
+        const auto& values = graph_->values_;
+        if (id < values.size() && values[id].key.node_identity() == node &&
+            values[id].key.output_slot() == 0) {
+          return id;
+        }
+      } else if (hints_exact_) {
+        // Every operation this builder added carries its ticket: no other builder overwrites
+        // the hint of an active one.
+        return std::nullopt;
+      }
+    }
+    return graph_->find_identity(node, 0);
+  }
+
+  /// Records in `node` that output 0 of its operation is local value `id` here, unless another
+  /// active builder holds the hint: then this builder's hints are no longer complete.
+  void claim(detail::KeyNode* node, LocalValueId id) {
+    if (ticket_ == detail::BuilderTickets::kNone) return;
+    std::uint64_t seen = node->member_ticket.load(std::memory_order_acquire);
+    while (true) {
+      if (seen != detail::BuilderTickets::kNone && seen != ticket_ &&
+          detail::BuilderTickets::active(seen)) {
+        hints_exact_ = false;
+        return;
+      }
+      if (node->member_ticket.compare_exchange_weak(seen, ticket_, std::memory_order_acq_rel,
+                                                    std::memory_order_acquire)) {
+        node->member_local.store(id, std::memory_order_relaxed);
+        return;
+      }
+    }
   }
 
   void check_live(const char* what) const {
@@ -168,6 +227,10 @@ class GraphBuilder {
   }
 
   std::shared_ptr<Graph<Op>> graph_;
+  /// This builder's membership ticket (kNone: none was free; membership then uses the index).
+  std::uint64_t ticket_ = detail::BuilderTickets::kNone;
+  /// Whether every operation added so far carries this builder's hint.
+  bool hints_exact_ = true;
 };
 
 }  // namespace computegraph

@@ -17,7 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "computegraph/detail/intern_table.hpp"
 #include "computegraph/detail/key_node.hpp"
+#include "computegraph/detail/operand_intern.hpp"
 #include "computegraph/operation.hpp"
 #include "computegraph/role.hpp"
 
@@ -41,6 +43,11 @@ template <class Op>
 struct OperationNode : KeyNode {
   OperationNode(Op o, std::vector<ValueKey<Op>> in, OperationRole r)
       : op(std::move(o)), inputs(std::move(in)), role(std::move(r)) {}
+  std::size_t operand_count() const { return inputs.size(); }
+  KeyNode* operand(std::size_t i) const;  // defined after ValueKey
+  bool same_structure(const OperationNode& other) const {
+    return op == other.op && role == other.role && inputs == other.inputs;
+  }
   Op op;
   std::vector<ValueKey<Op>> inputs;
   OperationRole role;
@@ -81,16 +88,21 @@ class OperationKey {
  public:
   /// Interns (op, inputs, role). Structurally equal arguments return the identical key.
   static OperationKey make(Op op, std::vector<ValueKey<Op>> inputs, OperationRole role) {
-    std::size_t h = detail::hash_mix(static_cast<std::size_t>(op.hash()), role.hash());
-    for (const auto& in : inputs) h = detail::hash_mix(h, in.hash());
-    using Node = detail::OperationNode<Op>;
-    Node* node = detail::InternTable<Node>::instance().intern(
-        h,
-        [&](const Node& n) { return n.op == op && n.role == role && n.inputs == inputs; },
-        [&] { return new Node(std::move(op), std::move(inputs), std::move(role)); });
-    OperationKey key;
-    key.node_ = detail::NodeHandle::adopt(node);
-    return key;
+    return make_from(
+        op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; }, role,
+        [&] { return std::move(inputs); });
+  }
+  /// As above, with operand i given by `input_at(i)` (a const ValueKey<Op>&): the operand keys
+  /// are copied only when the operation is new, and need not lie in one array.
+  template <class InputAt>
+  static OperationKey make(const Op& op, std::size_t n_inputs, InputAt&& input_at,
+                           const OperationRole& role) {
+    return make_from(op, n_inputs, input_at, role, [&] {
+      std::vector<ValueKey<Op>> keys;
+      keys.reserve(n_inputs);
+      for (std::size_t i = 0; i < n_inputs; ++i) keys.push_back(input_at(i));
+      return keys;
+    });
   }
 
   const Op& operation() const { return node()->op; }
@@ -105,6 +117,27 @@ class OperationKey {
 
  private:
   friend class ValueKey<Op>;
+  /// make's work; `input_keys()` gives the operand vector a new node takes.
+  template <class InputAt, class InputKeys>
+  static OperationKey make_from(const Op& op, std::size_t n, InputAt&& input_at,
+                                const OperationRole& role, InputKeys&& input_keys) {
+    std::size_t h = detail::hash_mix(static_cast<std::size_t>(op.hash()), role.hash());
+    for (std::size_t i = 0; i < n; ++i) h = detail::hash_mix(h, input_at(i).hash());
+    using Node = detail::OperationNode<Op>;
+    Node* node = detail::intern_operation<Node>(
+        h, n, [&](std::size_t i) { return input_at(i).node_.get(); },
+        [&](const Node& x) {
+          if (!(x.op == op) || !(x.role == role) || x.inputs.size() != n) return false;
+          for (std::size_t i = 0; i < n; ++i) {
+            if (!(x.inputs[i] == input_at(i))) return false;
+          }
+          return true;
+        },
+        [&] { return new Node(op, input_keys(), role); });
+    OperationKey key;
+    key.node_ = detail::NodeHandle::adopt(node);
+    return key;
+  }
   const detail::OperationNode<Op>* node() const {
     return static_cast<const detail::OperationNode<Op>*>(node_.get());
   }
@@ -151,6 +184,17 @@ class ValueKey {
   const OperationRole& producer_role() const { return op_node()->role; }
   std::uint32_t output_slot() const { return slot_; }
 
+  /// A byte an op set may use to memoize a pure function of this key's node (the input, or the
+  /// producing operation with all its output slots), such as a result type: 0 until set. Since
+  /// the value depends only on structure, every thread that sets it sets the same value, so
+  /// concurrent use is safe. One op set has one meaning for it (nodes are per op set).
+  std::uint8_t node_annotation() const {
+    return node_.get()->annotation.load(std::memory_order_relaxed);
+  }
+  void set_node_annotation(std::uint8_t value) const {
+    node_.get()->annotation.store(value, std::memory_order_relaxed);
+  }
+
   std::size_t hash() const { return detail::hash_mix(node_.get()->hash, slot_); }
   /// Opaque identity of the input or operation node (shared by all slots of one operation).
   const void* node_identity() const { return node_.get(); }
@@ -160,6 +204,7 @@ class ValueKey {
 
  private:
   friend class OperationKey<Op>;
+  friend struct detail::OperationNode<Op>;
   ValueKey() = default;
   const detail::OperationNode<Op>* op_node() const {
     return static_cast<const detail::OperationNode<Op>*>(node_.get());
@@ -167,6 +212,11 @@ class ValueKey {
   detail::NodeHandle node_;
   std::uint32_t slot_ = 0;
 };
+
+template <class Op>
+detail::KeyNode* detail::OperationNode<Op>::operand(std::size_t i) const {
+  return inputs[i].node_.get();
+}
 
 }  // namespace computegraph
 

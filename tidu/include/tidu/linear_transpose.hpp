@@ -17,6 +17,7 @@
 #include "computegraph/detail/key_map.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/resolve.hpp"
+#include "tidu/detail/reverse_operations.hpp"
 #include "tidu/linearized_graph.hpp"
 
 namespace tidu {
@@ -40,43 +41,61 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
 
   computegraph::GraphBuilder<Op> graph({linear.graph});
   PrimitiveBuilder<Op> builder(graph);
-  // linear value -> its cotangent, bucketed by global key (keys are held by `source`).
-  computegraph::detail::KeyMap<LocalValueId> cotangent;
-  cotangent.reserve(source.values().size());
-  auto accumulate = [&](const ValueKey<Op>& key, LocalValueId ct) {
-    if (LocalValueId* existing = cotangent.find(key)) {
-      *existing = builder.add(detail::accumulation_op<Op>(key),
-                              {PrimitiveValue<Op>::local(*existing), PrimitiveValue<Op>::local(ct)},
-                              linear_role_all_active());
-    } else {
-      cotangent.assign(key, ct);
+  // linear value -> its cotangent, bucketed by global key: a value of `source` by its local id
+  // (a key is defined at most once per graph), any other key (an External operand that `source`
+  // does not define) in a map. Keys are held by `source`.
+  constexpr LocalValueId kNone = computegraph::Graph<Op>::kExternalOperand;
+  std::vector<LocalValueId> local_cotangent(source.values().size(), kNone);
+  computegraph::detail::KeyMap<LocalValueId> external_cotangent;
+  constexpr LocalValueId kExternal = computegraph::Graph<Op>::kExternalOperand;
+  /// The cotangent slot of an operand: `local` from local_operands(), `key` its key.
+  auto slot_of = [&](LocalValueId local, const ValueKey<Op>& key) -> LocalValueId* {
+    if (local != kExternal) return &local_cotangent[local];
+    if (auto found = source.find(key)) return &local_cotangent[*found];
+    if (LocalValueId* ct = external_cotangent.find(key)) return ct;
+    external_cotangent.assign(key, kNone);
+    return external_cotangent.find(key);
+  };
+  auto accumulate = [&](LocalValueId* slot, const ValueKey<Op>& key, LocalValueId ct) {
+    if (*slot != kNone) {
+      ct = builder.add(detail::accumulation_op<Op>(key),
+                       {PrimitiveValue<Op>::local(*slot), PrimitiveValue<Op>::local(ct)},
+                       linear_role_all_active());
     }
+    *slot = ct;
   };
   for (std::size_t i = 0; i < linear.tangent_outputs.size(); ++i) {
     if (!linear.tangent_outputs[i]) continue;
-    const ValueKey<Op>& out_key = source.key(*linear.tangent_outputs[i]);
+    const LocalValueId out = *linear.tangent_outputs[i];
+    const ValueKey<Op>& out_key = source.key(out);
     InputKey seed_key = Op::cotangent_key(out_key, result.pass, i);
     LocalValueId seed = graph.add_input(seed_key);
     result.tangent_inputs.emplace_back(std::move(seed_key), seed);
-    accumulate(out_key, seed);
+    accumulate(&local_cotangent[out], out_key, seed);
   }
 
   Tangents cotangent_out;
   std::vector<PrimitiveValue<Op>> inputs;
-  const auto& ops = source.operations();
-  for (std::size_t n = ops.size(); n-- > 0;) {
-    const auto& node = ops[n];
-    if (!node.role.is_linearized()) continue;
+  const detail::ReverseOperations<Op> order(source);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order.prefetch(i, local_cotangent.data());
+    const auto [op, v] = order[i];
+    const auto& node = source.operations()[op];
     cotangent_out.clear();
     bool any = false;
-    for (LocalValueId out : node.outputs) {
-      const LocalValueId* ct = cotangent.find(source.key(out));
-      cotangent_out.push_back(ct ? std::optional(*ct) : std::nullopt);
-      any |= ct != nullptr;
+    for (std::size_t k = 0; k < node.outputs.size(); ++k) {
+      const LocalValueId ct = local_cotangent[v + k];
+      cotangent_out.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
+      any |= ct != kNone;
     }
     if (!any) continue;
+    const auto locals = source.local_operands(op);
     inputs.clear();
-    for (const auto& ref : node.inputs) inputs.push_back(PrimitiveValue<Op>::external(source.key_of(ref)));
+    for (std::size_t k = 0; k < locals.size(); ++k) {
+      const ValueKey<Op>& key =
+          locals[k] != kExternal ? source.key(locals[k]) : node.inputs[k].external_key();
+      inputs.push_back(PrimitiveValue<Op>::external(key));
+    }
     Tangents cotangent_in = node.operation.transpose_rule(builder, cotangent_out, inputs, node.role, ctx);
     if (cotangent_in.size() != inputs.size()) {
       throw ADRuleError(node.operation.name(), RuleKind::Transpose,
@@ -90,15 +109,16 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
                           "returned a cotangent for fixed input " + std::to_string(k) + " (" +
                               node.role.to_string() + ")");
       }
-      accumulate(inputs[k].external_key(), *cotangent_in[k]);
+      const ValueKey<Op>& key = inputs[k].external_key();
+      accumulate(slot_of(locals[k], key), key, *cotangent_in[k]);
     }
   }
 
   std::vector<LocalValueId> graph_outputs;
   for (const auto& [primal, t] : linear.tangent_inputs) {
-    const LocalValueId* ct = cotangent.find(source.key(t));
-    result.tangent_outputs.push_back(ct ? std::optional(*ct) : std::nullopt);
-    if (ct) graph_outputs.push_back(*ct);
+    const LocalValueId ct = local_cotangent[t];
+    result.tangent_outputs.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
+    if (ct != kNone) graph_outputs.push_back(ct);
   }
   graph.set_outputs(std::move(graph_outputs));
   result.graph = graph.finish();

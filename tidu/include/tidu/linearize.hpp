@@ -58,52 +58,78 @@ LinearizedGraph<Op> linearize_seeded(const computegraph::ResolvedView<Op>& view,
   auto roots = view.roots();
   computegraph::GraphBuilder<Op> graph(std::vector<computegraph::GraphPtr<Op>>(roots.begin(), roots.end()));
   PrimitiveBuilder<Op> builder(graph);
-  // primal value -> its tangent. Keys are held by the view's graphs (or by `wrt_keys`).
-  computegraph::detail::KeyMap<LocalValueId> tangent;
+  // wrt key -> its tangent input. Keys are held by `wrt_keys`.
+  computegraph::detail::KeyMap<LocalValueId> seeds;
   std::vector<ValueKey<Op>> wrt_keys;
   wrt_keys.reserve(wrt.size());
   for (std::size_t i = 0; i < wrt.size(); ++i) {
     LocalValueId t = graph.add_input(tangent_keys[i]);
     wrt_keys.push_back(ValueKey<Op>::input(wrt[i]));
-    tangent.assign(wrt_keys.back(), t);
+    seeds.assign(wrt_keys.back(), t);
     result.tangent_inputs.emplace_back(wrt[i], t);
   }
 
+  // The tangent of each reached primal value, by walk id (kNoTangent: inactive).
+  constexpr LocalValueId kNoTangent = computegraph::Graph<Op>::kExternalOperand;
+  std::vector<LocalValueId> tangent;
+  auto set_tangent = [&](std::uint32_t id, LocalValueId t) {
+    if (tangent.size() <= id) tangent.resize(id + 1, kNoTangent);
+    tangent[id] = t;
+  };
+  auto on_input = [&](const ValueKey<Op>& key, std::uint32_t id) {
+    const LocalValueId* t = seeds.find(key);
+    set_tangent(id, t ? *t : kNoTangent);
+  };
   std::vector<ValueKey<Op>> primal_in;
   std::vector<ValueKey<Op>> primal_out;
   Tangents tangent_in;
-  auto on_operation = [&](const computegraph::Graph<Op>& g,
-                          const computegraph::OperationNode<Op>& node) {
+  auto on_operation = [&](const computegraph::WalkStep<Op>& step) {
+    const computegraph::OperationNode<Op>& node = step.node;
+    const std::size_t n_out = node.outputs.size();
     tangent_in.clear();
     bool any_active = false;
-    for (const auto& ref : node.inputs) {
-      const LocalValueId* t = tangent.find(g.key_of(ref));
-      tangent_in.push_back(t ? std::optional(*t) : std::nullopt);
-      any_active |= t != nullptr;
+    for (std::uint32_t id : step.operands) {
+      const LocalValueId t = tangent[id];
+      tangent_in.push_back(t != kNoTangent ? std::optional(t) : std::nullopt);
+      any_active |= t != kNoTangent;
     }
-    if (!any_active) return;
+    if (!any_active) {
+      if (n_out > 0) {
+        set_tangent(step.first_output + static_cast<std::uint32_t>(n_out - 1), kNoTangent);
+      }
+      return;
+    }
     primal_in.clear();
     primal_out.clear();
-    for (const auto& ref : node.inputs) primal_in.push_back(g.key_of(ref));
-    for (LocalValueId out : node.outputs) primal_out.push_back(g.key(out));
+    // Operand keys from the packed operand array (node.inputs is read only for External ones).
+    const auto locals = step.graph.local_operands(step.op);
+    for (std::size_t k = 0; k < locals.size(); ++k) {
+      primal_in.push_back(locals[k] != computegraph::Graph<Op>::kExternalOperand
+                              ? step.graph.key(locals[k])
+                              : node.inputs[k].external_key());
+    }
+    for (std::size_t k = 0; k < n_out; ++k) {
+      primal_out.push_back(step.graph.key(step.first_output_value + static_cast<LocalValueId>(k)));
+    }
     Tangents tangent_out = node.operation.jvp_rule(builder, primal_in, primal_out, tangent_in, ctx);
-    if (tangent_out.size() != node.outputs.size()) {
+    if (tangent_out.size() != n_out) {
       throw ADRuleError(node.operation.name(), RuleKind::Jvp,
                         "returned " + std::to_string(tangent_out.size()) + " tangents for " +
-                            std::to_string(node.outputs.size()) + " outputs");
+                            std::to_string(n_out) + " outputs");
     }
-    for (std::size_t k = 0; k < tangent_out.size(); ++k) {
-      if (tangent_out[k]) tangent.assign(g.key(node.outputs[k]), *tangent_out[k]);
+    for (std::size_t k = 0; k < n_out; ++k) {
+      set_tangent(step.first_output + static_cast<std::uint32_t>(k),
+                  tangent_out[k] ? *tangent_out[k] : kNoTangent);
     }
   };
-  computegraph::walk_topological(view, outputs, [](const ValueKey<Op>&) {}, on_operation,
-                                 "linearize");
+  const std::vector<std::uint32_t> output_ids =
+      computegraph::walk_topological(view, outputs, on_input, on_operation, "linearize");
 
   std::vector<LocalValueId> graph_outputs;
-  for (const auto& key : outputs) {
-    const LocalValueId* t = tangent.find(key);
-    result.tangent_outputs.push_back(t ? std::optional(*t) : std::nullopt);
-    if (t) graph_outputs.push_back(*t);
+  for (std::uint32_t id : output_ids) {
+    const LocalValueId t = tangent[id];
+    result.tangent_outputs.push_back(t != kNoTangent ? std::optional(t) : std::nullopt);
+    if (t != kNoTangent) graph_outputs.push_back(t);
   }
   graph.set_outputs(std::move(graph_outputs));
   result.graph = graph.finish();

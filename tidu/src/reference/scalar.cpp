@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -85,40 +86,41 @@ std::string ScalarOp::name() const {
   return os.str();
 }
 
-DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx) {
-  // Keys whose dtype is their first operand's; `key` holds the whole chain alive.
-  std::vector<const ValueKey<ScalarOp>*> path;
+namespace {
+/// A dtype as a node annotation (0 means unknown).
+std::uint8_t annotation_of(DType d) { return d == DType::Real ? 1 : 2; }
+
+/// The dtype `key` has by itself (an input, a constant, or an op whose result dtype is fixed), or
+/// nullopt when it is its first operand's.
+std::optional<DType> own_dtype(const ValueKey<ScalarOp>& key) {
+  if (key.is_input()) return key.input_key().dtype;
+  const ScalarOp& op = key.producer_op();
+  if (op.kind == Kind::Const) return op.constant.dtype;
+  if (op.kind == Kind::Real) return DType::Real;
+  if (op.kind == Kind::ToComplex) return DType::Complex;
+  return std::nullopt;
+}
+}  // namespace
+
+DType dtype_of(const ValueKey<ScalarOp>& key) {
+  // Down the first operands to a key whose dtype is known (memoized in the node annotation, or
+  // its own), then memoize it along the way: O(1) amortized, no allocation. Every op here has
+  // one output, so the node's annotation is the key's dtype. `key` holds the chain alive.
   const ValueKey<ScalarOp>* cur = &key;
   DType dtype = DType::Real;
   while (true) {
-    if (ctx) {
-      if (const DType* known = ctx->dtypes.find(*cur)) {
-        dtype = *known;
-        break;
-      }
-    }
-    const ValueKey<ScalarOp>& k = *cur;
-    if (k.is_input()) {
-      dtype = k.input_key().dtype;
+    if (std::uint8_t a = cur->node_annotation()) {
+      dtype = a == annotation_of(DType::Real) ? DType::Real : DType::Complex;
       break;
     }
-    const ScalarOp& op = k.producer_op();
-    if (op.kind == Kind::Const) {
-      dtype = op.constant.dtype;
+    if (auto own = own_dtype(*cur)) {
+      dtype = *own;
       break;
     }
-    if (op.kind == Kind::Real || op.kind == Kind::ToComplex) {
-      dtype = op.kind == Kind::Real ? DType::Real : DType::Complex;
-      break;
-    }
-    path.push_back(cur);
-    cur = &k.producer_inputs()[0];
+    cur = &cur->producer_inputs()[0];
   }
-  if (ctx) {
-    for (const auto* p : path) {
-      ctx->dtypes.assign(*p, dtype);
-      ctx->held.push_back(*p);
-    }
+  for (const ValueKey<ScalarOp>* p = &key; p != cur; p = &p->producer_inputs()[0]) {
+    p->set_node_annotation(annotation_of(dtype));
   }
   return dtype;
 }

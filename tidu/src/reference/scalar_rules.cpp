@@ -38,8 +38,8 @@ std::optional<LocalValueId> sum(Builder& b, std::optional<LocalValueId> x,
   return x ? x : y;
 }
 /// conj(v) for a complex fixed operand, v itself for a real one.
-PV conj_fixed(Builder& b, const PV& v, ScalarADContext& ctx) {
-  if (dtype_of(b.key_of(v), &ctx) == DType::Real) return v;
+PV conj_fixed(Builder& b, const PV& v) {
+  if (dtype_of(b.key_of(v)) == DType::Real) return v;
   return loc(primal(b, Kind::Conj, {v}));
 }
 }  // namespace
@@ -85,7 +85,7 @@ Tangents ScalarOp::jvp_rule(Builder& b, std::span<const ValueKey<ScalarOp>> x,
 
 Tangents ScalarOp::transpose_rule(Builder& b, std::span<const std::optional<LocalValueId>> ct_out,
                                   std::span<const PV> in, const OperationRole& role,
-                                  ADContext& ctx) const {
+                                  ADContext&) const {
   const LocalValueId ct = *ct_out[0];
   auto unary = [&](Kind k) { return Tangents{emit(b, k, {loc(ct)}, linear_role({true}))}; };
   switch (kind) {
@@ -100,7 +100,7 @@ Tangents ScalarOp::transpose_rule(Builder& b, std::span<const std::optional<Loca
       }
       const std::size_t active = role.is_active(0) ? 0 : 1;
       Tangents result(2);
-      result[active] = scale(b, conj_fixed(b, in[1 - active], ctx), ct);
+      result[active] = scale(b, conj_fixed(b, in[1 - active]), ct);
       return result;
     }
     case Kind::Div:
@@ -108,7 +108,7 @@ Tangents ScalarOp::transpose_rule(Builder& b, std::span<const std::optional<Loca
         throw ADRuleError(name(), RuleKind::Transpose,
                           "div is linear only in its numerator (" + role.to_string() + ")");
       }
-      return {emit(b, Kind::Div, {loc(ct), conj_fixed(b, in[1], ctx)}, linear_role({true, false})),
+      return {emit(b, Kind::Div, {loc(ct), conj_fixed(b, in[1])}, linear_role({true, false})),
               std::nullopt};
     case Kind::Neg: return unary(Kind::Neg);
     case Kind::Conj: return unary(Kind::Conj);

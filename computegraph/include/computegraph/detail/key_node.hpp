@@ -5,22 +5,40 @@
 // equality and hashing reads a stored hash: both O(1) whatever the depth of the key.
 // Nodes are freed when their last handle goes; freeing a long chain is iterative, never recursive,
 // so dropping a 10^6-deep key cannot overflow the stack.
+//
+// Where nodes are interned (looked up by structure):
+// - an operation with operands is registered in the user set of every operand node, and found by
+//   searching the smallest of those sets (intern_operation in operand_intern.hpp). The operands
+//   were just read to hash the key, so the search stays in memory the caller already touched; a
+//   single global table would cost a cache miss per operation once graphs outgrow the cache.
+// - input keys and operations without operands live in global sharded tables (InternTable).
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
-#include "computegraph/detail/open_table.hpp"
+#include "computegraph/detail/user_set.hpp"
 
 namespace computegraph::detail {
 
 struct KeyNode {
   std::atomic<std::uint32_t> refs{1};
-  bool is_input = false;
+  /// Guards `users`.
+  NodeLock users_lock;
   std::size_t hash = 0;
-  /// Removes the node from its intern table and deletes it; called once, after refs reached 0.
+  /// Unregisters the node from where it is interned and deletes it; called once, after refs
+  /// reached 0.
   void (*dispose)(KeyNode*) = nullptr;
   KeyNode* next_pending = nullptr;  // intrusive list of nodes waiting to be disposed
+  /// Graph membership hint (builder_tickets.hpp): the ticket of the last GraphBuilder that added
+  /// this operation, and the local id of its output 0 there. Only that builder reads member_local.
+  std::atomic<std::uint64_t> member_ticket{0};
+  std::atomic<std::uint32_t> member_local{0};
+  bool is_input = false;
+  /// ValueKey::node_annotation(): a byte an op set may use to memoize a pure function of the
+  /// node's structure (0: not computed).
+  std::atomic<std::uint8_t> annotation{0};
+  /// Operations that have this node as an operand (see the file comment).
+  UserSet users;
 };
 
 inline void retain(KeyNode* node) noexcept { node->refs.fetch_add(1, std::memory_order_relaxed); }
@@ -43,75 +61,14 @@ inline std::size_t hash_mix(std::size_t seed, std::size_t value) {
   return (seed ^ value) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
 }
 
-/// A sharded, thread-safe table of live nodes of one type, bucketed by structural hash.
-/// The table does not own references: a node in it may be dying (refs == 0); such a node is
-/// never returned, only replaced.
+/// Number of live nodes of one node type (for tests and leak checks).
 template <class Node>
-class InternTable {
- public:
-  static InternTable& instance() {
-    static auto* table = new InternTable();  // never destroyed: keys may outlive static destructors
-    return *table;
-  }
-
-  /// Returns a retained node equal to the probe (as decided by `matches`), creating it with
-  /// `make()` when no live one exists.
-  template <class Matches, class Make>
-  Node* intern(std::size_t hash, Matches&& matches, Make&& make) {
-    Shard& shard = shards_[hash % kShards];
-    std::lock_guard lock(shard.mutex);
-    Entry* found = shard.nodes.find(hash, [&](const Entry& e) {
-      return e.hash == hash && matches(static_cast<const Node&>(*e.node));
-    });
-    if (found) {
-      if (try_retain(found->node)) return found->node;
-      shard.nodes.erase(found);  // dying: its disposer will find it gone
-    }
-    Node* node = make();
-    node->hash = hash;
-    node->dispose = &InternTable::dispose;
-    shard.nodes.insert(Entry{hash, node});
-    return node;
-  }
-
-  std::size_t size() const {
-    std::size_t n = 0;
-    for (auto& shard : shards_) {
-      std::lock_guard lock(shard.mutex);
-      n += shard.nodes.size();
-    }
-    return n;
-  }
-
- private:
-  static constexpr std::size_t kShards = 16;
-  /// A live (or dying) node under its structural hash; several nodes may share a hash.
-  struct Entry {
-    std::size_t hash;
-    Node* node;
-  };
-  struct EntryTraits {
-    static bool occupied(const Entry& e) { return e.node != nullptr; }
-    static std::size_t hash(const Entry& e) { return e.hash; }
-  };
-  struct Shard {
-    mutable std::mutex mutex;
-    OpenTable<Entry, EntryTraits> nodes;
-  };
-
-  static void dispose(KeyNode* base) {
-    Node* node = static_cast<Node*>(base);
-    InternTable& table = instance();
-    {
-      Shard& shard = table.shards_[node->hash % kShards];
-      std::lock_guard lock(shard.mutex);
-      Entry* entry = shard.nodes.find(node->hash, [&](const Entry& e) { return e.node == node; });
-      if (entry) shard.nodes.erase(entry);
-    }
-    delete node;  // releases the node's children, which queue behind us in release()
-  }
-
-  Shard shards_[kShards];
+struct LiveNodes {
+  static inline std::atomic<std::size_t> count{0};
 };
+template <class Node>
+std::size_t live_nodes() {
+  return LiveNodes<Node>::count.load(std::memory_order_relaxed);
+}
 
 }  // namespace computegraph::detail

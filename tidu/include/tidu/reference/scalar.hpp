@@ -14,7 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "computegraph/detail/key_map.hpp"
 #include "computegraph/error.hpp"
 #include "tidu/operand_space.hpp"
 #include "tidu/primitive.hpp"
@@ -104,16 +103,13 @@ struct ScalarOp {
   static ScalarKey residual_key(const ValueKey<ScalarOp>& value, std::size_t index);
 };
 
-/// Per-transform memo of value dtypes, so rules query a key's dtype in O(1) amortized. A flat
-/// table by key identity (no allocation per entry); `held` keeps the memoized keys alive, so an
-/// identity is never reused while the memo names it.
-struct ScalarADContext {
-  computegraph::detail::KeyMap<DType> dtypes;
-  std::vector<computegraph::ValueKey<ScalarOp>> held;
-};
+/// The reference set's AD context: rules need no per-transform state (dtypes are memoized in the
+/// key nodes, see dtype_of).
+struct ScalarADContext {};
 
-/// The static dtype of a value (memoized in `ctx` when given).
-DType dtype_of(const ValueKey<ScalarOp>& key, ScalarADContext* ctx = nullptr);
+/// The static dtype of a value. O(1) amortized: memoized in the key nodes' annotations
+/// (ValueKey::node_annotation), so it costs no table lookup and is safe from any thread.
+DType dtype_of(const ValueKey<ScalarOp>& key);
 
 }  // namespace tidu::reference
 

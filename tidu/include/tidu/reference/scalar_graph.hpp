@@ -32,8 +32,8 @@ class ScalarGraph {
   Id to_complex(Id a);
 
   void output(Id id) { builder_.add_output(id); }
-  /// O(1) amortized: dtypes are memoized as the graph grows.
-  DType dtype(Id id) const { return dtype_of(builder_.key(id), &dtypes_); }
+  /// O(1) amortized (see dtype_of).
+  DType dtype(Id id) const { return dtype_of(builder_.key(id)); }
   const computegraph::GraphBuilder<ScalarOp>& builder() const { return builder_; }
   computegraph::GraphPtr<ScalarOp> finish() { return builder_.finish(); }
 
@@ -41,7 +41,6 @@ class ScalarGraph {
   Id unary(Kind kind, Id a);
   Id binary(Kind kind, Id a, Id b);
   computegraph::GraphBuilder<ScalarOp> builder_;
-  mutable ScalarADContext dtypes_;
 };
 
 }  // namespace tidu::reference
