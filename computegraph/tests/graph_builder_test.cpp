@@ -2,6 +2,10 @@
 // operations (spec §II "Graph data structure", §III "build").
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "test_graphs.hpp"
 
 namespace cgtest {
@@ -216,6 +220,63 @@ TEST(GraphBuilder, BuilderKeyMatchesFinishedGraph) {
   EXPECT_EQ(b.graph().values().size(), 2u);
   GraphPtr g = finish(b);
   EXPECT_EQ(g->key(s), key_of(ScalarOp::sin(), {in("x")}));
+}
+
+/// Adds sin(x), mul(sin(x), x) and exp of that to `b`, returning the three values.
+std::vector<LocalValueId> add_shared_ops(Builder& b, LocalValueId x) {
+  auto s = b.add(ScalarOp::sin(), {L(x)});
+  auto m = b.add(ScalarOp::mul(), {L(s), L(x)});
+  return {s, m, b.add(ScalarOp::exp(), {L(m)})};
+}
+
+// A builder answers "is this operation already here?" from a hint in the key node, which only the
+// builder that added the node last may hold while it is active. Interleaved builders adding the
+// same keys must each still deduplicate exactly (the later one falls back to its index).
+TEST(GraphBuilder, InterleavedBuildersSharingKeysDeduplicateEach) {
+  Builder first;
+  Builder second;
+  auto x1 = first.add_input("hint_x");
+  auto x2 = second.add_input("hint_x");
+  auto ops1 = add_shared_ops(first, x1);
+  auto ops2 = add_shared_ops(second, x2);  // the nodes' hints belong to `first`
+  EXPECT_EQ(add_shared_ops(first, x1), ops1);
+  EXPECT_EQ(add_shared_ops(second, x2), ops2);
+  GraphPtr g1 = finish(first);
+  EXPECT_EQ(add_shared_ops(second, x2), ops2);  // `first` is done: its hints may be taken
+  Builder third;
+  auto x3 = third.add_input("hint_x");
+  auto ops3 = add_shared_ops(third, x3);
+  EXPECT_EQ(add_shared_ops(third, x3), ops3);
+  GraphPtr g2 = finish(second);
+  GraphPtr g3 = finish(third);
+  for (const GraphPtr& g : {g1, g2, g3}) {
+    EXPECT_EQ(g->operations().size(), 3u);
+    EXPECT_EQ(g->find(key_of(ScalarOp::sin(), {in("hint_x")})), LocalValueId{1});
+  }
+}
+
+TEST(GraphBuilder, ConcurrentBuildersSharingKeysDeduplicateEach) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 200;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int r = 0; r < kRounds; ++r) {
+        Builder b;
+        auto x = b.add_input("concurrent_x");
+        auto v = x;
+        for (int i = 0; i < 20; ++i) v = b.add(ScalarOp::sin(), {L(v)});
+        // Again, from the start: every operation is already in this graph.
+        auto w = x;
+        for (int i = 0; i < 20; ++i) w = b.add(ScalarOp::sin(), {L(w)});
+        if (w != v) ++failures;
+        if (finish(b)->operations().size() != 20u) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace
