@@ -46,8 +46,8 @@ void elem_chain(const Options& options, std::int64_t n) {
   tf::Program forward = tf::trace(f, x);
   auto gradient = tf::grad(f);
 
-  const bool sleef = native::sleef_supported();
-  if (!sleef) std::fprintf(stderr, "bench: no AVX2/FMA; elem_chain ratio_vs_native uses the libm loop\n");
+  const bool avx2 = native::avx2_supported();
+  if (!avx2) std::fprintf(stderr, "bench: no AVX2/FMA; elem_chain ratio_vs_native uses the libm loop\n");
   const double reference = native::elem_chain_grad(px, pg, n, threads);
   check_close("elem_chain_fwd " + size, forward.run({x}).at(0).item<double>(), reference);
   check_close("elem_chain_grad " + size + " (last element)", gradient(x).data<double>()[n - 1], g.back());
@@ -55,19 +55,29 @@ void elem_chain(const Options& options, std::int64_t n) {
   // Forward. The native loops' outputs are buffers they are given; tenferro allocates its own.
   std::vector<Impl> fwd = {{"tenferro", [&] { forward.run({x}); }},
                            {"native", [&] { sink = native::elem_chain(px, n, threads); }}};
-  if (sleef) fwd.push_back({"native_sleef", [&] { sink = native::elem_chain_sleef(px, n, threads); }});
   std::vector<Impl> bwd = {{"tenferro", [&] { gradient(x); }},
                            {"native", [&] { sink = native::elem_chain_grad(px, pg, n, threads); }}};
-  if (sleef) bwd.push_back({"native_sleef", [&] { sink = native::elem_chain_grad_sleef(px, pg, n, threads); }});
+  if (avx2) {
+    fwd.push_back({"native_sleef", [&] { sink = native::elem_chain_sleef(px, n, threads); }});
+    fwd.push_back({"native_mvec", [&] { sink = native::elem_chain_mvec(px, n, threads); }});
+    bwd.push_back({"native_sleef", [&] { sink = native::elem_chain_grad_sleef(px, pg, n, threads); }});
+    bwd.push_back({"native_mvec", [&] { sink = native::elem_chain_grad_mvec(px, pg, n, threads); }});
+  }
+  // ratio_vs_native compares with the loop in the math library our kernels use now
+  // (tenferro/math_accuracy.hpp); without AVX2, with the libm loop.
+  const tf::MathAccuracy accuracy = tf::math_accuracy();
+  const std::string baseline_name = !avx2 ? "native" : accuracy == tf::MathAccuracy::Fast ? "native_mvec" : "native_sleef";
 
   for (const auto& [name, impls] : {std::pair{"elem_chain_fwd", &fwd}, std::pair{"elem_chain_grad", &bwd}}) {
     const auto m = measure(*impls, options.budget_s);
-    const Measurement& baseline = m.back();  // native_sleef where supported, else native
+    double baseline_s = 0;
     for (std::size_t k = 1; k < m.size(); ++k) {
       print_line(name, (*impls)[k].name, size, "f64", m[k].median_s, m[k].memory, m[k].repetitions);
+      if ((*impls)[k].name == baseline_name) baseline_s = m[k].median_s;
     }
     print_line(name, "tenferro", size, "f64", m[0].median_s, m[0].memory, m[0].repetitions,
-               field("ratio_vs_native", m[0].median_s / baseline.median_s));
+               " math=" + std::string(tf::to_string(accuracy)) + " baseline=" + baseline_name +
+                   field("ratio_vs_native", m[0].median_s / baseline_s));
   }
 }
 

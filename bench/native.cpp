@@ -1,5 +1,5 @@
-// The libm baselines and the scalar chain. The SLEEF variants live in native_sleef.cpp, the one
-// file built with -mavx2 -mfma.
+// The libm baselines and the scalar chain. The vectorized variants live in native_vector.cpp, the
+// one file built with -mavx2 -mfma.
 #include "native.hpp"
 
 #include <cmath>
@@ -28,7 +28,7 @@ double elem_chain_grad(const double* x, double* grad, std::int64_t n, int thread
   return total;
 }
 
-bool sleef_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool avx2_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 // Factors stay near 1 and offsets small so the chain neither overflows nor collapses to a constant.
 double scalar_chain_mul(int k) { return 1.0 + 0.001 * (k % 7); }

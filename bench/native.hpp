@@ -15,12 +15,16 @@ double elem_chain(const double* x, std::int64_t n, int threads);
 /// Writes df/dx to `grad` (n values) and returns f.
 double elem_chain_grad(const double* x, double* grad, std::int64_t n, int threads);
 
-/// Whether this CPU runs the SLEEF variants (AVX2 and FMA); call them only when true.
-bool sleef_supported();
-/// SLEEF's AVX2 functions (Sleef_sincosd4_u10 for the sin/cos pair, Sleef_expd4_u10), four lanes per step:
-/// the math library tenferro's fused kernels use, so the gap to these is executor overhead.
+/// Whether this CPU runs the vectorized variants below (AVX2 and FMA); call them only when true.
+bool avx2_supported();
+/// SLEEF's AVX2 functions (Sleef_sincosd4_u10 for the sin/cos pair, Sleef_expd4_u10), four lanes
+/// per step: the math tenferro's kernels use with MathAccuracy::Precise, so the gap to these is
+/// executor overhead.
 double elem_chain_sleef(const double* x, std::int64_t n, int threads);
 double elem_chain_grad_sleef(const double* x, double* grad, std::int64_t n, int threads);
+/// The same loop with glibc's libmvec AVX2 sin, cos and exp: the math of MathAccuracy::Fast.
+double elem_chain_mvec(const double* x, std::int64_t n, int threads);
+double elem_chain_grad_mvec(const double* x, double* grad, std::int64_t n, int threads);
 
 /// scalar_chain: op k of `ops` is x * mul(k) when k % 3 == 0, x + add(k) when k % 3 == 1 and
 /// sin(x) when k % 3 == 2 (torch_bench.py builds the same chain).

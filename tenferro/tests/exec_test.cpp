@@ -12,7 +12,6 @@
 #include "computegraph/materialize.hpp"
 #include "exec/executor.hpp"
 #include "exec/passes.hpp"
-#include "exec/vector_math.hpp"
 #include "golden_files.hpp"
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/tenferro.hpp"
@@ -211,56 +210,6 @@ TEST(Exec, BadInputsGiveTypedErrors) {
 // ---- sin and cos of one value (exec_program.hpp, Trig) --------------------------------------------
 
 namespace {
-/// Distance in units in the last place between two finite values of one sign, or between
-/// two NaNs (0); the maximum for anything else.
-template <class T>
-std::uint64_t ulp_distance(T a, T b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : ~std::uint64_t{0};
-  if (std::signbit(a) != std::signbit(b)) return a == b ? 0 : ~std::uint64_t{0};
-  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
-  U x, y;
-  std::memcpy(&x, &a, sizeof x);
-  std::memcpy(&y, &b, sizeof y);
-  return x > y ? x - y : y - x;
-}
-
-/// Sweeps sincos of one vector-math table: the pair from one call gives exactly the bits of its
-/// halves (so fused and unfused kernels agree), and each half is within 2 ULP of sin or cos (both
-/// are within 1 ULP of the true value), which it does not always equal bit for bit.
-template <class T>
-void check_sincos(const tf::exec::VectorMathTable& table) {
-  SCOPED_TRACE(std::string(table.isa) + (sizeof(T) == 8 ? " f64" : " f32"));
-  std::mt19937_64 rng(17);
-  std::vector<T> x = {T(0), -T(0), T(1e-30), T(0.5), T(3.14159265358979), T(1e6), T(1e30),
-                      std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
-                      std::numeric_limits<T>::quiet_NaN()};
-  for (int e = -20; e <= 20; ++e) {
-    std::uniform_real_distribution<double> u(-std::ldexp(1.0, e), std::ldexp(1.0, e));
-    for (int k = 0; k < 500; ++k) x.push_back(static_cast<T>(u(rng)));
-  }
-  x.push_back(T(2));  // an odd count: the last elements go through a padded vector
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
-  const auto pick = [&](tf::exec::MathFn fn) {
-    if constexpr (sizeof(T) == 8) return table.f64[static_cast<int>(fn)]; else return table.f32[static_cast<int>(fn)];
-  };
-  std::vector<T> s(x.size()), c(x.size()), sin_half(x.size()), cos_half(x.size()), sin(x.size()), cos(x.size());
-  if constexpr (sizeof(T) == 8) table.sincos_f64(x.data(), s.data(), c.data(), n); else table.sincos_f32(x.data(), s.data(), c.data(), n);
-  pick(tf::exec::MathFn::SinOfSinCos)(x.data(), sin_half.data(), n);
-  pick(tf::exec::MathFn::CosOfSinCos)(x.data(), cos_half.data(), n);
-  pick(tf::exec::MathFn::Sin)(x.data(), sin.data(), n);
-  pick(tf::exec::MathFn::Cos)(x.data(), cos.data(), n);
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&s[i], &sin_half[i], sizeof(T)), 0) << x[i];
-    ASSERT_EQ(std::memcmp(&c[i], &cos_half[i], sizeof(T)), 0) << x[i];
-    EXPECT_LE(ulp_distance(s[i], sin[i]), 2u) << x[i];
-    EXPECT_LE(ulp_distance(c[i], cos[i]), 2u) << x[i];
-    differ += std::memcmp(&s[i], &sin[i], sizeof(T)) != 0 || std::memcmp(&c[i], &cos[i], sizeof(T)) != 0;
-  }
-  ::testing::Test::RecordProperty(std::string(table.isa) + (sizeof(T) == 8 ? "_f64" : "_f32") + "_differ_from_sin_cos",
-                                  static_cast<int>(differ));
-}
-
 /// Checks `program`'s printed IR with all passes off and on against the golden files
 /// `<name>_unfused.txt` and `<name>.txt`, and that both forms give the same bits on `args`;
 /// returns the results with the passes on.
@@ -278,13 +227,6 @@ auto trig_mix = [](tf::Traced x, tf::Traced y, tf::Traced w) {
   return std::vector<tf::Traced>{tf::cos(x) * tf::sin(x) + tf::sin(y), tf::sin(w), tf::cos(w) + 1.0};
 };
 }  // namespace
-
-TEST(ExecVectorMath, SinCosPairGivesTheBitsOfItsHalves) {
-  for (const tf::exec::VectorMathTable* table : {&tf::exec::vector_math(), &tf::exec::vector_math_sse2()}) {
-    check_sincos<double>(*table);
-    check_sincos<float>(*table);
-  }
-}
 
 TEST(ExecGolden, SinAndCosOfOneValueRunAsOneSinCos) {
   std::vector<tf::Tensor> args;

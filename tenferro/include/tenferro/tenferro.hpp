@@ -3,6 +3,7 @@
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
+#include "tenferro/math_accuracy.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tensor.hpp"
 #include "tenferro/threads.hpp"

@@ -1,15 +1,19 @@
 #pragma once
-// Internal: array-at-a-time transcendental functions from SLEEF (1.0-ULP variants), chosen once
-// per process for the CPU: the AVX2+FMA code when the CPU has both, else the SSE2 code every
-// x86-64 CPU has. Each function maps x[0..n) to y[0..n) (y may equal x); a tail shorter than one
+// Internal: array-at-a-time transcendental functions, from SLEEF (1.0-ULP variants) or glibc's
+// libmvec (within 4 ULP) as MathAccuracy says (tenferro/math_accuracy.hpp), and for the CPU: the
+// AVX2+FMA code when the CPU has both, else the SSE2 code every x86-64 CPU has. Each function maps x[0..n) to y[0..n) (y may equal x); a tail shorter than one
 // vector is computed in a zero-padded vector, so every element gets the same function whatever
 // its position, and results do not depend on how an array is split into blocks or threads.
 #include <cstdint>
+#include <vector>
+
+#include "tenferro/math_accuracy.hpp"
 
 namespace tenferro::exec {
 
-/// SinOfSinCos and CosOfSinCos are the two halves of SLEEF's sincos: also within 1 ULP, but not
-/// always the bits of Sin and Cos (about 3% of inputs differ in the last bit). The executor uses
+/// SinOfSinCos and CosOfSinCos are the two halves of the library's sincos. SLEEF's are also within
+/// 1 ULP but not always the bits of Sin and Cos (about 3% of inputs differ in the last bit);
+/// libmvec's are its Sin and Cos. The executor uses
 /// them for every sin and cos of a value that has both (exec_program.hpp, Trig), so that a fused
 /// kernel may compute the two with one call (sincos below) and still match unfused kernels.
 enum class MathFn : std::uint8_t { Exp, Log, Sin, Cos, Tanh, Expm1, Log1p, Sqrt, Rsqrt, SinOfSinCos, CosOfSinCos, kCount };
@@ -23,7 +27,8 @@ template <class T>
 using SinCosArrayFn = void (*)(const T* x, T* s, T* c, std::int64_t n);
 
 struct VectorMathTable {
-  const char* isa;  // "avx2" or "sse2"
+  const char* library;  // "sleef-u10" or "libmvec"
+  const char* isa;      // "avx2" or "sse2"
   UnaryArrayFn<double> f64[static_cast<int>(MathFn::kCount)];
   UnaryArrayFn<float> f32[static_cast<int>(MathFn::kCount)];
   BinaryArrayFn<double> pow_f64;
@@ -32,12 +37,18 @@ struct VectorMathTable {
   SinCosArrayFn<float> sincos_f32;
 };
 
-/// The table for this CPU.
+/// The table for this CPU and the current math_accuracy().
 const VectorMathTable& vector_math();
+/// The table for this CPU and the given accuracy.
+const VectorMathTable& vector_math_for(MathAccuracy accuracy);
+/// Every table this CPU can run (for tests).
+std::vector<const VectorMathTable*> runnable_vector_math_tables();
 
-// One table per instruction set (vector_math_avx2.cpp, vector_math_sse2.cpp).
-const VectorMathTable& vector_math_avx2();
-const VectorMathTable& vector_math_sse2();
+// One table per library and instruction set (vector_math_<library>_<isa>.cpp).
+const VectorMathTable& vector_math_sleef_avx2();
+const VectorMathTable& vector_math_sleef_sse2();
+const VectorMathTable& vector_math_mvec_avx2();
+const VectorMathTable& vector_math_mvec_sse2();
 
 template <class T>
 inline void apply(MathFn fn, const T* x, T* y, std::int64_t n) {

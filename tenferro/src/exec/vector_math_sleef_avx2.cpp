@@ -1,4 +1,4 @@
-// Vector math for CPUs with AVX2 and FMA (compiled with -mavx2 -mfma; see vector_math_impl.inc).
+// SLEEF's 1-ULP vector math for CPUs with AVX2 and FMA (compiled with -mavx2 -mfma; see vector_math_impl.inc).
 #include <immintrin.h>
 #include <sleef.h>
 
@@ -8,8 +8,9 @@
 
 namespace tenferro::exec {
 
+#define VM_LIBRARY "sleef-u10"
 #define VM_ISA "avx2"
-#define VM_TABLE vector_math_avx2
+#define VM_TABLE vector_math_sleef_avx2
 #define VM_D __m256d
 #define VM_F __m256
 #define VM_DN 4
@@ -24,8 +25,12 @@ namespace tenferro::exec {
 #define VM_DIV_F _mm256_div_ps
 #define VM_SET1_D _mm256_set1_pd
 #define VM_SET1_F _mm256_set1_ps
-#define VM_SLEEF_D(fn) Sleef_##fn##d4_u10avx2
-#define VM_SLEEF_F(fn) Sleef_##fn##f8_u10avx2
+#define VM_MATH_D(fn) Sleef_##fn##d4_u10avx2
+#define VM_MATH_F(fn) Sleef_##fn##f8_u10avx2
+#define VM_POW_D VM_MATH_D(pow)
+#define VM_POW_F VM_MATH_F(pow)
+#define VM_SINCOS_D(v) VM_MATH_D(sincos)(v)
+#define VM_SINCOS_F(v) VM_MATH_F(sincos)(v)
 #include "vector_math_impl.inc"
 
 }  // namespace tenferro::exec

@@ -1,4 +1,4 @@
-// Vector math for every x86-64 CPU (SSE2; see vector_math_impl.inc).
+// SLEEF's 1-ULP vector math for every x86-64 CPU (SSE2; see vector_math_impl.inc).
 #include <emmintrin.h>
 #include <sleef.h>
 
@@ -8,8 +8,9 @@
 
 namespace tenferro::exec {
 
+#define VM_LIBRARY "sleef-u10"
 #define VM_ISA "sse2"
-#define VM_TABLE vector_math_sse2
+#define VM_TABLE vector_math_sleef_sse2
 #define VM_D __m128d
 #define VM_F __m128
 #define VM_DN 2
@@ -24,8 +25,12 @@ namespace tenferro::exec {
 #define VM_DIV_F _mm_div_ps
 #define VM_SET1_D _mm_set1_pd
 #define VM_SET1_F _mm_set1_ps
-#define VM_SLEEF_D(fn) Sleef_##fn##d2_u10sse2
-#define VM_SLEEF_F(fn) Sleef_##fn##f4_u10sse2
+#define VM_MATH_D(fn) Sleef_##fn##d2_u10sse2
+#define VM_MATH_F(fn) Sleef_##fn##f4_u10sse2
+#define VM_POW_D VM_MATH_D(pow)
+#define VM_POW_F VM_MATH_F(pow)
+#define VM_SINCOS_D(v) VM_MATH_D(sincos)(v)
+#define VM_SINCOS_F(v) VM_MATH_F(sincos)(v)
 #include "vector_math_impl.inc"
 
 }  // namespace tenferro::exec
