@@ -23,9 +23,10 @@ namespace {
 template <class T>
 void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
   switch (ins.kind) {
-    case OpKind::Add: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] + b[j]; return;
-    case OpKind::Mul: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] * b[j]; return;
-    case OpKind::Div: for (std::int64_t j = 0; j < n; ++j) d[j] = a[j] / b[j]; return;
+    // Through the vector-math table: this file is built for the baseline instruction set.
+    case OpKind::Add: exec::apply_arith(ArithFn::Add, a, b, d, n); return;
+    case OpKind::Mul: exec::apply_arith(ArithFn::Mul, a, b, d, n); return;
+    case OpKind::Div: exec::apply_arith(ArithFn::Div, a, b, d, n); return;
     // IEEE negation (neg(+0) is -0), not formulas::neg_of's 0 - x: kernels with and without
     // fusion both run this loop, so they agree; the reference kernels differ in a zero's sign.
     case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = -a[j]; return;

@@ -18,6 +18,10 @@ namespace tenferro::exec {
 /// kernel may compute the two with one call (sincos below) and still match unfused kernels.
 enum class MathFn : std::uint8_t { Exp, Log, Sin, Cos, Tanh, Expm1, Log1p, Sqrt, Rsqrt, SinOfSinCos, CosOfSinCos, kCount };
 
+/// Elementwise arithmetic, IEEE-rounded like the scalar operators (no contraction into FMA), so
+/// every table gives the same bits; the tables only differ in vector width.
+enum class ArithFn : std::uint8_t { Add, Mul, Div, kCount };
+
 template <class T>
 using UnaryArrayFn = void (*)(const T* x, T* y, std::int64_t n);
 template <class T>
@@ -31,6 +35,9 @@ struct VectorMathTable {
   const char* isa;      // "avx2" or "sse2"
   UnaryArrayFn<double> f64[static_cast<int>(MathFn::kCount)];
   UnaryArrayFn<float> f32[static_cast<int>(MathFn::kCount)];
+  /// y[i] = x[i] op z[i]; y may equal x or z.
+  BinaryArrayFn<double> arith_f64[static_cast<int>(ArithFn::kCount)];
+  BinaryArrayFn<float> arith_f32[static_cast<int>(ArithFn::kCount)];
   BinaryArrayFn<double> pow_f64;
   BinaryArrayFn<float> pow_f32;
   SinCosArrayFn<double> sincos_f64;
@@ -58,6 +65,15 @@ inline void apply(MathFn fn, const T* x, T* y, std::int64_t n) {
     vector_math().f32[static_cast<int>(fn)](x, y, n);
   }
 }
+template <class T>
+inline void apply_arith(ArithFn fn, const T* x, const T* z, T* y, std::int64_t n) {
+  if constexpr (sizeof(T) == 8) {
+    vector_math().arith_f64[static_cast<int>(fn)](x, z, y, n);
+  } else {
+    vector_math().arith_f32[static_cast<int>(fn)](x, z, y, n);
+  }
+}
+
 template <class T>
 inline void apply_pow(const T* x, const T* z, T* y, std::int64_t n) {
   if constexpr (sizeof(T) == 8) {

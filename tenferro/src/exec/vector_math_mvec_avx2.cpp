@@ -52,6 +52,10 @@ inline PairF sincos_pair_f(__m256 v) { return {_ZGVdN8v_sinf(v), _ZGVdN8v_cosf(v
 #define VM_DIV_F _mm256_div_ps
 #define VM_SET1_D _mm256_set1_pd
 #define VM_SET1_F _mm256_set1_ps
+#define VM_ADD_D _mm256_add_pd
+#define VM_ADD_F _mm256_add_ps
+#define VM_MUL_D _mm256_mul_pd
+#define VM_MUL_F _mm256_mul_ps
 #define VM_MATH_D(fn) _ZGVdN4v_##fn
 #define VM_MATH_F(fn) _ZGVdN8v_##fn##f
 #define VM_POW_D _ZGVdN4vv_pow

@@ -52,6 +52,10 @@ inline PairF sincos_pair_f(__m128 v) { return {_ZGVbN4v_sinf(v), _ZGVbN4v_cosf(v
 #define VM_DIV_F _mm_div_ps
 #define VM_SET1_D _mm_set1_pd
 #define VM_SET1_F _mm_set1_ps
+#define VM_ADD_D _mm_add_pd
+#define VM_ADD_F _mm_add_ps
+#define VM_MUL_D _mm_mul_pd
+#define VM_MUL_F _mm_mul_ps
 #define VM_MATH_D(fn) _ZGVbN2v_##fn
 #define VM_MATH_F(fn) _ZGVbN4v_##fn##f
 #define VM_POW_D _ZGVbN2vv_pow

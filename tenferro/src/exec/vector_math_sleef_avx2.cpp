@@ -25,6 +25,10 @@ namespace tenferro::exec {
 #define VM_DIV_F _mm256_div_ps
 #define VM_SET1_D _mm256_set1_pd
 #define VM_SET1_F _mm256_set1_ps
+#define VM_ADD_D _mm256_add_pd
+#define VM_ADD_F _mm256_add_ps
+#define VM_MUL_D _mm256_mul_pd
+#define VM_MUL_F _mm256_mul_ps
 #define VM_MATH_D(fn) Sleef_##fn##d4_u10avx2
 #define VM_MATH_F(fn) Sleef_##fn##f8_u10avx2
 #define VM_POW_D VM_MATH_D(pow)
