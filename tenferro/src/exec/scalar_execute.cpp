@@ -7,6 +7,13 @@
 #include "exec/scalar_program.hpp"
 #include "ops/elementwise_formulas.hpp"
 
+// The dispatch takes handler addresses (labels as values), a GNU extension that g++ and clang++
+// both support.
+#pragma GCC diagnostic ignored "-Wpedantic"
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wgnu-label-as-value"
+#endif
+
 namespace tenferro::exec {
 
 namespace {
@@ -49,119 +56,132 @@ float dot_f32(float x, float y) { return 0.0f + x * y; }
 }  // namespace
 
 void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r) {
+  // Threaded dispatch: every handler ends in its own indirect jump to the next handler, so the
+  // branch predictor learns "what follows a mul" per opcode instead of sharing one jump among all
+  // (a single switch's jump mispredicted on a mul/add/sin chain whenever its history was
+  // disturbed). The table lists the handlers in opcode order, generated from the opcode list.
+#define TENFERRO_SCALAR_HANDLER(name, str, arity) &&handle_##name,
+  static const void* const handlers[] = {TENFERRO_SCALAR_OPCODES(TENFERRO_SCALAR_HANDLER)};
+#undef TENFERRO_SCALAR_HANDLER
+  if (ip == end) return;
   double acc = 0.0;
+#define z (r[ip->dst])
+#define x (r[ip->a])
+#define y (r[ip->b])
+#define w (r[ip->c])
+#define NEXT                                          \
+  if (++ip == end) return;                            \
+  goto* handlers[static_cast<std::size_t>(ip->op)]
 #define XA ((ip->chain & 1) ? acc : x.f64)
 #define YA ((ip->chain & 2) ? acc : y.f64)
-#define F64_RESULT(expr)   \
-  {                        \
+#define F64_RESULT(expr)    \
+  {                         \
     const double v_ = expr; \
-    z.f64 = v_;            \
-    acc = v_;              \
-    break;                 \
+    z.f64 = v_;             \
+    acc = v_;               \
+    NEXT;                   \
   }
-  for (; ip != end; ++ip) {
-    ScalarReg& z = r[ip->dst];
-    const ScalarReg& x = r[ip->a];
-    const ScalarReg& y = r[ip->b];
-    const ScalarReg& w = r[ip->c];
-    switch (ip->op) {
-      case Op::F64Add: F64_RESULT(add_of(XA, YA));
-      case Op::F64Mul: F64_RESULT(mul_of(XA, YA));
-      case Op::F64Neg: F64_RESULT(neg_of(XA));
-      case Op::F64Div: F64_RESULT(XA / YA);
-      case Op::F64Abs: F64_RESULT(abs_of(XA));
-      case Op::F64Sign: F64_RESULT(sign_of(XA));
-      case Op::F64Max: F64_RESULT(maximum_of(XA, YA));
-      case Op::F64Min: F64_RESULT(minimum_of(XA, YA));
-      case Op::F64Clamp: F64_RESULT(clamp_of(XA, YA, w.f64));
-      case Op::F64Exp: F64_RESULT(std::exp(XA));
-      case Op::F64Log: F64_RESULT(std::log(XA));
-      case Op::F64Sin: F64_RESULT(std::sin(XA));
-      case Op::F64Cos: F64_RESULT(std::cos(XA));
-      case Op::F64SinCos: {  // glibc's sincos shares sin's and cos's code: the same bits, half the work
-        double sn, cs;
-        ::sincos(XA, &sn, &cs);
-        r[ip->c].f64 = cs;
-        F64_RESULT(sn);
-      }
-      case Op::F64Tanh: F64_RESULT(std::tanh(XA));
-      case Op::F64Sqrt: F64_RESULT(std::sqrt(XA));
-      case Op::F64Rsqrt: F64_RESULT(1.0 / std::sqrt(XA));
-      case Op::F64Pow: F64_RESULT(std::pow(XA, YA));
-      case Op::F64Expm1: F64_RESULT(std::expm1(XA));
-      case Op::F64Log1p: F64_RESULT(std::log1p(XA));
-      case Op::F64Dot: F64_RESULT(dot_f64(XA, YA));
-      case Op::F64Eq: z.b = x.f64 == y.f64; break;
-      case Op::F64Ne: z.b = x.f64 != y.f64; break;
-      case Op::F64Lt: z.b = x.f64 < y.f64; break;
-      case Op::F64Le: z.b = x.f64 <= y.f64; break;
-      case Op::F64Gt: z.b = x.f64 > y.f64; break;
-      case Op::F64Ge: z.b = x.f64 >= y.f64; break;
-      case Op::F32Add: z.f32 = add_of(x.f32, y.f32); break;
-      case Op::F32Mul: z.f32 = mul_of(x.f32, y.f32); break;
-      case Op::F32Neg: z.f32 = neg_of(x.f32); break;
-      case Op::F32Div: z.f32 = x.f32 / y.f32; break;
-      case Op::F32Abs: z.f32 = abs_of(x.f32); break;
-      case Op::F32Sign: z.f32 = sign_of(x.f32); break;
-      case Op::F32Max: z.f32 = maximum_of(x.f32, y.f32); break;
-      case Op::F32Min: z.f32 = minimum_of(x.f32, y.f32); break;
-      case Op::F32Clamp: z.f32 = clamp_of(x.f32, y.f32, w.f32); break;
-      case Op::F32Exp: z.f32 = std::exp(x.f32); break;
-      case Op::F32Log: z.f32 = std::log(x.f32); break;
-      case Op::F32Sin: z.f32 = std::sin(x.f32); break;
-      case Op::F32Cos: z.f32 = std::cos(x.f32); break;
-      case Op::F32Tanh: z.f32 = std::tanh(x.f32); break;
-      case Op::F32Sqrt: z.f32 = std::sqrt(x.f32); break;
-      case Op::F32Rsqrt: z.f32 = 1.0f / std::sqrt(x.f32); break;
-      case Op::F32Pow: z.f32 = std::pow(x.f32, y.f32); break;
-      case Op::F32Expm1: z.f32 = std::expm1(x.f32); break;
-      case Op::F32Log1p: z.f32 = std::log1p(x.f32); break;
-      case Op::F32Dot: z.f32 = dot_f32(x.f32, y.f32); break;
-      case Op::F32Eq: z.b = x.f32 == y.f32; break;
-      case Op::F32Ne: z.b = x.f32 != y.f32; break;
-      case Op::F32Lt: z.b = x.f32 < y.f32; break;
-      case Op::F32Le: z.b = x.f32 <= y.f32; break;
-      case Op::F32Gt: z.b = x.f32 > y.f32; break;
-      case Op::F32Ge: z.b = x.f32 >= y.f32; break;
-      case Op::I64Add: z.i64 = wrapping_add(x.i64, y.i64); break;
-      case Op::I64Mul: z.i64 = wrapping_mul(x.i64, y.i64); break;
-      case Op::I64Neg: z.i64 = neg_of(x.i64); break;
-      case Op::I64Abs: z.i64 = abs_of(x.i64); break;
-      case Op::I64Sign: z.i64 = sign_of(x.i64); break;
-      case Op::I64Max: z.i64 = maximum_of(x.i64, y.i64); break;
-      case Op::I64Min: z.i64 = minimum_of(x.i64, y.i64); break;
-      case Op::I64Clamp: z.i64 = clamp_of(x.i64, y.i64, w.i64); break;
-      case Op::I64Dot: z.i64 = wrapping_add(std::int64_t{0}, wrapping_mul(x.i64, y.i64)); break;
-      case Op::I64Eq: z.b = x.i64 == y.i64; break;
-      case Op::I64Ne: z.b = x.i64 != y.i64; break;
-      case Op::I64Lt: z.b = x.i64 < y.i64; break;
-      case Op::I64Le: z.b = x.i64 <= y.i64; break;
-      case Op::I64Gt: z.b = x.i64 > y.i64; break;
-      case Op::I64Ge: z.b = x.i64 >= y.i64; break;
-      case Op::BoolEq: z.b = x.b == y.b; break;
-      case Op::BoolNe: z.b = x.b != y.b; break;
-      case Op::BoolLt: z.b = x.b < y.b; break;
-      case Op::BoolLe: z.b = x.b <= y.b; break;
-      case Op::BoolGt: z.b = x.b > y.b; break;
-      case Op::BoolGe: z.b = x.b >= y.b; break;
-      case Op::Select: z = select_of(x.b, y, w); break;
-      case Op::F64ToF32: z.f32 = convert_of<float>(x.f64); break;
-      case Op::F64ToI64: z.i64 = convert_of<std::int64_t>(x.f64); break;
-      case Op::F64ToBool: z.b = convert_of<bool>(x.f64); break;
-      case Op::F32ToF64: z.f64 = convert_of<double>(x.f32); break;
-      case Op::F32ToI64: z.i64 = convert_of<std::int64_t>(x.f32); break;
-      case Op::F32ToBool: z.b = convert_of<bool>(x.f32); break;
-      case Op::I64ToF64: z.f64 = convert_of<double>(x.i64); break;
-      case Op::I64ToF32: z.f32 = convert_of<float>(x.i64); break;
-      case Op::I64ToBool: z.b = convert_of<bool>(x.i64); break;
-      case Op::BoolToF64: z.f64 = convert_of<double>(x.b); break;
-      case Op::BoolToF32: z.f32 = convert_of<float>(x.b); break;
-      case Op::BoolToI64: z.i64 = convert_of<std::int64_t>(x.b); break;
-    }
+  goto* handlers[static_cast<std::size_t>(ip->op)];
+  handle_F64Add: F64_RESULT(add_of(XA, YA));
+  handle_F64Mul: F64_RESULT(mul_of(XA, YA));
+  handle_F64Neg: F64_RESULT(neg_of(XA));
+  handle_F64Div: F64_RESULT(XA / YA);
+  handle_F64Abs: F64_RESULT(abs_of(XA));
+  handle_F64Sign: F64_RESULT(sign_of(XA));
+  handle_F64Max: F64_RESULT(maximum_of(XA, YA));
+  handle_F64Min: F64_RESULT(minimum_of(XA, YA));
+  handle_F64Clamp: F64_RESULT(clamp_of(XA, YA, w.f64));
+  handle_F64Exp: F64_RESULT(std::exp(XA));
+  handle_F64Log: F64_RESULT(std::log(XA));
+  handle_F64Sin: F64_RESULT(std::sin(XA));
+  handle_F64Cos: F64_RESULT(std::cos(XA));
+  handle_F64SinCos: {  // glibc's sincos shares sin's and cos's code: the same bits, half the work
+    double sn, cs;
+    ::sincos(XA, &sn, &cs);
+    r[ip->c].f64 = cs;
+    F64_RESULT(sn);
   }
+  handle_F64Tanh: F64_RESULT(std::tanh(XA));
+  handle_F64Sqrt: F64_RESULT(std::sqrt(XA));
+  handle_F64Rsqrt: F64_RESULT(1.0 / std::sqrt(XA));
+  handle_F64Pow: F64_RESULT(std::pow(XA, YA));
+  handle_F64Expm1: F64_RESULT(std::expm1(XA));
+  handle_F64Log1p: F64_RESULT(std::log1p(XA));
+  handle_F64Dot: F64_RESULT(dot_f64(XA, YA));
+  handle_F64Eq: z.b = x.f64 == y.f64; NEXT;
+  handle_F64Ne: z.b = x.f64 != y.f64; NEXT;
+  handle_F64Lt: z.b = x.f64 < y.f64; NEXT;
+  handle_F64Le: z.b = x.f64 <= y.f64; NEXT;
+  handle_F64Gt: z.b = x.f64 > y.f64; NEXT;
+  handle_F64Ge: z.b = x.f64 >= y.f64; NEXT;
+  handle_F32Add: z.f32 = add_of(x.f32, y.f32); NEXT;
+  handle_F32Mul: z.f32 = mul_of(x.f32, y.f32); NEXT;
+  handle_F32Neg: z.f32 = neg_of(x.f32); NEXT;
+  handle_F32Div: z.f32 = x.f32 / y.f32; NEXT;
+  handle_F32Abs: z.f32 = abs_of(x.f32); NEXT;
+  handle_F32Sign: z.f32 = sign_of(x.f32); NEXT;
+  handle_F32Max: z.f32 = maximum_of(x.f32, y.f32); NEXT;
+  handle_F32Min: z.f32 = minimum_of(x.f32, y.f32); NEXT;
+  handle_F32Clamp: z.f32 = clamp_of(x.f32, y.f32, w.f32); NEXT;
+  handle_F32Exp: z.f32 = std::exp(x.f32); NEXT;
+  handle_F32Log: z.f32 = std::log(x.f32); NEXT;
+  handle_F32Sin: z.f32 = std::sin(x.f32); NEXT;
+  handle_F32Cos: z.f32 = std::cos(x.f32); NEXT;
+  handle_F32Tanh: z.f32 = std::tanh(x.f32); NEXT;
+  handle_F32Sqrt: z.f32 = std::sqrt(x.f32); NEXT;
+  handle_F32Rsqrt: z.f32 = 1.0f / std::sqrt(x.f32); NEXT;
+  handle_F32Pow: z.f32 = std::pow(x.f32, y.f32); NEXT;
+  handle_F32Expm1: z.f32 = std::expm1(x.f32); NEXT;
+  handle_F32Log1p: z.f32 = std::log1p(x.f32); NEXT;
+  handle_F32Dot: z.f32 = dot_f32(x.f32, y.f32); NEXT;
+  handle_F32Eq: z.b = x.f32 == y.f32; NEXT;
+  handle_F32Ne: z.b = x.f32 != y.f32; NEXT;
+  handle_F32Lt: z.b = x.f32 < y.f32; NEXT;
+  handle_F32Le: z.b = x.f32 <= y.f32; NEXT;
+  handle_F32Gt: z.b = x.f32 > y.f32; NEXT;
+  handle_F32Ge: z.b = x.f32 >= y.f32; NEXT;
+  handle_I64Add: z.i64 = wrapping_add(x.i64, y.i64); NEXT;
+  handle_I64Mul: z.i64 = wrapping_mul(x.i64, y.i64); NEXT;
+  handle_I64Neg: z.i64 = neg_of(x.i64); NEXT;
+  handle_I64Abs: z.i64 = abs_of(x.i64); NEXT;
+  handle_I64Sign: z.i64 = sign_of(x.i64); NEXT;
+  handle_I64Max: z.i64 = maximum_of(x.i64, y.i64); NEXT;
+  handle_I64Min: z.i64 = minimum_of(x.i64, y.i64); NEXT;
+  handle_I64Clamp: z.i64 = clamp_of(x.i64, y.i64, w.i64); NEXT;
+  handle_I64Dot: z.i64 = wrapping_add(std::int64_t{0}, wrapping_mul(x.i64, y.i64)); NEXT;
+  handle_I64Eq: z.b = x.i64 == y.i64; NEXT;
+  handle_I64Ne: z.b = x.i64 != y.i64; NEXT;
+  handle_I64Lt: z.b = x.i64 < y.i64; NEXT;
+  handle_I64Le: z.b = x.i64 <= y.i64; NEXT;
+  handle_I64Gt: z.b = x.i64 > y.i64; NEXT;
+  handle_I64Ge: z.b = x.i64 >= y.i64; NEXT;
+  handle_BoolEq: z.b = x.b == y.b; NEXT;
+  handle_BoolNe: z.b = x.b != y.b; NEXT;
+  handle_BoolLt: z.b = x.b < y.b; NEXT;
+  handle_BoolLe: z.b = x.b <= y.b; NEXT;
+  handle_BoolGt: z.b = x.b > y.b; NEXT;
+  handle_BoolGe: z.b = x.b >= y.b; NEXT;
+  handle_Select: z = select_of(x.b, y, w); NEXT;
+  handle_F64ToF32: z.f32 = convert_of<float>(x.f64); NEXT;
+  handle_F64ToI64: z.i64 = convert_of<std::int64_t>(x.f64); NEXT;
+  handle_F64ToBool: z.b = convert_of<bool>(x.f64); NEXT;
+  handle_F32ToF64: z.f64 = convert_of<double>(x.f32); NEXT;
+  handle_F32ToI64: z.i64 = convert_of<std::int64_t>(x.f32); NEXT;
+  handle_F32ToBool: z.b = convert_of<bool>(x.f32); NEXT;
+  handle_I64ToF64: z.f64 = convert_of<double>(x.i64); NEXT;
+  handle_I64ToF32: z.f32 = convert_of<float>(x.i64); NEXT;
+  handle_I64ToBool: z.b = convert_of<bool>(x.i64); NEXT;
+  handle_BoolToF64: z.f64 = convert_of<double>(x.b); NEXT;
+  handle_BoolToF32: z.f32 = convert_of<float>(x.b); NEXT;
+  handle_BoolToI64: z.i64 = convert_of<std::int64_t>(x.b); NEXT;
 #undef F64_RESULT
 #undef YA
 #undef XA
+#undef NEXT
+#undef w
+#undef y
+#undef x
+#undef z
 }
 
 }  // namespace tenferro::exec
