@@ -92,6 +92,27 @@ TEST(ExecGolden, ElemChainForwardAndGradientFuseIntoOneKernelEach) {
   EXPECT_TRUE(golden::matches(kGolden, "elem_chain_grad.txt", tf::exec::Executable(grad, {}).print()));
 }
 
+// c = a + a @ a with a = exp(x): c and a compute in one dtype over one element count, but c needs
+// the matmul, which needs a, so the two cannot be one kernel (it would read the matmul before
+// computing its operand). The second kernel then joins another chain (d) that starts after the
+// matmul, so the cycle check must walk past it.
+TEST(ExecGolden, FusionNeverMergesAcrossAPathThroughAnotherStep) {
+  auto f = [](tf::Traced x) {
+    auto a = tf::exp(x);
+    auto c = a + tf::matmul(a, a);
+    auto d = tf::sin(c) * c;
+    return tf::sum(d + a);
+  };
+  std::vector<tf::Tensor> args = {random_tensor({6, 6}, 31)};
+  auto [primal, grad] = programs(f, args);
+  EXPECT_TRUE(golden::matches(kGolden, "fusion_cycle_fwd.txt", tf::exec::Executable(primal, {}).print()));
+  const auto fused = tf::exec::Executable(primal, {}).run(args);
+  const auto plain = tf::exec::Executable(primal, all_off()).run(args);
+  const auto ref = reference_run(primal, args);
+  EXPECT_TRUE(bitwise_equal(fused[0], plain[0]));
+  EXPECT_TRUE(tf::allclose(fused[0], ref[0], 1e-12, 1e-12)) << fused[0] << " vs " << ref[0];
+}
+
 TEST(ExecGolden, DenseLayerFoldsTransposesAndReadsTheBiasAsARow) {
   std::vector<tf::Tensor> args = {random_tensor({4, 3}, 2), random_tensor({3, 5}, 3), random_tensor({5}, 4)};
   auto [primal, grad] = programs(dense_layer, args);

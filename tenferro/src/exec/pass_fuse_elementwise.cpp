@@ -2,8 +2,8 @@
 //
 // Grouping walks the steps in order. A one-instruction fused step X (or a full reduction) joins
 // the groups of the fused producers of its operands that compute in the same dtype over the same
-// element count, merging them into one group, when that creates no cycle: no path may leave the
-// merged set and come back into it (creates_cycle walks back from the set's outside operands,
+// element count, merging them into one group, when that creates no cycle (else the first of those
+// groups that X can join alone): no path may leave the merged set and come back into it (creates_cycle walks back from the set's outside operands,
 // treating each group as one node, since a kernel needs all of its members' operands). A full
 // reduction's result is never read inside its own group: it exists only after the whole loop.
 //
@@ -28,6 +28,7 @@ constexpr std::size_t kMaxGroupSteps = 96;  // bounds the scratch registers of o
 struct Grouping {
   std::vector<int> parent;  // union-find over group ids
   std::vector<std::vector<std::size_t>> members;
+  std::vector<std::size_t> last;  // of a root: the largest step index among its members
   int find(int g) {
     while (parent[static_cast<std::size_t>(g)] != g) g = parent[static_cast<std::size_t>(g)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(g)])];
     return g;
@@ -220,6 +221,9 @@ ExecProgram fuse_elementwise(ExecProgram p) {
   // the kernel itself: a path that leaves the merged set and comes back, found by a backward walk
   // from the set's outside operands in which a group counts as one node (it runs as one kernel,
   // so it needs every member's operands). A finished sum read inside the set counts too.
+  // Steps are in topological order, so a node (a step, or a group as a whole) whose last step
+  // comes before the set's first cannot depend on the set: the walk stops there, which keeps it
+  // local instead of revisiting the whole program behind a long chain of kernels.
   std::vector<std::size_t> seen(n, 0);
   std::size_t walk = 0;
   auto creates_cycle = [&](std::size_t x, const std::vector<int>& cand) {
@@ -238,6 +242,10 @@ ExecProgram fuse_elementwise(ExecProgram p) {
       const auto& mem = g.members[static_cast<std::size_t>(c)];
       set_steps.insert(set_steps.end(), mem.begin(), mem.end());
     }
+    const std::size_t first = *std::min_element(set_steps.begin(), set_steps.end());
+    auto before_set = [&](std::size_t q) {
+      return (group[q] < 0 ? q : g.last[static_cast<std::size_t>(g.find(group[q]))]) < first;
+    };
     for (std::size_t m : set_steps) {
       for (auto v : p.steps[m].in) {
         const std::size_t q = producer_index[v];
@@ -252,7 +260,7 @@ ExecProgram fuse_elementwise(ExecProgram p) {
     while (!stack.empty()) {
       const std::size_t q = stack.back();
       stack.pop_back();
-      if (seen[q] == walk) continue;
+      if (seen[q] == walk || before_set(q)) continue;
       seen[q] = walk;
       if (in_set(q)) return true;
       if (group[q] >= 0) {
@@ -281,6 +289,17 @@ ExecProgram fuse_elementwise(ExecProgram p) {
         cand.push_back(id);
       }
     }
+    if (cand.size() > 1 && creates_cycle(x, cand)) {
+      // All of them at once would make a cycle: join the first group that alone does not.
+      std::vector<int> single;
+      for (int c : cand) {
+        if (!creates_cycle(x, {c})) {
+          single = {c};
+          break;
+        }
+      }
+      cand = std::move(single);
+    }
     int id;
     if (!cand.empty() && !creates_cycle(x, cand)) {
       id = cand[0];
@@ -289,14 +308,18 @@ ExecProgram fuse_elementwise(ExecProgram p) {
         auto& to = g.members[static_cast<std::size_t>(id)];
         to.insert(to.end(), from.begin(), from.end());
         from.clear();
+        g.last[static_cast<std::size_t>(id)] =
+            std::max(g.last[static_cast<std::size_t>(id)], g.last[static_cast<std::size_t>(cand[c])]);
         g.parent[static_cast<std::size_t>(cand[c])] = id;
       }
     } else {
       id = static_cast<int>(g.parent.size());
       g.parent.push_back(id);
       g.members.emplace_back();
+      g.last.push_back(x);
     }
     g.members[static_cast<std::size_t>(id)].push_back(x);
+    g.last[static_cast<std::size_t>(id)] = x;  // x follows every member
     group[x] = id;
   }
 
