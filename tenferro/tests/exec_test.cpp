@@ -302,8 +302,8 @@ TEST(ExecGolden, ConvertsBetweenF32F64AndBoolFuseIntoKernels) {
   auto fused = golden_runs(primal, args, "convert_fwd");
   auto ref = reference_run(primal, args);
   for (std::size_t o = 1; o < ref.size(); ++o) {  // output 0 is a sum, in the executor's own order
-    // The same values, but a NaN's sign may differ: kernels negate by flipping the sign bit, the
-    // reference evaluator computes 0 - x.
+    // The same values and signs of zero; a NaN's sign may differ (when both operands of a sum are
+    // NaN, which one it returns depends on the kernel's instruction order).
     ASSERT_EQ(fused[o].type(), ref[o].type());
     for (std::int64_t i = 0; i < ref[o].numel(); ++i) {
       const tf::c128 u = fused[o].element(i), v = ref[o].element(i);
@@ -321,4 +321,24 @@ TEST(ExecGolden, ConvertsBetweenF32F64AndBoolFuseIntoKernels) {
   auto gf = tf::exec::Executable(grad, {}).run(grad_in);
   auto gp = tf::exec::Executable(grad, all_off()).run(grad_in);
   for (std::size_t o = 0; o < gf.size(); ++o) EXPECT_TRUE(bitwise_equal(gf[o], gp[o])) << o;
+}
+
+// neg is IEEE negation everywhere (formulas::neg_of): neg(+0) = -0 and neg(-0) = +0 in the
+// reference kernels, in fused kernels and on the scalar path alike.
+TEST(Exec, NegFlipsTheSignOfZeroOnEveryPath) {
+  auto f = [](tf::Traced x) { return std::vector<tf::Traced>{-x, tf::exp(x) * 0.0 - x}; };
+  const std::vector<tf::Tensor> args = {tf::Tensor::from(std::vector<double>{0.0, -0.0, 1.5}, {3})};
+  auto [primal, grad] = programs(f, args);
+  const std::vector<tf::Tensor> fused = tf::exec::Executable(primal, {}).run(args);
+  const std::vector<tf::Tensor> ref = reference_run(primal, args);
+  for (const std::vector<tf::Tensor>* results : {&fused, &ref}) {
+    const double* negated = (*results)[0].data<double>();
+    EXPECT_TRUE(std::signbit(negated[0]));
+    EXPECT_FALSE(std::signbit(negated[1]));
+    EXPECT_EQ(negated[2], -1.5);
+  }
+  EXPECT_TRUE(bitwise_equal(fused[1], ref[1]));
+  tf::Tensor zero = tf::Tensor::from(std::vector<double>{0.0}, {});
+  auto neg = [](tf::Traced s) { return -s; };
+  EXPECT_TRUE(std::signbit(tf::trace(neg, zero).run({zero}).at(0).item<double>()));  // the scalar path
 }

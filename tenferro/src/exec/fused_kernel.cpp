@@ -27,9 +27,7 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
     case OpKind::Add: exec::apply_arith(ArithFn::Add, a, b, d, n); return;
     case OpKind::Mul: exec::apply_arith(ArithFn::Mul, a, b, d, n); return;
     case OpKind::Div: exec::apply_arith(ArithFn::Div, a, b, d, n); return;
-    // IEEE negation (neg(+0) is -0), not formulas::neg_of's 0 - x: kernels with and without
-    // fusion both run this loop, so they agree; the reference kernels differ in a zero's sign.
-    case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = -a[j]; return;
+    case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::neg_of(a[j]); return;
     case OpKind::Conj:
     case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
     case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::abs_of(a[j]); return;

@@ -49,11 +49,16 @@ T wrapping_mul(T x, T y) {
   }
 }
 
-/// The neg op of the reference kernels and the scalar path: 0 - x, so neg(+0) is +0 (not -0) and
-/// neg(INT64_MIN) wraps to INT64_MIN.
+/// The neg op: IEEE negation for floating and complex values (it flips the sign bit, so neg(+0) is
+/// -0 and a NaN keeps its payload, as in NumPy, JAX and PyTorch); integers wrap, so
+/// neg(INT64_MIN) is INT64_MIN.
 template <class T>
 T neg_of(T x) {
-  return wrapping_sub(T{}, x);
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    return wrapping_sub(T{}, x);
+  } else {
+    return -x;
+  }
 }
 
 // ---- piecewise ops on real values ----------------------------------------------------------------
