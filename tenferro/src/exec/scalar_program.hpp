@@ -4,7 +4,7 @@
 //
 // lower() turns a CompiledProgram<StdTensorOp> into a flat register program: one 8-byte register
 // per distinct value, instructions {opcode, dst, a, b, c} with a dense typed opcode (f64.add,
-// f32.sin, i64.max, ...), dispatched by one switch in a tight loop. At lower time
+// f32.sin, i64.max, ...), dispatched by threaded code (scalar_execute.cpp). At lower time
 //   - constants and zeros become registers prefilled in a template register file;
 //   - instructions whose operands are all constants are evaluated (by the same interpreter code)
 //     into the template, so they cost nothing per run;
