@@ -42,8 +42,8 @@ concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOpe
 template <DifferentiableProgram Op>
 class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   using Helpers = detail::OperandHelpers<typename Op::Operand>;
-  using Helpers::fill_column, Helpers::for_each_basis, Helpers::split_outputs, Helpers::sweep_basis,
-      Helpers::total_size;
+  using Helpers::fill_column, Helpers::fill_zeros, Helpers::for_each_basis, Helpers::split_outputs,
+      Helpers::sweep_basis, Helpers::total_size;
 
  public:
   using Operand = typename Op::Operand;
@@ -98,13 +98,13 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     }
     Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d.outputs.size()));
-    Values cotangents;
-    for (std::size_t j = 0; j < x.size(); ++j) cotangents.push_back(Space::zeros_like(x[j]));
+    // Zeros only where no cotangent reaches (a zero tensor as large as x costs a memset).
+    std::vector<std::optional<Operand>> reached(x.size());
     std::size_t k = d.outputs.size();
     for (std::size_t w = 0; w < d.wrt_pos.size(); ++w) {
-      if (tr.tangent_outputs[w]) cotangents[d.wrt_pos[w]] = out[k++];
+      if (tr.tangent_outputs[w]) reached[d.wrt_pos[w]] = std::move(out[k++]);
     }
-    return {std::move(primal), std::move(cotangents)};
+    return {std::move(primal), fill_zeros(std::move(reached), x)};
   }
 
   /// (f(x), grad f(x)) for a function with one output (a real loss, for the complex convention).
@@ -130,13 +130,12 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
     Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     // The second linearization's outputs follow the gradients that exist, in wrt order.
-    Values result;
-    for (std::size_t j = 0; j < x.size(); ++j) result.push_back(Space::zeros_like(x[j]));
+    std::vector<std::optional<Operand>> reached(x.size());
     for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
       if (!tr.tangent_outputs[w]) continue;
-      if (second.tangent_outputs[g++]) result[d.wrt_pos[w]] = out[k++];
+      if (second.tangent_outputs[g++]) reached[d.wrt_pos[w]] = std::move(out[k++]);
     }
-    return result;
+    return fill_zeros(std::move(reached), x);
   }
 
   /// Jacobian: rows are output coordinates, columns input coordinates. The jvp program is split

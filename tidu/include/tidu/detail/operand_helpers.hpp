@@ -33,6 +33,16 @@ struct OperandHelpers {
     return {std::move(primal), std::move(derivative)};
   }
 
+  /// One value per operand of `like`: reached[j] where set, else zeros shaped like like[j].
+  static Values fill_zeros(std::vector<std::optional<Operand>> reached, std::span<const Operand> like) {
+    Values values;
+    values.reserve(reached.size());
+    for (std::size_t j = 0; j < reached.size(); ++j) {
+      values.push_back(reached[j] ? std::move(*reached[j]) : Space::zeros_like(like[j]));
+    }
+    return values;
+  }
+
   static std::size_t total_size(std::span<const Operand> xs) {
     std::size_t n = 0;
     for (const auto& x : xs) n += Space::size(x);
