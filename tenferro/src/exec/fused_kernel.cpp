@@ -21,12 +21,12 @@ namespace {
 
 /// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
 template <class T>
-void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
+void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
   switch (ins.kind) {
     // Through the vector-math table: this file is built for the baseline instruction set.
-    case OpKind::Add: exec::apply_arith(ArithFn::Add, a, b, d, n); return;
-    case OpKind::Mul: exec::apply_arith(ArithFn::Mul, a, b, d, n); return;
-    case OpKind::Div: exec::apply_arith(ArithFn::Div, a, b, d, n); return;
+    case OpKind::Add: exec::apply_arith(vm, ArithFn::Add, a, b, d, n); return;
+    case OpKind::Mul: exec::apply_arith(vm, ArithFn::Mul, a, b, d, n); return;
+    case OpKind::Div: exec::apply_arith(vm, ArithFn::Div, a, b, d, n); return;
     case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::neg_of(a[j]); return;
     case OpKind::Conj:
     case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
@@ -43,16 +43,16 @@ void apply(const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std:
     case OpKind::Select:  // a bool predicate held as 0 or 1
       for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::select_of(a[j] != T{0}, b[j], c[j]);
       return;
-    case OpKind::Exp: exec::apply(MathFn::Exp, a, d, n); return;
-    case OpKind::Log: exec::apply(MathFn::Log, a, d, n); return;
-    case OpKind::Sin: exec::apply(ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
-    case OpKind::Cos: exec::apply(ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
-    case OpKind::Tanh: exec::apply(MathFn::Tanh, a, d, n); return;
-    case OpKind::Expm1: exec::apply(MathFn::Expm1, a, d, n); return;
-    case OpKind::Log1p: exec::apply(MathFn::Log1p, a, d, n); return;
-    case OpKind::Sqrt: exec::apply(MathFn::Sqrt, a, d, n); return;
-    case OpKind::Rsqrt: exec::apply(MathFn::Rsqrt, a, d, n); return;
-    case OpKind::Pow: apply_pow(a, b, d, n); return;
+    case OpKind::Exp: exec::apply(vm, MathFn::Exp, a, d, n); return;
+    case OpKind::Log: exec::apply(vm, MathFn::Log, a, d, n); return;
+    case OpKind::Sin: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
+    case OpKind::Cos: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
+    case OpKind::Tanh: exec::apply(vm, MathFn::Tanh, a, d, n); return;
+    case OpKind::Expm1: exec::apply(vm, MathFn::Expm1, a, d, n); return;
+    case OpKind::Log1p: exec::apply(vm, MathFn::Log1p, a, d, n); return;
+    case OpKind::Sqrt: exec::apply(vm, MathFn::Sqrt, a, d, n); return;
+    case OpKind::Rsqrt: exec::apply(vm, MathFn::Rsqrt, a, d, n); return;
+    case OpKind::Pow: apply_pow(vm, a, b, d, n); return;
     case OpKind::Convert:  // the operand register already holds a bool as 0/1 and an f32 exactly
       if (ins.to == DType::Bool) {
         for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::convert_of<bool>(a[j]) ? T{1} : T{0};
@@ -128,7 +128,8 @@ BlockScratch<T>& thread_scratch(std::size_t registers) {
 /// kBlock, adding each SumAll output's chunk sum to partial[s * chunks + c].
 template <class T>
 void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
-               std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch) {
+               std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch,
+               const VectorMathTable& vm) {
   T* blocks = scratch.blocks.data();
   const T** ptr = scratch.ptr.data();
   const std::int64_t end = std::min(k.size, (c + 1) * kChunk);
@@ -149,13 +150,13 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
       T* d = blocks + std::size_t{ins.dst} * kBlock;
       if (ins.trig == Trig::SinCosPair) {  // two results; neither register is the operand's
         T* d2 = blocks + std::size_t{ins.c} * kBlock;
-        apply_sincos(ptr[ins.a], d, d2, len);
+        apply_sincos(vm, ptr[ins.a], d, d2, len);
         ptr[ins.dst] = d;
         ptr[ins.c] = d2;
         continue;
       }
       const std::size_t arity = op_info(ins.kind).arity;
-      apply<T>(ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
+      apply<T>(vm, ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
       ptr[ins.dst] = d;
     }
     std::size_t si = 0;
@@ -192,18 +193,19 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
     partial_store.assign(sum_count * static_cast<std::size_t>(chunks), 0.0);
     partial = partial_store.data();
   }
+  const VectorMathTable& vm = vector_math();
   const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
   if (threads == 1) {
     // No parallel region: entering one costs microseconds (libgomp wakes its team), more than a
     // small kernel's whole work.
     auto& scratch = thread_scratch<T>(regs);
-    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch);
+    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm);
   } else {
 #pragma omp parallel num_threads(threads)
     {
       auto& scratch = thread_scratch<T>(regs);
 #pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch);
+      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm);
     }
   }
   std::size_t s = 0;

@@ -57,38 +57,40 @@ const VectorMathTable& vector_math_sleef_sse2();
 const VectorMathTable& vector_math_mvec_avx2();
 const VectorMathTable& vector_math_mvec_sse2();
 
+// Array functions of `table` by element type. Callers resolve the table once per kernel run
+// (vector_math()), so that a kernel never mixes libraries and the lookup stays off the block loop.
 template <class T>
-inline void apply(MathFn fn, const T* x, T* y, std::int64_t n) {
+inline void apply(const VectorMathTable& table, MathFn fn, const T* x, T* y, std::int64_t n) {
   if constexpr (sizeof(T) == 8) {
-    vector_math().f64[static_cast<int>(fn)](x, y, n);
+    table.f64[static_cast<int>(fn)](x, y, n);
   } else {
-    vector_math().f32[static_cast<int>(fn)](x, y, n);
+    table.f32[static_cast<int>(fn)](x, y, n);
   }
 }
 template <class T>
-inline void apply_arith(ArithFn fn, const T* x, const T* z, T* y, std::int64_t n) {
+inline void apply_arith(const VectorMathTable& table, ArithFn fn, const T* x, const T* z, T* y, std::int64_t n) {
   if constexpr (sizeof(T) == 8) {
-    vector_math().arith_f64[static_cast<int>(fn)](x, z, y, n);
+    table.arith_f64[static_cast<int>(fn)](x, z, y, n);
   } else {
-    vector_math().arith_f32[static_cast<int>(fn)](x, z, y, n);
-  }
-}
-
-template <class T>
-inline void apply_pow(const T* x, const T* z, T* y, std::int64_t n) {
-  if constexpr (sizeof(T) == 8) {
-    vector_math().pow_f64(x, z, y, n);
-  } else {
-    vector_math().pow_f32(x, z, y, n);
+    table.arith_f32[static_cast<int>(fn)](x, z, y, n);
   }
 }
 
 template <class T>
-inline void apply_sincos(const T* x, T* s, T* c, std::int64_t n) {
+inline void apply_pow(const VectorMathTable& table, const T* x, const T* z, T* y, std::int64_t n) {
   if constexpr (sizeof(T) == 8) {
-    vector_math().sincos_f64(x, s, c, n);
+    table.pow_f64(x, z, y, n);
   } else {
-    vector_math().sincos_f32(x, s, c, n);
+    table.pow_f32(x, z, y, n);
+  }
+}
+
+template <class T>
+inline void apply_sincos(const VectorMathTable& table, const T* x, T* s, T* c, std::int64_t n) {
+  if constexpr (sizeof(T) == 8) {
+    table.sincos_f64(x, s, c, n);
+  } else {
+    table.sincos_f32(x, s, c, n);
   }
 }
 
