@@ -105,15 +105,17 @@ void gather(const Tensor& t, const FusedInput& a, std::int64_t start, std::int64
   }
 }
 
-/// Per-thread working memory of the block interpreter: one block per register and the register
-/// pointers. Kept across runs (thread_local), so a run of a small kernel allocates nothing.
+/// Per-thread working memory of the block interpreter: one block per register, the register
+/// pointers and per-input flags. Kept across runs (thread_local), so a run of a small kernel allocates nothing.
 template <class T>
 struct BlockScratch {
   std::vector<T> blocks;
   std::vector<const T*> ptr;
+  std::vector<char> refill;  // per input: whether each block gathers it anew
   void reserve(std::size_t registers) {
     if (blocks.size() < registers * kBlock) blocks.resize(registers * kBlock);
     if (ptr.size() < registers) ptr.resize(registers);
+    if (refill.size() < registers) refill.resize(registers);
   }
 };
 
@@ -132,8 +134,20 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
                const VectorMathTable& vm) {
   T* blocks = scratch.blocks.data();
   const T** ptr = scratch.ptr.data();
-  const std::int64_t end = std::min(k.size, (c + 1) * kChunk);
-  for (std::int64_t start = c * kChunk; start < end; start += kBlock) {
+  // A scalar input's block holds the same values in every block of the chunk: it is filled once,
+  // unless an instruction reuses its register (and overwrites it).
+  char* refill = scratch.refill.data();
+  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+    refill[i] = k.inputs[i].access != Access::Scalar;
+    for (const FusedInstr& ins : k.code) {
+      if (ins.dst == i || (ins.trig == Trig::SinCosPair && ins.c == i)) refill[i] = 1;
+    }
+  }
+  const std::int64_t first = c * kChunk;
+  const std::int64_t end = std::min(k.size, first + kChunk);
+  for (std::int64_t start = first; start < end; start += kBlock) {
+    // Blocks are kBlock long except the chunk's last, so a scalar block filled by the first block
+    // covers every later one.
     const std::int64_t len = std::min(kBlock, end - start);
     for (std::size_t i = 0; i < k.inputs.size(); ++i) {
       const Tensor& t = *in[i];
@@ -143,7 +157,7 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         ptr[i] = static_cast<const T*>(t.raw_data()) + start;
         continue;
       }
-      gather(t, a, start, len, s);
+      if (start == first || refill[i]) gather(t, a, start, len, s);
       ptr[i] = s;
     }
     for (const FusedInstr& ins : k.code) {
