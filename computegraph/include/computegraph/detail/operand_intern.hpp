@@ -19,8 +19,8 @@
 
 namespace computegraph::detail {
 
-/// Node: a KeyNode with `operand_count()` and `operand(i)` (the operand's KeyNode; repeats
-/// allowed).
+/// Node: a KeyNode with `operand_count()`, `operand(i)` (the operand's KeyNode; repeats
+/// allowed) and `static destroy(Node*)`, which ends a node made by its `make`.
 template <class Node>
 void dispose_operation(KeyNode* base) {
   Node* node = static_cast<Node*>(base);
@@ -32,8 +32,14 @@ void dispose_operation(KeyNode* base) {
     operand->users_lock.unlock();
   }
   LiveNodes<Node>::count.fetch_sub(1, std::memory_order_relaxed);
-  delete node;  // releases the operands, which queue behind us in release()
+  Node::destroy(node);  // releases the operands, which queue behind us in release()
 }
+
+/// unique_ptr's deleter for nodes made by `Node::create`.
+template <class Node>
+struct DestroyNode {
+  void operator()(Node* node) const noexcept { Node::destroy(node); }
+};
 
 namespace operand_intern {
 /// The distinct operand nodes of one operation in address order, locked for its lifetime.
@@ -77,8 +83,9 @@ Node* find_user(KeyNode* owner, std::size_t hash, Matches& matches) {
 
 /// Returns a retained operation node equal to the probe (as decided by `matches`), creating it
 /// with `make()` when no live one exists. The probe has `n` operands; `operand_at(i)` gives the
-/// KeyNode of operand i. Node: a KeyNode with `operand_count()`, `operand(i)` and
-/// `same_structure(const Node&)`. Operations without operands go to the global InternTable.
+/// KeyNode of operand i. Node: a KeyNode with `operand_count()`, `operand(i)`,
+/// `same_structure(const Node&)` and `static destroy(Node*)`. Operations without operands go to
+/// the global InternTable.
 template <class Node, class OperandAt, class Matches, class Make>
 Node* intern_operation(std::size_t hash, std::size_t n, OperandAt&& operand_at, Matches&& matches,
                        Make&& make) {
@@ -98,7 +105,7 @@ Node* intern_operation(std::size_t hash, std::size_t n, OperandAt&& operand_at, 
   // so candidates are compared with the node. Declared before the locks, the node is deleted
   // (dropping its operands) only after they are released, if another thread won or registering
   // failed.
-  std::unique_ptr<Node> fresh(make());
+  std::unique_ptr<Node, DestroyNode<Node>> fresh(make());
   fresh->hash = hash;
   auto same = [&](const Node& x) { return x.same_structure(*fresh); };
   operand_intern::LockedOperands locked(n, [&](std::size_t i) { return fresh->operand(i); });
