@@ -15,8 +15,9 @@
 // - input keys and operations without operands live in global sharded tables (InternTable).
 //
 // Layout: the fields that interning, graph building and the transforms read for every operation
-// (count, lock, hash, serial, membership hint, annotation) come first, in one cache line with the
-// start of the derived node; disposal's fields come last.
+// (count, lock, hash, serial, membership hint, annotation: 40 bytes) come first, so that reading
+// an operand's hash brings in the rest; the set of owned operations follows, disposal's fields
+// come last.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
