@@ -86,12 +86,15 @@ TEST(ValueKey, DerivedKeyAccessors) {
   Key product = key_of(ScalarOp::mul(), {x, a});
   ASSERT_TRUE(product.is_derived());
   EXPECT_EQ(product.producer_op(), ScalarOp::mul());
-  EXPECT_EQ(product.producer_inputs(), (std::vector<Key>{x, a}));
+  const auto producer_inputs = product.producer_inputs();
+  EXPECT_EQ(std::vector<Key>(producer_inputs.begin(), producer_inputs.end()),
+            (std::vector<Key>{x, a}));
   EXPECT_TRUE(product.producer_role().is_primary());
   EXPECT_EQ(product.output_slot(), 0u);
   OpKey op = product.operation();
   EXPECT_EQ(op.operation(), ScalarOp::mul());
-  EXPECT_EQ(op.inputs(), (std::vector<Key>{x, a}));
+  const auto op_inputs = op.inputs();
+  EXPECT_EQ(std::vector<Key>(op_inputs.begin(), op_inputs.end()), (std::vector<Key>{x, a}));
   EXPECT_EQ(op.output(0), product);
   EXPECT_EQ(Key::derived(op, 0), product);
 }

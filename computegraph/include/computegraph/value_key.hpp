@@ -13,6 +13,7 @@
 // checked by the functions that use keys.
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
@@ -36,21 +37,65 @@ namespace detail {
 template <class Op>
 struct InputNode : KeyNode {
   explicit InputNode(typename Op::InputKey k) : key(std::move(k)) { is_input = true; }
+  static void destroy(InputNode* node) noexcept { delete node; }
   typename Op::InputKey key;
 };
 
+/// An operation node. Its operand keys are stored right after it, in the same allocation: one
+/// allocation per node, and comparing a candidate reads memory next to its node.
 template <class Op>
 struct OperationNode : KeyNode {
-  OperationNode(Op o, std::vector<ValueKey<Op>> in, OperationRole r)
-      : op(std::move(o)), inputs(std::move(in)), role(std::move(r)) {}
-  std::size_t operand_count() const { return inputs.size(); }
+  /// A new node (reference count 1) with operand i copied from `input_at(i)`.
+  template <class InputAt>
+  static OperationNode* create(const Op& op, std::size_t n, InputAt&& input_at,
+                               const OperationRole& role) {
+    void* memory = ::operator new(inputs_offset() + n * sizeof(ValueKey<Op>));
+    OperationNode* node;
+    try {
+      node = new (memory) OperationNode(op, role);
+    } catch (...) {
+      ::operator delete(memory);
+      throw;
+    }
+    // Copying a key cannot fail (it retains a node); n_inputs counts the constructed ones.
+    for (std::size_t i = 0; i < n; ++i) {
+      new (node->input_data() + i) ValueKey<Op>(input_at(i));
+      ++node->n_inputs;
+    }
+    return node;
+  }
+  /// Ends a node made by create (dropping its operands).
+  static void destroy(OperationNode* node) noexcept {
+    for (std::size_t i = node->n_inputs; i-- > 0;) node->input_data()[i].~ValueKey();
+    node->~OperationNode();
+    ::operator delete(static_cast<void*>(node));
+  }
+
+  std::span<const ValueKey<Op>> inputs() const { return {input_data(), n_inputs}; }
+  std::size_t operand_count() const { return n_inputs; }
   KeyNode* operand(std::size_t i) const;  // defined after ValueKey
   bool same_structure(const OperationNode& other) const {
-    return op == other.op && role == other.role && inputs == other.inputs;
+    if (!(op == other.op) || !(role == other.role) || n_inputs != other.n_inputs) return false;
+    for (std::size_t i = 0; i < n_inputs; ++i) {
+      if (!(input_data()[i] == other.input_data()[i])) return false;
+    }
+    return true;
   }
+
   Op op;
-  std::vector<ValueKey<Op>> inputs;
   OperationRole role;
+  std::size_t n_inputs = 0;
+
+ private:
+  OperationNode(const Op& o, const OperationRole& r) : op(o), role(r) {}
+  static constexpr std::size_t inputs_offset() {
+    constexpr std::size_t align = alignof(ValueKey<Op>);
+    return (sizeof(OperationNode) + align - 1) / align * align;
+  }
+  ValueKey<Op>* input_data() const {
+    auto* base = reinterpret_cast<char*>(const_cast<OperationNode*>(this));
+    return std::launder(reinterpret_cast<ValueKey<Op>*>(base + inputs_offset()));
+  }
 };
 
 /// An owning handle to a KeyNode (intrusive reference count).
@@ -88,25 +133,35 @@ class OperationKey {
  public:
   /// Interns (op, inputs, role). Structurally equal arguments return the identical key.
   static OperationKey make(Op op, std::vector<ValueKey<Op>> inputs, OperationRole role) {
-    return make_from(
-        op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; }, role,
-        [&] { return std::move(inputs); });
+    return make(
+        op, inputs.size(), [&](std::size_t i) -> const ValueKey<Op>& { return inputs[i]; }, role);
   }
   /// As above, with operand i given by `input_at(i)` (a const ValueKey<Op>&): the operand keys
   /// are copied only when the operation is new, and need not lie in one array.
   template <class InputAt>
-  static OperationKey make(const Op& op, std::size_t n_inputs, InputAt&& input_at,
+  static OperationKey make(const Op& op, std::size_t n, InputAt&& input_at,
                            const OperationRole& role) {
-    return make_from(op, n_inputs, input_at, role, [&] {
-      std::vector<ValueKey<Op>> keys;
-      keys.reserve(n_inputs);
-      for (std::size_t i = 0; i < n_inputs; ++i) keys.push_back(input_at(i));
-      return keys;
-    });
+    std::size_t h = detail::hash_mix(static_cast<std::size_t>(op.hash()), role.hash());
+    for (std::size_t i = 0; i < n; ++i) h = detail::hash_mix(h, input_at(i).hash());
+    using Node = detail::OperationNode<Op>;
+    Node* node = detail::intern_operation<Node>(
+        h, n, [&](std::size_t i) { return input_at(i).node_.get(); },
+        [&](const Node& x) {
+          if (!(x.op == op) || !(x.role == role) || x.n_inputs != n) return false;
+          const auto inputs = x.inputs();
+          for (std::size_t i = 0; i < n; ++i) {
+            if (!(inputs[i] == input_at(i))) return false;
+          }
+          return true;
+        },
+        [&] { return Node::create(op, n, input_at, role); });
+    OperationKey key;
+    key.node_ = detail::NodeHandle::adopt(node);
+    return key;
   }
 
   const Op& operation() const { return node()->op; }
-  const std::vector<ValueKey<Op>>& inputs() const { return node()->inputs; }
+  std::span<const ValueKey<Op>> inputs() const { return node()->inputs(); }
   const OperationRole& role() const { return node()->role; }
   ValueKey<Op> output(std::uint32_t slot) const { return ValueKey<Op>::derived(*this, slot); }
 
@@ -117,27 +172,6 @@ class OperationKey {
 
  private:
   friend class ValueKey<Op>;
-  /// make's work; `input_keys()` gives the operand vector a new node takes.
-  template <class InputAt, class InputKeys>
-  static OperationKey make_from(const Op& op, std::size_t n, InputAt&& input_at,
-                                const OperationRole& role, InputKeys&& input_keys) {
-    std::size_t h = detail::hash_mix(static_cast<std::size_t>(op.hash()), role.hash());
-    for (std::size_t i = 0; i < n; ++i) h = detail::hash_mix(h, input_at(i).hash());
-    using Node = detail::OperationNode<Op>;
-    Node* node = detail::intern_operation<Node>(
-        h, n, [&](std::size_t i) { return input_at(i).node_.get(); },
-        [&](const Node& x) {
-          if (!(x.op == op) || !(x.role == role) || x.inputs.size() != n) return false;
-          for (std::size_t i = 0; i < n; ++i) {
-            if (!(x.inputs[i] == input_at(i))) return false;
-          }
-          return true;
-        },
-        [&] { return new Node(op, input_keys(), role); });
-    OperationKey key;
-    key.node_ = detail::NodeHandle::adopt(node);
-    return key;
-  }
   const detail::OperationNode<Op>* node() const {
     return static_cast<const detail::OperationNode<Op>*>(node_.get());
   }
@@ -180,7 +214,7 @@ class ValueKey {
   }
   /// Precondition: is_derived(). Cheap access to the producer without copying a handle.
   const Op& producer_op() const { return op_node()->op; }
-  const std::vector<ValueKey>& producer_inputs() const { return op_node()->inputs; }
+  std::span<const ValueKey> producer_inputs() const { return op_node()->inputs(); }
   const OperationRole& producer_role() const { return op_node()->role; }
   std::uint32_t output_slot() const { return slot_; }
 
@@ -215,7 +249,7 @@ class ValueKey {
 
 template <class Op>
 detail::KeyNode* detail::OperationNode<Op>::operand(std::size_t i) const {
-  return inputs[i].node_.get();
+  return input_data()[i].node_.get();
 }
 
 }  // namespace computegraph

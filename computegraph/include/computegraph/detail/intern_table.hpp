@@ -10,7 +10,8 @@ namespace computegraph::detail {
 
 /// A sharded, thread-safe table of live nodes of one type, bucketed by structural hash.
 /// The table does not own references: a node in it may be dying (refs == 0); such a node is
-/// never returned, only replaced.
+/// never returned, only replaced. Node has `static destroy(Node*)`, which ends a node `make()`
+/// returned.
 template <class Node>
 class InternTable {
  public:
@@ -75,7 +76,7 @@ class InternTable {
       if (entry) shard.nodes.erase(entry);
     }
     LiveNodes<Node>::count.fetch_sub(1, std::memory_order_relaxed);
-    delete node;  // releases the node's children, which queue behind us in release()
+    Node::destroy(node);  // releases the node's children, which queue behind us in release()
   }
 
   Shard shards_[kShards];

@@ -7,11 +7,17 @@
 // so dropping a 10^6-deep key cannot overflow the stack.
 //
 // Where nodes are interned (looked up by structure):
-// - an operation with operands is registered in the user set of every operand node, and found by
-//   searching the smallest of those sets (intern_operation in operand_intern.hpp). The operands
-//   were just read to hash the key, so the search stays in memory the caller already touched; a
-//   single global table would cost a cache miss per operation once graphs outgrow the cache.
+// - an operation with operands is registered in the user set of one operand node, its owner (the
+//   newest operand, by creation serial), and found by searching that set (intern_operation in
+//   operand_intern.hpp). The operands were just read to hash the key, so the search stays in
+//   memory the caller already touched; a single global table would cost a cache miss per
+//   operation once graphs outgrow the cache.
 // - input keys and operations without operands live in global sharded tables (InternTable).
+//
+// Layout: the fields that interning, graph building and the transforms read for every operation
+// (count, lock, hash, serial, membership hint, annotation: 40 bytes) come first, so that reading
+// an operand's hash brings in the rest; the set of owned operations follows, disposal's fields
+// come last.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -20,15 +26,17 @@
 
 namespace computegraph::detail {
 
+/// Serials of KeyNode creation (see KeyNode::serial).
+inline std::atomic<std::uint64_t> next_key_node_serial{0};
+
 struct KeyNode {
   std::atomic<std::uint32_t> refs{1};
   /// Guards `users`.
   NodeLock users_lock;
   std::size_t hash = 0;
-  /// Unregisters the node from where it is interned and deletes it; called once, after refs
-  /// reached 0.
-  void (*dispose)(KeyNode*) = nullptr;
-  KeyNode* next_pending = nullptr;  // intrusive list of nodes waiting to be disposed
+  /// Unique and increasing in creation order: picks an operation's owner among its operands
+  /// (operand_intern.hpp).
+  std::uint64_t serial = next_key_node_serial.fetch_add(1, std::memory_order_relaxed);
   /// Graph membership hint (builder_tickets.hpp): the ticket of the last GraphBuilder that added
   /// this operation, and the local id of its output 0 there. Only that builder reads member_local.
   std::atomic<std::uint64_t> member_ticket{0};
@@ -37,8 +45,12 @@ struct KeyNode {
   /// ValueKey::node_annotation(): a byte an op set may use to memoize a pure function of the
   /// node's structure (0: not computed).
   std::atomic<std::uint8_t> annotation{0};
-  /// Operations that have this node as an operand (see the file comment).
+  /// Operations that this node owns (see the file comment).
   UserSet users;
+  /// Unregisters the node from where it is interned and deletes it; called once, after refs
+  /// reached 0.
+  void (*dispose)(KeyNode*) = nullptr;
+  KeyNode* next_pending = nullptr;  // intrusive list of nodes waiting to be disposed
 };
 
 inline void retain(KeyNode* node) noexcept { node->refs.fetch_add(1, std::memory_order_relaxed); }

@@ -1,9 +1,10 @@
 #pragma once
 // The pieces of per-operand interning (see key_node.hpp): a four-byte lock that every key node
-// carries, and the set of operations that use a node as an operand.
+// carries, and the set of operations that a node owns.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "computegraph/detail/open_table.hpp"
 
@@ -43,19 +44,15 @@ class NodeLock {
   std::atomic<std::uint32_t> state_{kFree};
 };
 
-/// The operations that have a node among their operands, with their structural hashes; guarded by
-/// the node's NodeLock (except size(), a hint read without it). Most nodes have one or two users,
-/// which are stored inline; more go to an open-addressing table allocated on first need.
+/// The operations that a node owns (see operand_intern.hpp), with their structural hashes;
+/// guarded by the node's NodeLock. Most nodes own one or two, which are stored inline; more go to
+/// an open-addressing table allocated on first need.
 class UserSet {
  public:
   UserSet() = default;
   UserSet(const UserSet&) = delete;
   UserSet& operator=(const UserSet&) = delete;
   ~UserSet() { delete table_; }
-
-  /// Number of users; may be stale when read without the lock (it only steers which operand's
-  /// set a lookup searches, never the answer).
-  std::uint32_t size() const { return size_.load(std::memory_order_relaxed); }
 
   /// The first user with this hash for which `match(user)` holds, or nullptr.
   template <class Match>
@@ -69,8 +66,8 @@ class UserSet {
     return e ? e->user : nullptr;
   }
 
+  /// Adds `user`; on failure (allocation) the set is unchanged.
   void insert(std::size_t hash, KeyNode* user) {
-    size_.store(size() + 1, std::memory_order_relaxed);
     for (Entry& e : inline_) {
       if (e.user == nullptr) {
         e = Entry{hash, user};
@@ -78,8 +75,9 @@ class UserSet {
       }
     }
     if (table_ == nullptr) {
-      table_ = new Table();
-      table_->reserve(4);
+      auto table = std::make_unique<Table>();
+      table->reserve(4);
+      table_ = table.release();
     }
     table_->insert(Entry{hash, user});
   }
@@ -89,14 +87,12 @@ class UserSet {
     for (Entry& e : inline_) {
       if (e.user == user) {
         e = Entry{};
-        size_.store(size() - 1, std::memory_order_relaxed);
         return;
       }
     }
     if (table_ == nullptr) return;
     if (Entry* e = table_->find(hash, [&](const Entry& x) { return x.user == user; })) {
       table_->erase(e);
-      size_.store(size() - 1, std::memory_order_relaxed);
     }
   }
 
@@ -112,7 +108,6 @@ class UserSet {
   using Table = OpenTable<Entry, Traits>;
   static constexpr std::size_t kInline = 2;
 
-  std::atomic<std::uint32_t> size_{0};
   Entry inline_[kInline];
   Table* table_ = nullptr;
 };

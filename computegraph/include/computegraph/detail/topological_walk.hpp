@@ -1,0 +1,236 @@
+#pragma once
+// TopologicalWalk: walk_topological's implementation (see traverse.hpp for the contract).
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "computegraph/detail/open_table.hpp"
+#include "computegraph/detail/prefetch.hpp"
+#include "computegraph/error.hpp"
+#include "computegraph/key_printer.hpp"
+#include "computegraph/resolve.hpp"
+
+namespace computegraph {
+
+/// One operation visited by walk_topological.
+template <GraphOperation Op>
+struct WalkStep {
+  const Graph<Op>& graph;
+  const OperationNode<Op>& node;
+  /// Walk ids of the operands, in operand order.
+  std::span<const std::uint32_t> operands;
+  /// The operation's local id in `graph`.
+  LocalOperationId op;
+  /// Walk id of output 0; output k has first_output + k.
+  std::uint32_t first_output;
+  /// Local id of output 0 in `graph`; output k is first_output_value + k (node.outputs).
+  LocalValueId first_output_value;
+};
+
+namespace detail {
+
+template <GraphOperation Op>
+class TopologicalWalk {
+ public:
+  explicit TopologicalWalk(const ResolvedView<Op>& view)
+      : view_(view), ids_(view.graphs().size()), multi_graph_(view.graphs().size() > 1) {}
+
+  template <class OnInput, class OnOperation>
+  std::vector<std::uint32_t> run(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
+                                 OnOperation& on_operation, const char* stage) {
+    std::vector<std::uint32_t> output_ids;
+    output_ids.reserve(outputs.size());
+    for (const auto& key : outputs) {
+      auto def = locate(key);
+      if (!def) {
+        throw GraphError(std::string(stage) + ": output " + key_to_string(key) +
+                         " is not defined by any graph of the view");
+      }
+      output_ids.push_back(visit(*def, key, on_input, on_operation, stage));
+    }
+    return output_ids;
+  }
+
+ private:
+  static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
+
+  /// Local value `value` of graph number `graph` (an index into view_.graphs()).
+  struct Def {
+    std::uint32_t graph;
+    LocalValueId value;
+  };
+  struct Frame {
+    Def def;
+    std::uint32_t next_input = 0;
+    LocalOperationId op = 0;  // the operation defining def, in its graph
+    std::uint32_t slot = 0;   // def's output slot
+  };
+  /// by_key_'s entry: a key node and the walk id of its input value or of its output 0.
+  struct KeyEntry {
+    const void* node;
+    std::uint32_t id;
+  };
+  struct KeyTraits {
+    static bool occupied(const KeyEntry& e) { return e.node != nullptr; }
+    static std::size_t hash(const KeyEntry& e) { return address_hash(e.node); }
+  };
+
+  const Graph<Op>& graph(std::uint32_t g) const { return *view_.graphs()[g]; }
+  bool is_input(Def d) const { return !graph(d.graph).values()[d.value].producer.has_value(); }
+
+  /// The first graph in view order defining `key` (as resolve_value).
+  std::optional<Def> locate(const ValueKey<Op>& key) const {
+    const auto& graphs = view_.graphs();
+    for (std::uint32_t g = 0; g < graphs.size(); ++g) {
+      if (auto id = graphs[g]->find(key)) return Def{g, *id};
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::uint32_t>& ids_of(std::uint32_t g) {
+    auto& ids = ids_[g];
+    if (ids.empty()) [[unlikely]] ids.assign(graph(g).values().size(), kUnset);
+    return ids;
+  }
+
+  // Every key is defined at most once per graph, so within one graph the per-graph arrays ids_
+  // decide whether a value was reached. A key defined in several graphs of the view is one
+  // value: by_key_, kept only when the view has several graphs, merges them.
+  std::optional<std::uint32_t> find_key(const ValueKey<Op>& key) const {
+    const void* node = key.node_identity();
+    const auto* entry =
+        by_key_.find(address_hash(node), [&](const KeyEntry& e) { return e.node == node; });
+    if (!entry) return std::nullopt;
+    return entry->id + key.output_slot();
+  }
+  /// The walk id of an already reached value, or kUnset.
+  std::uint32_t known(Def d, const ValueKey<Op>& key) {
+    std::uint32_t& id = ids_of(d.graph)[d.value];
+    if (id == kUnset && multi_graph_) {
+      if (auto found = find_key(key)) id = *found;
+    }
+    return id;
+  }
+  std::uint32_t next_ids(std::size_t n, const void* node) {
+    const std::uint32_t first = next_id_;
+    next_id_ += static_cast<std::uint32_t>(n);
+    if (multi_graph_) by_key_.insert({node, first});
+    return first;
+  }
+
+  template <class OnInput>
+  std::uint32_t reach_input(Def d, const ValueKey<Op>& key, OnInput& on_input) {
+    const std::uint32_t id = ids_of(d.graph)[d.value] = next_ids(1, key.node_identity());
+    on_input(key, id);
+    return id;
+  }
+
+  void enter(Def def) {
+    const Graph<Op>& g = graph(def.graph);
+    const ValueNode<Op>& value = g.values()[def.value];
+    const auto& producer = *value.producer;
+    stack_.push_back({def, 0, producer.first, producer.second});
+    prefetch_visit(def.graph, producer.first, value.key);
+  }
+
+  /// On graphs much larger than the cache, a walk would wait for memory at nearly every step: the
+  /// operands of a random DAG lie anywhere. When an operation is entered, its operand list is
+  /// known, so fetch what the walk will read for every operand (its walk id and value entry), the
+  /// operation's node and its output's key node, which on_operation reads when the operands are
+  /// done. Operand key nodes are fetched as the walk passes each operand (see visit).
+  void prefetch_visit(std::uint32_t gi, LocalOperationId op, const ValueKey<Op>& output) {
+    const Graph<Op>& g = graph(gi);
+    prefetch_object(&g.operations()[op]);
+    prefetch(output.node_identity());
+    const auto& ids = ids_of(gi);
+    for (LocalValueId local : g.local_operands(op)) {
+      if (local == Graph<Op>::kExternalOperand) continue;
+      prefetch(&ids[local]);
+      prefetch(&g.values()[local]);
+    }
+  }
+
+  /// Depth-first post-order walk from `root`. Operand walk ids are pushed on operands_ as they
+  /// become known; an operation's are the top input_count() entries when it is visited.
+  template <class OnInput, class OnOperation>
+  std::uint32_t visit(Def root, const ValueKey<Op>& root_key, OnInput& on_input,
+                      OnOperation& on_operation, const char* stage) {
+    if (auto id = known(root, root_key); id != kUnset) return id;
+    if (is_input(root)) return reach_input(root, root_key, on_input);
+    enter(root);
+    while (!stack_.empty()) {
+      Frame& top = stack_.back();
+      const Graph<Op>& g = graph(top.def.graph);
+      const std::span<const LocalValueId> locals = g.local_operands(top.op);
+      if (top.next_input == locals.size()) {
+        const computegraph::OperationNode<Op>& node = g.operations()[top.op];
+        // An operation's outputs are consecutive local ids (GraphBuilder adds them together), so
+        // the output list itself, a separate allocation, is not read.
+        const auto n_out = static_cast<std::uint32_t>(node.outputs.size());
+        const LocalValueId first_value = top.def.value - top.slot;
+        const std::uint32_t first = next_ids(n_out, g.key(top.def.value).node_identity());
+        auto& ids = ids_of(top.def.graph);
+        for (std::uint32_t k = 0; k < n_out; ++k) ids[first_value + k] = first + k;
+        const std::uint32_t id = first + top.slot;
+        const std::span<const std::uint32_t> operands(
+            operands_.data() + operands_.size() - locals.size(), locals.size());
+        on_operation(WalkStep<Op>{g, node, operands, top.op, first, first_value});
+        for (std::size_t i = 0; i < locals.size(); ++i) operands_.pop_back();
+        stack_.pop_back();  // invalidates `top`
+        operands_.push_back(id);
+        continue;
+      }
+      const std::uint32_t k = top.next_input++;
+      Def def{top.def.graph, locals[k]};
+      const ValueKey<Op>* key = nullptr;
+      std::uint32_t id = kUnset;
+      if (def.value != Graph<Op>::kExternalOperand) {
+        key = &g.key(def.value);
+        id = known(def, *key);
+      } else {
+        const computegraph::OperationNode<Op>& node = g.operations()[top.op];
+        key = &node.inputs[k].external_key();
+        if (auto merged = multi_graph_ ? find_key(*key) : std::nullopt) {
+          id = *merged;
+        } else if (auto found = locate(*key)) {
+          def = *found;
+          id = known(def, *key);
+        } else {
+          throw GraphError(std::string(stage) + ": dangling external reference " +
+                           key_to_string(*key) + " (input of " +
+                           std::string(node.operation.name()) +
+                           "): no graph of the view defines it");
+        }
+      }
+      prefetch(key->node_identity());  // on_operation of this operation's visit reads it
+      if (id == kUnset) {
+        if (!is_input(def)) {
+          enter(def);  // invalidates `top`
+          continue;
+        }
+        id = reach_input(def, *key, on_input);
+      }
+      operands_.push_back(id);
+    }
+    const std::uint32_t id = operands_.back();
+    operands_.pop_back();
+    return id;
+  }
+
+  const ResolvedView<Op>& view_;
+  /// Per graph of the view: the walk id of each local value, kUnset until reached; sized on first
+  /// use, so graphs the walk never enters cost nothing.
+  std::vector<std::vector<std::uint32_t>> ids_;
+  OpenTable<KeyEntry, KeyTraits> by_key_;
+  bool multi_graph_;
+  std::uint32_t next_id_ = 0;
+  std::vector<Frame> stack_;
+  std::vector<std::uint32_t> operands_;
+};
+
+}  // namespace detail
+
+}  // namespace computegraph
