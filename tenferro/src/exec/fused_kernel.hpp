@@ -2,7 +2,7 @@
 // Internal: running a fused loop kernel (exec_program.hpp's FusedKernel).
 //
 // The iteration space is cut into blocks of kBlock elements; each block runs the kernel's
-// instructions as short loops over scratch registers that stay in cache (L1 or L2), so every input is
+// instructions as short loops over scratch registers that stay in L1 cache, so every input is
 // read once from memory and every output written once. Blocks are grouped into chunks of
 // kChunk elements, the unit of work of the OpenMP threads. A full sum adds each block in a fixed
 // order into its chunk's partial sum (in double) and the partial sums in chunk order, so the
@@ -15,10 +15,8 @@
 
 namespace tenferro::exec {
 
-// 512: measured against 128, 256 and 1024 on elem_chain (the kernel-to-hand-loop gap is smallest;
-// a 20-register kernel's scratch, 80 KiB, stays in L2).
-inline constexpr std::int64_t kBlock = 512;
-inline constexpr std::int64_t kChunk = 4096;
+inline constexpr std::int64_t kBlock = 256;
+inline constexpr std::int64_t kChunk = 16 * kBlock;
 
 /// Runs `k`. `in` is aligned with k.inputs (each of a dtype readable_as the kernel's, shaped as
 /// its access requires); `out` with k.outputs: Store outputs hold k.size elements of the kernel's
