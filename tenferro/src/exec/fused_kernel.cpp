@@ -105,19 +105,30 @@ void gather(const Tensor& t, const FusedInput& a, std::int64_t start, std::int64
   }
 }
 
-/// Per-thread working memory of the block interpreter: one block per register, the register
-/// pointers and per-input flags. Kept across runs (thread_local), so a run of a small kernel allocates nothing.
+/// Per-thread working memory of the block interpreter: one block per register and the register
+/// pointers. Kept across runs (thread_local), so a run of a small kernel allocates nothing.
 template <class T>
 struct BlockScratch {
   std::vector<T> blocks;
   std::vector<const T*> ptr;
-  std::vector<char> refill;  // per input: whether each block gathers it anew
   void reserve(std::size_t registers) {
     if (blocks.size() < registers * kBlock) blocks.resize(registers * kBlock);
     if (ptr.size() < registers) ptr.resize(registers);
-    if (refill.size() < registers) refill.resize(registers);
   }
 };
+
+/// refill[i]: whether every block gathers input i anew. A scalar input's block holds the same
+/// values in every block of a chunk, so it is filled once per chunk, unless an instruction
+/// reuses its register (and overwrites it).
+void plan_refills(const FusedKernel& k, std::vector<char>& refill) {
+  refill.assign(k.inputs.size(), 0);
+  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+    refill[i] = k.inputs[i].access != Access::Scalar;
+    for (const FusedInstr& ins : k.code) {
+      if (ins.dst == i || (ins.trig == Trig::SinCosPair && ins.c == i)) refill[i] = 1;
+    }
+  }
+}
 
 template <class T>
 BlockScratch<T>& thread_scratch(std::size_t registers) {
@@ -131,18 +142,9 @@ BlockScratch<T>& thread_scratch(std::size_t registers) {
 template <class T>
 void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
                std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch,
-               const VectorMathTable& vm) {
+               const VectorMathTable& vm, const char* refill) {
   T* blocks = scratch.blocks.data();
   const T** ptr = scratch.ptr.data();
-  // A scalar input's block holds the same values in every block of the chunk: it is filled once,
-  // unless an instruction reuses its register (and overwrites it).
-  char* refill = scratch.refill.data();
-  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
-    refill[i] = k.inputs[i].access != Access::Scalar;
-    for (const FusedInstr& ins : k.code) {
-      if (ins.dst == i || (ins.trig == Trig::SinCosPair && ins.c == i)) refill[i] = 1;
-    }
-  }
   const std::int64_t first = c * kChunk;
   const std::int64_t end = std::min(k.size, first + kChunk);
   for (std::int64_t start = first; start < end; start += kBlock) {
@@ -208,18 +210,21 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
     partial = partial_store.data();
   }
   const VectorMathTable& vm = vector_math();
+  thread_local std::vector<char> refill_store;  // kept across runs: no allocation per run
+  plan_refills(k, refill_store);
+  const char* refill = refill_store.data();
   const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
   if (threads == 1) {
     // No parallel region: entering one costs microseconds (libgomp wakes its team), more than a
     // small kernel's whole work.
     auto& scratch = thread_scratch<T>(regs);
-    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm);
+    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm, refill);
   } else {
 #pragma omp parallel num_threads(threads)
     {
       auto& scratch = thread_scratch<T>(regs);
 #pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm);
+      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm, refill);
     }
   }
   std::size_t s = 0;
