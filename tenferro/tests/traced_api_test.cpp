@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -166,6 +167,39 @@ void check_dense_hessian(double tol) {
 TEST(TracedTransforms, DenseHessianMatchesClosedFormAndHvpColumns) {
   check_dense_hessian<double>(1e-13);
   check_dense_hessian<float>(1e-5);
+}
+
+// The hessian callable runs its columns on several threads when there are enough of them
+// (ParallelColumns, chunks of 32 columns). With n = 150 (five chunks, the last one short) and a
+// dense, non-symmetric-looking term, H = f c c^T + diag(-sin(x) x + 2 cos(x)) for
+// f = exp(sum(c x)) + sum(sin(x) x), must match the closed form and be bitwise the same with one
+// thread and with two.
+TEST(TracedTransforms, HessianColumnsOnThreadsMatchClosedFormAndOneThread) {
+  constexpr std::int64_t n = 150;
+  std::vector<double> cs(n), xs(n);
+  double s = 0;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    cs[i] = 0.01 * static_cast<double>(i) - 0.7;
+    xs[i] = 0.5 - 0.004 * static_cast<double>(i);
+    s += cs[i] * xs[i];
+  }
+  const tf::Tensor c = tf::Tensor::from(cs, {n}), x = tf::Tensor::from(xs, {n});
+  auto f = [](tf::Traced v, tf::Traced k) { return tf::exp(tf::sum(k * v)) + tf::sum(tf::sin(v) * v); };
+  const int threads = tf::num_threads();
+  tf::set_num_threads(1);
+  const tf::Tensor h1 = tf::hessian(f)(x, c);
+  tf::set_num_threads(2);
+  const tf::Tensor h2 = tf::hessian(f)(x, c);
+  tf::set_num_threads(threads);
+  ASSERT_EQ(h2.shape(), (tf::Shape{n, n}));
+  EXPECT_EQ(std::memcmp(h1.raw_data(), h2.raw_data(), h1.nbytes()), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+      const double diagonal = i == j ? -std::sin(xs[a]) * xs[a] + 2 * std::cos(xs[a]) : 0.0;
+      EXPECT_NEAR(h2.at<double>({i, j}), std::exp(s) * cs[a] * cs[b] + diagonal, 1e-12) << i << "," << j;
+    }
+  }
 }
 
 TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {

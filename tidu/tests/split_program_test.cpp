@@ -4,6 +4,8 @@
 // direction, on random real and complex DAGs and with only some arguments differentiated.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "scalar_helpers.hpp"
 #include "tidu/testing/random_scalar_dag.hpp"
 
@@ -86,6 +88,41 @@ TEST_P(SplitPrograms, HessianColumnsEqualUnsplitHvps) {
       for (std::size_t i = 0; i < hv.size(); ++i) {
         EXPECT_TRUE(same(H(i, j), hv[i].z)) << "hessian (" << i << ", " << j << ")";
       }
+    }
+  }
+}
+
+// A schedule may split the columns into any ranges and run them in any order: each range starts
+// from zero directions and sets its own basis direction, so the columns equal hessian()'s.
+TEST_P(SplitPrograms, HessianColumnsDoNotDependOnTheSchedule) {
+  struct ReversedRanges {
+    void operator()(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body) const {
+      std::vector<std::size_t> cuts{0};
+      for (std::size_t c = 1; c < count; c += cuts.size()) cuts.push_back(c);  // ranges of 1, 1, 2, 3, ...
+      cuts.push_back(count);
+      for (std::size_t r = cuts.size() - 1; r > 0; --r) body(cuts[r - 1], cuts[r]);
+    }
+  };
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    kit::RandomDagOptions opts;
+    opts.ops = 60;
+    opts.inputs = 7;
+    opts.dtype = GetParam();
+    opts.real_loss = true;
+    opts.seed = seed;
+    auto dag = kit::random_scalar_dag(opts);
+    Transforms ad;
+    if (seed % 2 == 0) ad.set_wrt(dag.graph, every_other(dag.args.size(), seed));
+    const auto H = ad.hessian(dag.graph, dag.args);
+    std::vector<int> visits(dag.args.size(), 0);
+    ad.hessian_columns(dag.graph, dag.args, [&](std::size_t col, const Values& hv) {
+      ++visits.at(col);
+      for (std::size_t i = 0; i < hv.size(); ++i) EXPECT_TRUE(same(H(i, col), hv[i].z)) << "(" << i << ", " << col << ")";
+    }, ReversedRanges{});
+    for (std::size_t j = 0; j < visits.size(); ++j) {
+      const bool differentiated = seed % 2 == 1 || every_other(dag.args.size(), seed)[j];
+      EXPECT_EQ(visits[j], differentiated ? 1 : 0) << "column " << j;
     }
   }
 }

@@ -18,10 +18,19 @@ struct tidu::OperandSpace<tenferro::Tensor> {
   static Tensor zeros_like(const Tensor& x) { return Tensor(x.type()); }
   static Tensor basis_like(const Tensor& x, std::size_t k) {
     Tensor e(x.type());
-    Tensor one = Tensor::full({}, 1.0, x.dtype());
-    std::memcpy(static_cast<char*>(e.raw_data()) + k * tenferro::dtype_size(x.dtype()), one.raw_data(),
-                tenferro::dtype_size(x.dtype()));
+    set_coordinate_to_one(e, k);
     return e;
+  }
+  /// e_from -> e_to in place while e alone holds its storage; otherwise (an earlier result may
+  /// share it) a fresh e_to.
+  static void move_basis(Tensor& e, std::size_t from, std::size_t to) {
+    if (!e.unique_storage()) {
+      e = basis_like(e, to);
+      return;
+    }
+    const std::size_t width = tenferro::dtype_size(e.dtype());
+    std::memset(static_cast<char*>(e.raw_data()) + from * width, 0, width);
+    set_coordinate_to_one(e, to);
   }
   static Scalar coordinate(const Tensor& x, std::size_t k) { return x.element(static_cast<std::int64_t>(k)); }
   static Scalar conj(const Scalar& s) { return std::conj(s); }
@@ -64,5 +73,13 @@ struct tidu::OperandSpace<tenferro::Tensor> {
       }
     });
     return r;
+  }
+
+ private:
+  static void set_coordinate_to_one(Tensor& e, std::size_t k) {
+    tenferro::visit_dtype(e.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      e.data<T>()[k] = T(1);
+    });
   }
 };

@@ -12,6 +12,7 @@
 // programs: a call costs a cache look-up plus the runs. The direct forms (jvp, vjp, hvp) trace on
 // every call, but compiled programs of equal structure come from a process-wide compile cache.
 // f may take up to 8 Traced arguments and return a Traced or a std::vector<Traced>.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,14 @@ void check_scalar_loss(const char* what, const GraphPtr& graph);
 /// each (the strided store cost more than computing the column). Complex Hessians are written as
 /// columns.
 void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column);
+/// The column schedule of tenferro's column sweeps (tidu::SequentialColumns' contract): [0, count)
+/// in chunks of 32 columns handed to tenferro::num_threads() threads as they free up, or run whole
+/// on the calling thread when there are fewer columns than 32 per thread or the caller
+/// is already inside a parallel region. Each column's values are the same for any split. An
+/// exception from any thread is rethrown here.
+struct ParallelColumns {
+  void operator()(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body) const;
+};
 /// Jacobian block rows x [col0, col0 + cols) as a tensor of shape `shape`.
 Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype);
 
@@ -178,9 +187,10 @@ class Transformed {
         shape.insert(shape.end(), x.shape().begin(), x.shape().end());
         Tensor h = Tensor::uninitialized(TensorType{x.dtype(), std::move(shape)});
         // Only argument argnum_ is differentiated (set_wrt), so its columns are the only ones.
+        // Columns run on several threads (ParallelColumns) and store disjoint rows of h.
         ad.hessian_columns(g, args, [&](std::size_t col, const Tensors& hv) {
           store_hessian_column(h, col - col0, hv[argnum_]);
-        });
+        }, ParallelColumns{});
         return h;
       } else {
         Jacobian j = M == Mode::JacFwd ? ad.jacfwd(g, args) : ad.jacrev(g, args);

@@ -1,9 +1,13 @@
 // Non-template parts of the functional transforms.
 #include "tenferro/transforms.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstring>
-#include <type_traits>
+#include <exception>
 #include <mutex>
+#include <type_traits>
 
 #include "computegraph/printer.hpp"
 #include "exec/executor.hpp"
@@ -49,6 +53,36 @@ void check_scalar_loss(const char* what, const GraphPtr& graph) {
     throw DTypeError(std::string(what) + ": the function must return a real float scalar, it returns " +
                      t.to_string() + "; take real() of a complex loss");
   }
+}
+
+void ParallelColumns::operator()(std::size_t count,
+                                  const std::function<void(std::size_t, std::size_t)>& body) const {
+  if (count == 0) return;
+  // One column of a small program costs about a microsecond and waking the thread team a few:
+  // threads only when each gets kMinColumns columns or more. Inside a parallel region (a
+  // caller's own threads) the columns stay on the calling thread.
+  constexpr std::size_t kMinColumns = 32;
+  const auto max_threads = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
+  const std::size_t threads = omp_in_parallel() ? 1 : std::min(max_threads, count / kMinColumns);
+  if (threads <= 1) {
+    body(0, count);
+    return;
+  }
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  // Chunks of kMinColumns handed out as threads free up: a thread slowed by other work on its
+  // core takes fewer of them.
+  const std::size_t chunks = (count + kMinColumns - 1) / kMinColumns;
+#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(dynamic, 1)
+  for (std::size_t c = 0; c < chunks; ++c) {
+    try {
+      body(c * kMinColumns, std::min(count, (c + 1) * kMinColumns));
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column) {

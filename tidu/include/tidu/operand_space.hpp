@@ -9,6 +9,12 @@
 //   static Scalar coordinate(const T& x, std::size_t k);
 //   static Scalar conj(const Scalar& s);                 // identity for real scalars
 //
+// Optional, for column sweeps (jacfwd, hessian) that step one basis direction through every
+// coordinate: turn e = e_from (held only by the caller) into e_to in place, which saves a fresh
+// operand per column. Without it the sweep calls basis_like for every column.
+//
+//   static void move_basis(T& e, std::size_t from, std::size_t to);
+//
 // The AD test kit (tidu/testing/check.hpp) also needs, for finite differences and the adjoint
 // identity:
 //
@@ -30,6 +36,16 @@ struct OperandSpace;
 inline double uniform_pm1(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-52 - 1.0;
 }
+
+/// Runs body(begin, end) over the column range [0, count) on the calling thread: the default
+/// schedule of the column sweeps (Transforms::hessian_columns). An op set with threads passes its
+/// own schedule, which may split the range and call body on several threads at once.
+struct SequentialColumns {
+  template <class Body>
+  void operator()(std::size_t count, Body&& body) const {
+    if (count > 0) body(std::size_t{0}, count);
+  }
+};
 
 /// A dense row-major matrix of scalars (Jacobians, Hessians).
 template <class Scalar>

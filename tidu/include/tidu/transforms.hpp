@@ -213,8 +213,14 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   /// visit(col, hv) with hv = H(x) e_col aligned with x (zeros for arguments not differentiated).
   /// The hvp program is split (SplitProgram): the primal and gradient parts run once per call,
   /// the part linear in the direction once per column.
-  template <class Visit>
-  void hessian_columns(const Function& f, std::span<const Operand> x, Visit&& visit) {
+  ///
+  /// `schedule(count, body)` runs body(begin, end) over the columns' range [0, count) of the
+  /// differentiated coordinates (SequentialColumns: all on this thread). A schedule that calls
+  /// body on several threads at once needs an op set whose compiled programs may run
+  /// concurrently, and a visit that may be called concurrently for different columns; each
+  /// column's values do not depend on the schedule.
+  template <class Visit, class Schedule = SequentialColumns>
+  void hessian_columns(const Function& f, std::span<const Operand> x, Visit&& visit, Schedule&& schedule = {}) {
     check_arity("hessian", f, x, x.size(), "primals");
     auto& d = derived(f);
     const auto& split = hvp_split(d);
@@ -222,9 +228,9 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     const auto& second = *d.hvp_linear;
     Values fixed(x.begin(), x.end());
     if (!tr.tangent_inputs.empty()) fixed.push_back(unit_seed(d, x));
-    Values in = split.prepare(fixed);
-    const std::size_t first = in.size();
-    for (std::size_t j : d.wrt_pos) in.push_back(Space::zeros_like(x[j]));
+    Values prepared = split.prepare(fixed);
+    const std::size_t first = prepared.size();
+    for (std::size_t j : d.wrt_pos) prepared.push_back(Space::zeros_like(x[j]));
     // Which program output holds each argument's part of H v (hvp's layout), or none.
     std::vector<std::ptrdiff_t> source(x.size(), -1);
     for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
@@ -233,11 +239,19 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     }
     Values zeros;
     for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
-    Values hv = zeros;
-    sweep_basis(x, d.wrt_pos, in, first, [&](std::size_t col) {
-      Values out = split.run(std::span<const Operand>(in));
-      for (std::size_t a = 0; a < x.size(); ++a) hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
-      visit(col, static_cast<const Values&>(hv));
+    const auto segments = Helpers::basis_segments(x, d.wrt_pos);
+    std::size_t count = 0;
+    for (const auto& seg : segments) count += seg.size;
+    schedule(count, [&](std::size_t begin, std::size_t end) {
+      Values in = prepared;  // this range's own directions; the prepared values are shared
+      Values hv = zeros;
+      Helpers::sweep_basis_range(x, segments, in, first, begin, end, [&](std::size_t col) {
+        Values out = split.run(std::span<const Operand>(in));
+        for (std::size_t a = 0; a < x.size(); ++a) {
+          hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
+        }
+        visit(col, static_cast<const Values&>(hv));
+      });
     });
   }
 

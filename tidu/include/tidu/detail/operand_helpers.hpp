@@ -73,25 +73,64 @@ struct OperandHelpers {
     for_each_basis(xs, std::forward<Visit>(visit), [](std::size_t) { return true; });
   }
 
-  /// For each coordinate of the differentiated arguments (positions `wrt_pos`), in argument order: puts its basis
-  /// direction at in[first + w] (w: the argument's place among the differentiated ones, all other
-  /// directions zero) and calls visit(col), col numbering coordinates across all arguments.
-  template <class Visit>
-  static void sweep_basis(std::span<const Operand> x, const std::vector<std::size_t>& wrt_pos, Values& in,
-                          std::size_t first, Visit&& visit) {
+  /// One differentiated argument of a column sweep: its position in x, its slot among the
+  /// directions (its place in wrt_pos), its first column (columns number the coordinates of all
+  /// arguments, differentiated or not) and its coordinate count.
+  struct BasisSegment {
+    std::size_t arg, slot, first_col, size;
+  };
+
+  /// The differentiated arguments (positions `wrt_pos`) in argument order.
+  static std::vector<BasisSegment> basis_segments(std::span<const Operand> x, const std::vector<std::size_t>& wrt_pos) {
+    std::vector<BasisSegment> segments;
     std::size_t col = 0;
     for (std::size_t j = 0; j < x.size(); ++j) {
       const auto w = static_cast<std::size_t>(std::find(wrt_pos.begin(), wrt_pos.end(), j) - wrt_pos.begin());
-      if (w == wrt_pos.size()) {
-        col += Space::size(x[j]);
-        continue;
-      }
-      for (std::size_t k = 0; k < Space::size(x[j]); ++k) {
-        in[first + w] = Space::basis_like(x[j], k);
-        visit(col++);
-      }
-      in[first + w] = Space::zeros_like(x[j]);
+      if (w < wrt_pos.size()) segments.push_back({j, w, col, Space::size(x[j])});
+      col += Space::size(x[j]);
     }
+    return segments;
+  }
+
+  /// Sweeps the differentiated coordinates t in [begin, end) (numbered across `segments`, in
+  /// order): for each, puts its basis direction at in[first + slot], every other direction zero,
+  /// and calls visit(col). On entry and on return every direction in `in` is zero. Steps the
+  /// direction in place (OperandSpace::move_basis) where the op set can.
+  template <class Visit>
+  static void sweep_basis_range(std::span<const Operand> x, const std::vector<BasisSegment>& segments, Values& in,
+                                std::size_t first, std::size_t begin, std::size_t end, Visit&& visit) {
+    std::size_t offset = 0;  // t of segments[s]'s first coordinate
+    for (const BasisSegment& seg : segments) {
+      const std::size_t lo = std::max(begin, offset), hi = std::min(end, offset + seg.size);
+      offset += seg.size;
+      if (lo >= hi) continue;
+      Operand& direction = in[first + seg.slot];
+      for (std::size_t t = lo; t < hi; ++t) {
+        const std::size_t k = t - (offset - seg.size);
+        if constexpr (requires(Operand& e) { Space::move_basis(e, k, k); }) {
+          if (t == lo) {
+            direction = Space::basis_like(x[seg.arg], k);
+          } else {
+            Space::move_basis(direction, k - 1, k);
+          }
+        } else {
+          direction = Space::basis_like(x[seg.arg], k);
+        }
+        visit(seg.first_col + k);
+      }
+      direction = Space::zeros_like(x[seg.arg]);
+    }
+  }
+
+  /// sweep_basis_range over every differentiated coordinate (positions `wrt_pos`), in argument
+  /// order, directions at in[first + w].
+  template <class Visit>
+  static void sweep_basis(std::span<const Operand> x, const std::vector<std::size_t>& wrt_pos, Values& in,
+                          std::size_t first, Visit&& visit) {
+    const auto segments = basis_segments(x, wrt_pos);
+    std::size_t count = 0;
+    for (const auto& seg : segments) count += seg.size;
+    sweep_basis_range(x, segments, in, first, 0, count, std::forward<Visit>(visit));
   }
 
   template <class Map>
