@@ -202,6 +202,36 @@ TEST(TracedTransforms, HessianColumnsOnThreadsMatchClosedFormAndOneThread) {
   }
 }
 
+// jacfwd and jacrev run their columns (rows) on the threads too. f(v) = exp(v) * sum(v) on n = 100
+// has J_ij = exp(v_i) (delta_ij S + 1), S = sum(v): both must match it and be bitwise the same with
+// one thread and with two.
+TEST(TracedTransforms, JacobiansOnThreadsMatchClosedFormAndOneThread) {
+  constexpr std::int64_t n = 100;
+  std::vector<double> vs(n);
+  double total = 0;
+  for (std::size_t i = 0; i < vs.size(); ++i) total += vs[i] = 0.3 - 0.006 * static_cast<double>(i);
+  const tf::Tensor v = tf::Tensor::from(vs, {n});
+  auto f = [](tf::Traced u) { return tf::exp(u) * tf::sum(u); };
+  const int threads = tf::num_threads();
+  for (bool forward : {true, false}) {
+    SCOPED_TRACE(forward ? "jacfwd" : "jacrev");
+    auto jacobian = [&] { return forward ? tf::jacfwd(f)(v) : tf::jacrev(f)(v); };
+    tf::set_num_threads(1);
+    const tf::Tensor j1 = jacobian();
+    tf::set_num_threads(2);
+    const tf::Tensor j2 = jacobian();
+    tf::set_num_threads(threads);
+    ASSERT_EQ(j2.shape(), (tf::Shape{n, n}));
+    EXPECT_EQ(std::memcmp(j1.raw_data(), j2.raw_data(), j1.nbytes()), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double e = std::exp(vs[static_cast<std::size_t>(i)]);
+        EXPECT_NEAR(j2.at<double>({i, j}), e * ((i == j ? total : 0.0) + 1.0), 1e-12) << i << "," << j;
+      }
+    }
+  }
+}
+
 TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {
   auto loss = [](tf::Traced w) { return tf::sum(tf::sin(w) * w); };
   auto g = tf::grad(loss);

@@ -193,7 +193,8 @@ class Transformed {
         }, ParallelColumns{});
         return h;
       } else {
-        Jacobian j = M == Mode::JacFwd ? ad.jacfwd(g, args) : ad.jacrev(g, args);
+        // Columns (rows) run on several threads and fill disjoint entries of j.
+        Jacobian j = M == Mode::JacFwd ? ad.jacfwd(g, args, ParallelColumns{}) : ad.jacrev(g, args, ParallelColumns{});
         const TensorType& out = type_of(g->key(g->outputs().at(0)));
         Shape shape = out.shape;
         shape.insert(shape.end(), x.shape().begin(), x.shape().end());

@@ -42,8 +42,8 @@ concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOpe
 template <DifferentiableProgram Op>
 class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   using Helpers = detail::OperandHelpers<typename Op::Operand>;
-  using Helpers::fill_column, Helpers::fill_zeros, Helpers::for_each_basis, Helpers::split_outputs,
-      Helpers::sweep_basis, Helpers::total_size;
+  using Helpers::coordinate_count, Helpers::fill_column, Helpers::fill_zeros, Helpers::for_each_basis,
+      Helpers::split_outputs, Helpers::total_size;
 
  public:
   using Operand = typename Op::Operand;
@@ -140,51 +140,59 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
 
   /// Jacobian: rows are output coordinates, columns input coordinates. The jvp program is split
   /// (SplitProgram): its direction-independent part runs once, its linear part once per column.
-  Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x) {
+  /// `schedule` runs the columns (hessian_columns' contract; each column writes only its own
+  /// entries of the result).
+  template <class Schedule = SequentialColumns>
+  Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x, Schedule&& schedule = {}) {
     check_arity("jacfwd", f, x, x.size(), "primals");
     Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
     auto& d = derived(f);
     const auto& lin = linearized(d);
     const auto& split = jvp_split(d);
-    Values in = split.prepare(x);
-    const std::size_t first = in.size();
-    for (std::size_t j : d.wrt_pos) in.push_back(Space::zeros_like(x[j]));
-    sweep_basis(x, d.wrt_pos, in, first, [&](std::size_t col) {
-      Values out = split.run(std::span<const Operand>(in));
-      auto tangents = split_outputs(out, d.outputs.size(), lin.tangent_outputs,
-                                    [&](std::size_t i) { return Space::zeros_like(y[i]); }).second;
-      fill_column(J, col, tangents, [](const Scalar& s) { return s; });
+    Values prepared = split.prepare(x);
+    const std::size_t first = prepared.size();
+    for (std::size_t j : d.wrt_pos) prepared.push_back(Space::zeros_like(x[j]));
+    const auto segments = Helpers::basis_segments(x, d.wrt_pos);
+    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
+      Values in = prepared;
+      Helpers::sweep_basis_range(x, segments, in, first, begin, end, [&](std::size_t col) {
+        Values out = split.run(std::span<const Operand>(in));
+        auto tangents = split_outputs(out, d.outputs.size(), lin.tangent_outputs,
+                                      [&](std::size_t i) { return Space::zeros_like(y[i]); }).second;
+        fill_column(J, col, tangents, [](const Scalar& s) { return s; });
+      });
     });
     return J;
   }
 
   /// Jacobian by rows (one run of the split vjp program's linear part per output coordinate).
-  Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x) {
+  /// `schedule` runs the rows (hessian_columns' contract, with rows for columns).
+  template <class Schedule = SequentialColumns>
+  Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x, Schedule&& schedule = {}) {
     check_arity("jacrev", f, x, x.size(), "primals");
     Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
     auto& d = derived(f);
-    const auto& lin = linearized(d);
     const auto& tr = transposed(d);
     const auto& split = vjp_split(d);
     std::vector<std::size_t> column_of(x.size(), 0);  // first column of each argument
     for (std::size_t j = 1; j < x.size(); ++j) column_of[j] = column_of[j - 1] + Space::size(x[j - 1]);
-    Values in = split.prepare(x);
-    std::vector<std::size_t> seed_of(y.size(), 0);  // position of output i's seed in `in`
+    Values prepared = split.prepare(x);
+    const std::size_t first = prepared.size();
+    // The outputs that depend on x, as sweep segments over y: output i's seed sits at
+    // prepared[first + slot]. Rows of the other outputs stay zero.
+    std::vector<std::size_t> seeded;
+    const auto& lin = linearized(d);
     for (std::size_t i = 0; i < y.size(); ++i) {
       if (!lin.tangent_outputs[i]) continue;
-      seed_of[i] = in.size();
-      in.push_back(Space::zeros_like(y[i]));
+      seeded.push_back(i);
+      prepared.push_back(Space::zeros_like(y[i]));
     }
-    std::size_t row = 0;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      if (!lin.tangent_outputs[i]) {  // an output that does not depend on x: zero rows
-        row += Space::size(y[i]);
-        continue;
-      }
-      for (std::size_t k = 0; k < Space::size(y[i]); ++k, ++row) {
-        in[seed_of[i]] = Space::basis_like(y[i], k);
+    const auto segments = Helpers::basis_segments(std::span<const Operand>(y), seeded);
+    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
+      Values in = prepared;
+      Helpers::sweep_basis_range(std::span<const Operand>(y), segments, in, first, begin, end, [&](std::size_t row) {
         Values out = split.run(std::span<const Operand>(in));
         for (std::size_t w = 0, o = d.outputs.size(); w < d.wrt_pos.size(); ++w) {
           if (!tr.tangent_outputs[w]) continue;
@@ -193,9 +201,8 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
             J(row, column_of[d.wrt_pos[w]] + m) = Space::conj(Space::coordinate(c, m));
           }
         }
-      }
-      in[seed_of[i]] = Space::zeros_like(y[i]);
-    }
+      });
+    });
     return J;
   }
 
@@ -240,9 +247,7 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     Values zeros;
     for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
     const auto segments = Helpers::basis_segments(x, d.wrt_pos);
-    std::size_t count = 0;
-    for (const auto& seg : segments) count += seg.size;
-    schedule(count, [&](std::size_t begin, std::size_t end) {
+    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
       Values in = prepared;  // this range's own directions; the prepared values are shared
       Values hv = zeros;
       Helpers::sweep_basis_range(x, segments, in, first, begin, end, [&](std::size_t col) {

@@ -92,6 +92,12 @@ struct OperandHelpers {
     return segments;
   }
 
+  static std::size_t coordinate_count(const std::vector<BasisSegment>& segments) {
+    std::size_t count = 0;
+    for (const auto& seg : segments) count += seg.size;
+    return count;
+  }
+
   /// Sweeps the differentiated coordinates t in [begin, end) (numbered across `segments`, in
   /// order): for each, puts its basis direction at in[first + slot], every other direction zero,
   /// and calls visit(col). On entry and on return every direction in `in` is zero. Steps the
@@ -120,17 +126,6 @@ struct OperandHelpers {
       }
       direction = Space::zeros_like(x[seg.arg]);
     }
-  }
-
-  /// sweep_basis_range over every differentiated coordinate (positions `wrt_pos`), in argument
-  /// order, directions at in[first + w].
-  template <class Visit>
-  static void sweep_basis(std::span<const Operand> x, const std::vector<std::size_t>& wrt_pos, Values& in,
-                          std::size_t first, Visit&& visit) {
-    const auto segments = basis_segments(x, wrt_pos);
-    std::size_t count = 0;
-    for (const auto& seg : segments) count += seg.size;
-    sweep_basis_range(x, segments, in, first, 0, count, std::forward<Visit>(visit));
   }
 
   template <class Map>
