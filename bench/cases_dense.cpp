@@ -47,11 +47,12 @@ void mlp(const Options& options, const char* dtype) {
   tf::Program forward = tf::trace(loss, args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
   auto grads = tf::value_and_grad(loss, {0, 1, 2, 3, 4, 5});
 
-  const Measurement fwd = measure({{"tenferro", [&] { forward.run(args); }}}, options.budget_s).at(0);
-  const Measurement grad = measure({{"tenferro", [&] {
-                                       grads(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]);
-                                     }}},
-                                   options.budget_s).at(0);
+  // Interleaved, so that grad_over_fwd compares runs made under the same load.
+  const auto m = measure({{"fwd", [&] { forward.run(args); }},
+                          {"grad", [&] { grads(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]); }}},
+                         options.budget_s);
+  const Measurement& fwd = m.at(0);
+  const Measurement& grad = m.at(1);
   print_line("mlp_fwd", "tenferro", size, dtype, fwd.median_s, fwd.memory, fwd.repetitions);
   print_line("mlp_grad", "tenferro", size, dtype, grad.median_s, grad.memory, grad.repetitions,
              field("grad_over_fwd", grad.median_s / fwd.median_s));
