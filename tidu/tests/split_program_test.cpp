@@ -38,20 +38,30 @@ std::vector<bool> every_other(std::size_t n, std::uint64_t seed) {
   return mask;
 }
 
-class SplitPrograms : public ::testing::TestWithParam<DType> {};
+class SplitPrograms : public ::testing::TestWithParam<DType> {
+ protected:
+  // A random 60-op DAG of this test's dtype; `real_loss` makes one real output (outputs unused).
+  // Even seeds differentiate only every other argument (set_wrt on `ad`).
+  kit::RandomDag make_dag(std::uint64_t seed, std::size_t inputs, std::size_t outputs, bool real_loss,
+                           Transforms& ad) const {
+    kit::RandomDagOptions opts;
+    opts.ops = 60;
+    opts.inputs = inputs;
+    if (!real_loss) opts.outputs = outputs;
+    opts.dtype = GetParam();
+    opts.real_loss = real_loss;
+    opts.seed = seed;
+    auto made = kit::random_scalar_dag(opts);
+    if (seed % 2 == 0) ad.set_wrt(made.graph, every_other(made.args.size(), seed));
+    return made;
+  }
+};
 
 TEST_P(SplitPrograms, JacobianColumnsAndRowsEqualUnsplitRuns) {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    kit::RandomDagOptions opts;
-    opts.ops = 60;
-    opts.inputs = 4;
-    opts.outputs = 3;
-    opts.dtype = GetParam();
-    opts.seed = seed;
-    auto dag = kit::random_scalar_dag(opts);
     Transforms ad;
-    if (seed % 2 == 0) ad.set_wrt(dag.graph, every_other(dag.args.size(), seed));
+    auto dag = make_dag(seed, 4, 3, false, ad);
     auto jf = ad.jacfwd(dag.graph, dag.args);
     auto jr = ad.jacrev(dag.graph, dag.args);
     for (std::size_t j = 0; j < dag.args.size(); ++j) {
@@ -73,15 +83,8 @@ TEST_P(SplitPrograms, JacobianColumnsAndRowsEqualUnsplitRuns) {
 TEST_P(SplitPrograms, HessianColumnsEqualUnsplitHvps) {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    kit::RandomDagOptions opts;
-    opts.ops = 60;
-    opts.inputs = 4;
-    opts.dtype = GetParam();
-    opts.real_loss = true;
-    opts.seed = seed;
-    auto dag = kit::random_scalar_dag(opts);
     Transforms ad;
-    if (seed % 2 == 0) ad.set_wrt(dag.graph, every_other(dag.args.size(), seed));
+    auto dag = make_dag(seed, 4, 1, true, ad);
     auto H = ad.hessian(dag.graph, dag.args);
     for (std::size_t j = 0; j < dag.args.size(); ++j) {
       auto hv = ad.hvp(dag.graph, dag.args, basis(dag.args, j));
@@ -108,15 +111,8 @@ struct ReversedRanges {
 TEST_P(SplitPrograms, HessianColumnsDoNotDependOnTheSchedule) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    kit::RandomDagOptions opts;
-    opts.ops = 60;
-    opts.inputs = 7;
-    opts.dtype = GetParam();
-    opts.real_loss = true;
-    opts.seed = seed;
-    auto dag = kit::random_scalar_dag(opts);
     Transforms ad;
-    if (seed % 2 == 0) ad.set_wrt(dag.graph, every_other(dag.args.size(), seed));
+    auto dag = make_dag(seed, 7, 1, true, ad);
     const auto H = ad.hessian(dag.graph, dag.args);
     std::vector<int> visits(dag.args.size(), 0);
     ad.hessian_columns(dag.graph, dag.args, [&](std::size_t col, const Values& hv) {
@@ -135,15 +131,8 @@ TEST_P(SplitPrograms, HessianColumnsDoNotDependOnTheSchedule) {
 TEST_P(SplitPrograms, JacobiansDoNotDependOnTheSchedule) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    kit::RandomDagOptions opts;
-    opts.ops = 60;
-    opts.inputs = 7;
-    opts.outputs = 5;
-    opts.dtype = GetParam();
-    opts.seed = seed;
-    auto dag = kit::random_scalar_dag(opts);
     Transforms ad;
-    if (seed % 2 == 0) ad.set_wrt(dag.graph, every_other(dag.args.size(), seed));
+    auto dag = make_dag(seed, 7, 5, false, ad);
     const auto jf = ad.jacfwd(dag.graph, dag.args), jr = ad.jacrev(dag.graph, dag.args);
     const auto jf_ranges = ad.jacfwd(dag.graph, dag.args, ReversedRanges{});
     const auto jr_ranges = ad.jacrev(dag.graph, dag.args, ReversedRanges{});
