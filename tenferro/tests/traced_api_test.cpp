@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <random>
 
@@ -167,69 +166,6 @@ void check_dense_hessian(double tol) {
 TEST(TracedTransforms, DenseHessianMatchesClosedFormAndHvpColumns) {
   check_dense_hessian<double>(1e-13);
   check_dense_hessian<float>(1e-5);
-}
-
-// The hessian callable runs its columns on several threads when there are enough of them
-// (ParallelColumns, chunks of 32 columns). With n = 150 (five chunks, the last one short) and a
-// dense, non-symmetric-looking term, H = f c c^T + diag(-sin(x) x + 2 cos(x)) for
-// f = exp(sum(c x)) + sum(sin(x) x), must match the closed form and be bitwise the same with one
-// thread and with two.
-TEST(TracedTransforms, HessianColumnsOnThreadsMatchClosedFormAndOneThread) {
-  constexpr std::int64_t n = 150;
-  std::vector<double> cs(n), xs(n);
-  double s = 0;
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    cs[i] = 0.01 * static_cast<double>(i) - 0.7;
-    xs[i] = 0.5 - 0.004 * static_cast<double>(i);
-    s += cs[i] * xs[i];
-  }
-  const tf::Tensor c = tf::Tensor::from(cs, {n}), x = tf::Tensor::from(xs, {n});
-  auto f = [](tf::Traced v, tf::Traced k) { return tf::exp(tf::sum(k * v)) + tf::sum(tf::sin(v) * v); };
-  const int threads = tf::num_threads();
-  tf::set_num_threads(1);
-  const tf::Tensor h1 = tf::hessian(f)(x, c);
-  tf::set_num_threads(2);
-  const tf::Tensor h2 = tf::hessian(f)(x, c);
-  tf::set_num_threads(threads);
-  ASSERT_EQ(h2.shape(), (tf::Shape{n, n}));
-  EXPECT_EQ(std::memcmp(h1.raw_data(), h2.raw_data(), h1.nbytes()), 0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const auto a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
-      const double diagonal = i == j ? -std::sin(xs[a]) * xs[a] + 2 * std::cos(xs[a]) : 0.0;
-      EXPECT_NEAR(h2.at<double>({i, j}), std::exp(s) * cs[a] * cs[b] + diagonal, 1e-12) << i << "," << j;
-    }
-  }
-}
-
-// jacfwd and jacrev run their columns (rows) on the threads too. f(v) = exp(v) * sum(v) on n = 100
-// has J_ij = exp(v_i) (delta_ij S + 1), S = sum(v): both must match it and be bitwise the same with
-// one thread and with two.
-TEST(TracedTransforms, JacobiansOnThreadsMatchClosedFormAndOneThread) {
-  constexpr std::int64_t n = 100;
-  std::vector<double> vs(n);
-  double total = 0;
-  for (std::size_t i = 0; i < vs.size(); ++i) total += vs[i] = 0.3 - 0.006 * static_cast<double>(i);
-  const tf::Tensor v = tf::Tensor::from(vs, {n});
-  auto f = [](tf::Traced u) { return tf::exp(u) * tf::sum(u); };
-  const int threads = tf::num_threads();
-  for (bool forward : {true, false}) {
-    SCOPED_TRACE(forward ? "jacfwd" : "jacrev");
-    auto jacobian = [&] { return forward ? tf::jacfwd(f)(v) : tf::jacrev(f)(v); };
-    tf::set_num_threads(1);
-    const tf::Tensor j1 = jacobian();
-    tf::set_num_threads(2);
-    const tf::Tensor j2 = jacobian();
-    tf::set_num_threads(threads);
-    ASSERT_EQ(j2.shape(), (tf::Shape{n, n}));
-    EXPECT_EQ(std::memcmp(j1.raw_data(), j2.raw_data(), j1.nbytes()), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double e = std::exp(vs[static_cast<std::size_t>(i)]);
-        EXPECT_NEAR(j2.at<double>({i, j}), e * ((i == j ? total : 0.0) + 1.0), 1e-12) << i << "," << j;
-      }
-    }
-  }
 }
 
 TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {
