@@ -168,6 +168,52 @@ TEST(TracedTransforms, DenseHessianMatchesClosedFormAndHvpColumns) {
   check_dense_hessian<float>(1e-5);
 }
 
+// jacfwd stores each column J e_j and jacrev each row conj(J^H e_i) straight into the result, in
+// the output's dtype: a holomorphic c128 function, an f32 one, a real function of a complex
+// argument (J = the real part of the derivative along the real axis), and an output that does
+// not depend on the argument (all zeros) must all match their closed forms.
+TEST(TracedTransforms, JacobiansMatchClosedFormsInEveryDtype) {
+  const std::vector<tf::c128> zs = {{0.3, -0.2}, {-0.5, 0.4}, {0.1, 0.7}};
+  const tf::Tensor z = tf::Tensor::from(zs, {3});
+  auto holomorphic = [](tf::Traced v) { return v * tf::exp(v); };  // J = diag((1 + z) e^z)
+  auto squared_modulus = [](tf::Traced v) { return tf::real(v * tf::conj(v)); };  // J = diag(2 Re z)
+  for (bool forward : {true, false}) {
+    SCOPED_TRACE(forward ? "jacfwd" : "jacrev");
+    const tf::Tensor jh = forward ? tf::jacfwd(holomorphic)(z) : tf::jacrev(holomorphic)(z);
+    const tf::Tensor jm = forward ? tf::jacfwd(squared_modulus)(z) : tf::jacrev(squared_modulus)(z);
+    ASSERT_EQ(jh.dtype(), tf::DType::C128);
+    ASSERT_EQ(jm.dtype(), tf::DType::F64);
+    for (std::int64_t i = 0; i < 3; ++i) {
+      for (std::int64_t j = 0; j < 3; ++j) {
+        const tf::c128 zi = zs[static_cast<std::size_t>(i)];
+        const tf::c128 expected = i == j ? (1.0 + zi) * std::exp(zi) : tf::c128(0.0);
+        EXPECT_NEAR(std::abs(jh.at<tf::c128>({i, j}) - expected), 0.0, 1e-14) << i << "," << j;
+        EXPECT_NEAR(jm.at<double>({i, j}), i == j ? 2 * zi.real() : 0.0, 1e-14) << i << "," << j;
+      }
+    }
+    const tf::Tensor x = tf::Tensor::from(std::vector<float>{0.5f, -1.0f}, {2});
+    auto cubic = [](tf::Traced v) { return v * v * v; };  // J = diag(3 x^2)
+    const tf::Tensor jf = forward ? tf::jacfwd(cubic)(x) : tf::jacrev(cubic)(x);
+    ASSERT_EQ(jf.dtype(), tf::DType::F32);
+    EXPECT_FLOAT_EQ(jf.at<float>({0, 0}), 0.75f);
+    EXPECT_FLOAT_EQ(jf.at<float>({1, 1}), 3.0f);
+    EXPECT_FLOAT_EQ(jf.at<float>({0, 1}), 0.0f);
+    auto constant = [](tf::Traced, tf::Traced c) { return c * 2.0; };  // constant in argument 0
+    const tf::Tensor c = tf::Tensor::from({1.0, 2.0});
+    const tf::Tensor jc = forward ? tf::jacfwd(constant, 1)(tf::Tensor::from({4.0, 5.0, 6.0}), c)
+                                  : tf::jacrev(constant, 1)(tf::Tensor::from({4.0, 5.0, 6.0}), c);
+    EXPECT_EQ(jc.at<double>({0, 0}), 2.0);
+    EXPECT_EQ(jc.at<double>({0, 1}), 0.0);
+    const tf::Tensor jv = forward ? tf::jacfwd(constant, 0)(tf::Tensor::from({4.0, 5.0, 6.0}), c)
+                                  : tf::jacrev(constant, 0)(tf::Tensor::from({4.0, 5.0, 6.0}), c);
+    ASSERT_EQ(jv.shape(), (tf::Shape{2, 3}));
+    for (std::int64_t k = 0; k < jv.numel(); ++k) EXPECT_EQ(jv.data<double>()[k], 0.0);
+    // One tensor out, as the result's shape out.shape + x.shape assumes.
+    auto two = [](tf::Traced v) { return std::vector<tf::Traced>{v, v * v}; };
+    EXPECT_THROW(forward ? tf::jacfwd(two)(x) : tf::jacrev(two)(x), tf::ShapeError);
+  }
+}
+
 TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {
   auto loss = [](tf::Traced w) { return tf::sum(tf::sin(w) * w); };
   auto g = tf::grad(loss);

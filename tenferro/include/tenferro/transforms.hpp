@@ -103,8 +103,13 @@ void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column);
 struct ParallelColumns {
   void operator()(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body) const;
 };
-/// Jacobian block rows x [col0, col0 + cols) as a tensor of shape `shape`.
-Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype);
+/// to = from^T for `from` viewed as a rows x cols row-major matrix; both have the same dtype.
+void transpose_matrix_into(Tensor& to, const Tensor& from, std::size_t rows, std::size_t cols);
+/// Stores `values` (conjugated if asked) as row `row` of m, viewed as a rows x values.numel()
+/// row-major matrix, converting to m's dtype (the real part for a real m).
+void store_matrix_row(Tensor& m, std::size_t row, const Tensor& values, bool conjugate);
+/// Throws ShapeError unless the graph has exactly one output (what jacfwd and jacrev return).
+void check_single_output(const char* what, const GraphPtr& graph);
 
 /// One transformed callable's state: f, its traces per signature, and the derived programs.
 template <class F>
@@ -193,12 +198,29 @@ class Transformed {
         }, ParallelColumns{});
         return h;
       } else {
-        // Columns (rows) run on several threads and fill disjoint entries of j.
-        Jacobian j = M == Mode::JacFwd ? ad.jacfwd(g, args, ParallelColumns{}) : ad.jacrev(g, args, ParallelColumns{});
-        const TensorType& out = type_of(g->key(g->outputs().at(0)));
+        check_single_output(name, g);
+        const TensorType& out = type_of(g->key(g->outputs()[0]));
         Shape shape = out.shape;
         shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-        return block_to_tensor(j, col0, static_cast<std::size_t>(x.numel()), shape, out.dtype);
+        // jacfwd writes every entry; jacrev leaves zero the rows no vjp reaches.
+        Tensor j = M == Mode::JacFwd ? Tensor::uninitialized(TensorType{out.dtype, std::move(shape)})
+                                     : Tensor(TensorType{out.dtype, std::move(shape)});
+        // Columns (rows) run on several threads (ParallelColumns) and store disjoint entries of j.
+        if constexpr (M == Mode::JacFwd) {
+          // Column j of J is stored as row j of J^T (contiguous; a strided column store touches
+          // a page per element), then J^T is transposed by tiles.
+          const auto rows = static_cast<std::size_t>(out.numel()), cols = static_cast<std::size_t>(x.numel());
+          Tensor jt = Tensor::uninitialized(TensorType{out.dtype, {static_cast<std::int64_t>(cols), static_cast<std::int64_t>(rows)}});
+          ad.jacobian_columns(g, args, [&](std::size_t col, const Tensors& t) {
+            store_matrix_row(jt, col - col0, t[0], /*conjugate=*/false);
+          }, ParallelColumns{});
+          transpose_matrix_into(j, jt, cols, rows);
+        } else {
+          ad.jacobian_rows(g, args, [&](std::size_t row, const Tensors& c) {
+            store_matrix_row(j, row, c[argnum_], /*conjugate=*/true);  // J's row is conj(J^H e_row)
+          }, ParallelColumns{});
+        }
+        return j;
       }
     }
   }

@@ -99,27 +99,73 @@ void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column) {
   });
 }
 
-Tensor block_to_tensor(const Jacobian& m, std::size_t col0, std::size_t cols, Shape shape, DType dtype) {
-  Tensor t(TensorType{dtype, std::move(shape)});
-  std::vector<c128> values;
-  values.reserve(m.rows * cols);
-  for (std::size_t i = 0; i < m.rows; ++i) {
-    for (std::size_t j = 0; j < cols; ++j) values.push_back(m(i, col0 + j));
+namespace {
+/// `value` in dtype T: the real part for real T.
+template <class T>
+T from_c128(const c128& value) {
+  if constexpr (std::is_same_v<T, c128>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, c64>) {
+    return c64(static_cast<float>(value.real()), static_cast<float>(value.imag()));
+  } else {
+    return static_cast<T>(value.real());
   }
-  visit_dtype(dtype, [&](auto zero) {
+}
+
+template <class T>
+T conj_of(const T& value) {
+  if constexpr (std::is_same_v<T, c128> || std::is_same_v<T, c64>) {
+    return std::conj(value);
+  } else {
+    return value;
+  }
+}
+}  // namespace
+
+void transpose_matrix_into(Tensor& to, const Tensor& from, std::size_t rows, std::size_t cols) {
+  visit_dtype(to.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    T* out = static_cast<T*>(t.raw_data());
-    for (std::size_t k = 0; k < values.size(); ++k) {
-      if constexpr (std::is_same_v<T, c128>) {
-        out[k] = values[k];
-      } else if constexpr (std::is_same_v<T, c64>) {
-        out[k] = c64(static_cast<float>(values[k].real()), static_cast<float>(values[k].imag()));
-      } else {
-        out[k] = static_cast<T>(values[k].real());
+    const T* src = static_cast<const T*>(from.raw_data());
+    T* dst = static_cast<T*>(to.raw_data());
+    // Tiles of kTile x kTile: both the rows read and the rows written stay in cache.
+    constexpr std::size_t kTile = 32;
+    for (std::size_t r0 = 0; r0 < rows; r0 += kTile) {
+      for (std::size_t c0 = 0; c0 < cols; c0 += kTile) {
+        const std::size_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+        for (std::size_t r = r0; r < r1; ++r) {
+          for (std::size_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+        }
       }
     }
   });
-  return t;
+}
+
+void store_matrix_row(Tensor& m, std::size_t row, const Tensor& values, bool conjugate) {
+  const auto cols = static_cast<std::size_t>(values.numel());
+  visit_dtype(m.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T* dst = static_cast<T*>(m.raw_data()) + row * cols;
+    if (values.dtype() == m.dtype()) {
+      const T* src = static_cast<const T*>(values.raw_data());
+      if (conjugate) {
+        for (std::size_t k = 0; k < cols; ++k) dst[k] = conj_of(src[k]);
+      } else {
+        std::copy(src, src + cols, dst);
+      }
+    } else {
+      for (std::size_t k = 0; k < cols; ++k) {
+        const c128 v = values.element(static_cast<std::int64_t>(k));
+        dst[k] = from_c128<T>(conjugate ? std::conj(v) : v);
+      }
+    }
+  });
+}
+
+void check_single_output(const char* what, const GraphPtr& graph) {
+  if (graph->outputs().size() != 1) {
+    throw ShapeError(std::string(what) + ": the function must return one tensor, it returns " +
+                     std::to_string(graph->outputs().size()) + "; differentiate each output separately");
+  }
 }
 
 }  // namespace detail

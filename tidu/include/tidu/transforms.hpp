@@ -140,30 +140,26 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
 
   /// Jacobian: rows are output coordinates, columns input coordinates. The jvp program is split
   /// (SplitProgram): its direction-independent part runs once, its linear part once per column.
-  /// `schedule` runs the columns (hessian_columns' contract; each column writes only its own
-  /// entries of the result).
+  /// `schedule` runs the columns (hessian_columns' contract).
   template <class Schedule = SequentialColumns>
   Matrix<Scalar> jacfwd(const Function& f, std::span<const Operand> x, Schedule&& schedule = {}) {
     check_arity("jacfwd", f, x, x.size(), "primals");
-    Values y = eval(f, x);
+    const Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
-    auto& d = derived(f);
-    const auto& lin = linearized(d);
-    const auto& split = jvp_split(d);
-    Values prepared = split.prepare(x);
-    const std::size_t first = prepared.size();
-    for (std::size_t j : d.wrt_pos) prepared.push_back(Space::zeros_like(x[j]));
-    const auto segments = Helpers::basis_segments(x, d.wrt_pos);
-    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
-      Values in = prepared;
-      Helpers::sweep_basis_range(x, segments, in, first, begin, end, [&](std::size_t col) {
-        Values out = split.run(std::span<const Operand>(in));
-        auto tangents = split_outputs(out, d.outputs.size(), lin.tangent_outputs,
-                                      [&](std::size_t i) { return Space::zeros_like(y[i]); }).second;
-        fill_column(J, col, tangents, [](const Scalar& s) { return s; });
-      });
-    });
+    jacobian_columns_at(f, x, y, [&](std::size_t col, const Values& tangents) {
+      fill_column(J, col, tangents, [](const Scalar& s) { return s; });
+    }, schedule);
     return J;
+  }
+
+  /// The Jacobian column by column, for callers that store it their own way: for each coordinate
+  /// `col` of the differentiated arguments (numbered across all arguments, as in jacfwd()),
+  /// visit(col, t) with t = J(x) e_col, one operand per output (zeros for outputs that do not
+  /// depend on x). `schedule` as in hessian_columns.
+  template <class Visit, class Schedule = SequentialColumns>
+  void jacobian_columns(const Function& f, std::span<const Operand> x, Visit&& visit, Schedule&& schedule = {}) {
+    check_arity("jacfwd", f, x, x.size(), "primals");
+    jacobian_columns_at(f, x, eval(f, x), visit, schedule);
   }
 
   /// Jacobian by rows (one run of the split vjp program's linear part per output coordinate).
@@ -171,39 +167,27 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   template <class Schedule = SequentialColumns>
   Matrix<Scalar> jacrev(const Function& f, std::span<const Operand> x, Schedule&& schedule = {}) {
     check_arity("jacrev", f, x, x.size(), "primals");
-    Values y = eval(f, x);
+    const Values y = eval(f, x);
     Matrix<Scalar> J(total_size(y), total_size(x));
-    auto& d = derived(f);
-    const auto& tr = transposed(d);
-    const auto& split = vjp_split(d);
     std::vector<std::size_t> column_of(x.size(), 0);  // first column of each argument
     for (std::size_t j = 1; j < x.size(); ++j) column_of[j] = column_of[j - 1] + Space::size(x[j - 1]);
-    Values prepared = split.prepare(x);
-    const std::size_t first = prepared.size();
-    // The outputs that depend on x, as sweep segments over y: output i's seed sits at
-    // prepared[first + slot]. Rows of the other outputs stay zero.
-    std::vector<std::size_t> seeded;
-    const auto& lin = linearized(d);
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      if (!lin.tangent_outputs[i]) continue;
-      seeded.push_back(i);
-      prepared.push_back(Space::zeros_like(y[i]));
-    }
-    const auto segments = Helpers::basis_segments(std::span<const Operand>(y), seeded);
-    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
-      Values in = prepared;
-      Helpers::sweep_basis_range(std::span<const Operand>(y), segments, in, first, begin, end, [&](std::size_t row) {
-        Values out = split.run(std::span<const Operand>(in));
-        for (std::size_t w = 0, o = d.outputs.size(); w < d.wrt_pos.size(); ++w) {
-          if (!tr.tangent_outputs[w]) continue;
-          const Operand& c = out[o++];
-          for (std::size_t m = 0; m < Space::size(c); ++m) {
-            J(row, column_of[d.wrt_pos[w]] + m) = Space::conj(Space::coordinate(c, m));
-          }
-        }
-      });
-    });
+    jacobian_rows_at(f, x, y, [&](std::size_t row, const Values& c) {
+      for (std::size_t j = 0; j < c.size(); ++j) {
+        for (std::size_t m = 0; m < Space::size(c[j]); ++m) J(row, column_of[j] + m) = Space::conj(Space::coordinate(c[j], m));
+      }
+    }, schedule);
     return J;
+  }
+
+  /// The Jacobian row by row: for each coordinate `row` of the outputs that depend on x (numbered
+  /// across all outputs, as in jacrev()), visit(row, c) with c = J(x)^H e_row aligned with x, so
+  /// that J(row, column of coordinate m of argument j) = conj(c[j]_m); zeros for arguments not
+  /// differentiated or not reached. Rows of outputs that do not depend on x are not visited.
+  /// `schedule` as in hessian_columns.
+  template <class Visit, class Schedule = SequentialColumns>
+  void jacobian_rows(const Function& f, std::span<const Operand> x, Visit&& visit, Schedule&& schedule = {}) {
+    check_arity("jacrev", f, x, x.size(), "primals");
+    jacobian_rows_at(f, x, eval(f, x), visit, schedule);
   }
 
   /// Hessian of a one-output function (one run of the split hvp program's linear part per column).
@@ -246,17 +230,15 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     }
     Values zeros;
     for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
-    const auto segments = Helpers::basis_segments(x, d.wrt_pos);
-    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
-      Values in = prepared;  // this range's own directions; the prepared values are shared
-      Values hv = zeros;
-      Helpers::sweep_basis_range(x, segments, in, first, begin, end, [&](std::size_t col) {
-        Values out = split.run(std::span<const Operand>(in));
-        for (std::size_t a = 0; a < x.size(); ++a) {
-          hv[a] = source[a] >= 0 ? out[static_cast<std::size_t>(source[a])] : zeros[a];
-        }
-        visit(col, static_cast<const Values&>(hv));
-      });
+    Helpers::sweep_scheduled(x, Helpers::basis_segments(x, d.wrt_pos), prepared, first, schedule,
+                             [&](std::size_t col, const Values& in) {
+      Values out = split.run(std::span<const Operand>(in));
+      Values hv;
+      hv.reserve(x.size());
+      for (std::size_t a = 0; a < x.size(); ++a) {
+        hv.push_back(source[a] >= 0 ? std::move(out[static_cast<std::size_t>(source[a])]) : zeros[a]);
+      }
+      visit(col, static_cast<const Values&>(hv));
     });
   }
 
@@ -317,6 +299,55 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   }
 
  private:
+  /// jacobian_columns with f(x) = y already evaluated.
+  template <class Visit, class Schedule>
+  void jacobian_columns_at(const Function& f, std::span<const Operand> x, const Values& y, Visit&& visit,
+                           Schedule&& schedule) {
+    auto& d = derived(f);
+    const auto& lin = linearized(d);
+    const auto& split = jvp_split(d);
+    Values prepared = split.prepare(x);
+    const std::size_t first = prepared.size();
+    for (std::size_t j : d.wrt_pos) prepared.push_back(Space::zeros_like(x[j]));
+    Helpers::sweep_scheduled(x, Helpers::basis_segments(x, d.wrt_pos), prepared, first, schedule,
+                             [&](std::size_t col, const Values& in) {
+      Values out = split.run(std::span<const Operand>(in));
+      const Values tangents = split_outputs(out, d.outputs.size(), lin.tangent_outputs,
+                                            [&](std::size_t i) { return Space::zeros_like(y[i]); }).second;
+      visit(col, tangents);
+    });
+  }
+
+  /// jacobian_rows with f(x) = y already evaluated.
+  template <class Visit, class Schedule>
+  void jacobian_rows_at(const Function& f, std::span<const Operand> x, const Values& y, Visit&& visit,
+                        Schedule&& schedule) {
+    auto& d = derived(f);
+    const auto& tr = transposed(d);
+    const auto& split = vjp_split(d);
+    Values prepared = split.prepare(x);
+    const std::size_t first = prepared.size();
+    // The outputs that depend on x, as sweep segments over y: output i's seed sits at
+    // prepared[first + slot].
+    std::vector<std::size_t> seeded;
+    const auto& lin = linearized(d);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (!lin.tangent_outputs[i]) continue;
+      seeded.push_back(i);
+      prepared.push_back(Space::zeros_like(y[i]));
+    }
+    Values zeros;
+    for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
+    Helpers::sweep_scheduled(y, Helpers::basis_segments(y, seeded), prepared, first, schedule,
+                             [&](std::size_t row, const Values& in) {
+      Values out = split.run(std::span<const Operand>(in));
+      Values c = zeros;
+      for (std::size_t w = 0, o = d.outputs.size(); w < d.wrt_pos.size(); ++w) {
+        if (tr.tangent_outputs[w]) c[d.wrt_pos[w]] = std::move(out[o++]);
+      }
+      visit(row, static_cast<const Values&>(c));
+    });
+  }
   using Keys = std::vector<ValueKey<Op>>;
   using ProgramPtr = typename computegraph::CompileCache<Op>::ProgramPtr;
 

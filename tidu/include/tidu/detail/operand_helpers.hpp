@@ -128,6 +128,19 @@ struct OperandHelpers {
     }
   }
 
+  /// Every coordinate of `segments` under `schedule` (SequentialColumns' contract): each range
+  /// sweeps its own copy of `prepared`, whose directions at [first, ...) are zero, and calls
+  /// body(index, in) with the basis direction of coordinate `index` set in `in`.
+  template <class Schedule, class Body>
+  static void sweep_scheduled(std::span<const Operand> x, const std::vector<BasisSegment>& segments,
+                              const Values& prepared, std::size_t first, Schedule&& schedule, Body&& body) {
+    schedule(coordinate_count(segments), [&](std::size_t begin, std::size_t end) {
+      Values in = prepared;
+      sweep_basis_range(x, segments, in, first, begin, end,
+                        [&](std::size_t index) { body(index, static_cast<const Values&>(in)); });
+    });
+  }
+
   template <class Map>
   static void fill_column(Matrix<Scalar>& m, std::size_t col, const Values& values, Map&& map) {
     std::size_t row = 0;
