@@ -155,4 +155,26 @@ void run_hessian(const Options& options) {
   }
 }
 
+void run_jacobian(const Options& options) {
+  constexpr std::int64_t n = 1000;
+  const std::string size = std::to_string(n);
+  // J_ij = exp(x_i) (delta_ij S + 1) with S = sum(x): dense, and the diagonal differs.
+  auto f = [](tf::Traced v) { return tf::exp(v) * tf::sum(v); };
+  const std::vector<double> xs = midpoints(n, -1.0, 1.0);
+  const tf::Tensor x = tf::Tensor::from(xs, {n});
+  auto forward = tf::jacfwd(f);
+  auto reverse = tf::jacrev(f);
+  double total = 0;
+  for (double v : xs) total += v;
+  const double j00 = std::exp(xs[0]) * (total + 1.0), j01 = std::exp(xs[0]);
+  check_close("jacfwd (0, 0)", forward(x).data<double>()[0], j00);
+  check_close("jacfwd (0, 1)", forward(x).data<double>()[1], j01);
+  check_close("jacrev (0, 0)", reverse(x).data<double>()[0], j00);
+  check_close("jacrev (0, 1)", reverse(x).data<double>()[1], j01);
+  const Measurement fwd = measure({{"tenferro", [&] { forward(x); }}}, options.budget_s).at(0);
+  print_line("jacfwd", "tenferro", size, "f64", fwd.median_s, fwd.memory, fwd.repetitions);
+  const Measurement rev = measure({{"tenferro", [&] { reverse(x); }}}, options.budget_s).at(0);
+  print_line("jacrev", "tenferro", size, "f64", rev.median_s, rev.memory, rev.repetitions);
+}
+
 }  // namespace bench

@@ -2,7 +2,7 @@
 // PyTorch, plus hand-written and BLAS baselines, one DESIGN.md line per case and implementation
 // (format and measurement protocol in harness.hpp; the cases in cases.hpp).
 //
-//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,matmul] [--budget S]
+//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul] [--budget S]
 //
 // --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
 // OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "elem_chain")) bench::run_elem_chain(options);
   if (bench::wants(options, "scalar_chain")) bench::run_scalar_chain(options);
   if (bench::wants(options, "hessian")) bench::run_hessian(options);
+  if (bench::wants(options, "jacobian")) bench::run_jacobian(options);
   if (bench::wants(options, "matmul")) bench::run_matmul(options);
   return 0;
 }

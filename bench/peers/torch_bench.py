@@ -27,7 +27,7 @@ except ImportError:
     sys.stderr.write("torch_bench: PyTorch is not installed (Debian: apt-get install python3-torch)\n")
     sys.exit(3)
 
-FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "matmul")
+FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -178,6 +178,19 @@ def run_hessian(args):
         report("hessian", n, "f64", measure(lambda: hessian(f, x, vectorize=True), args.budget))
         # torch.autograd.functional.hvp: reverse-over-reverse (double backward).
         report("hvp", n, "f64", measure(lambda: torch.autograd.functional.hvp(f, x, v), args.budget))
+
+
+def run_jacobian(args):
+    n = 1000
+    x = midpoints(n, -1.0, 1.0)
+
+    def f(v):
+        return torch.exp(v) * v.sum()
+
+    jacobian = torch.autograd.functional.jacobian
+    # vectorize=True: all basis directions in one batched (vmap) pass, PyTorch's fastest form.
+    report("jacfwd", n, "f64", measure(lambda: jacobian(f, x, vectorize=True, strategy="forward-mode"), args.budget))
+    report("jacrev", n, "f64", measure(lambda: jacobian(f, x, vectorize=True, strategy="reverse-mode"), args.budget))
 
 
 def run_matmul(args):
