@@ -27,7 +27,6 @@ namespace tenferro {
 
 using Tensors = std::vector<Tensor>;
 using GraphPtr = computegraph::GraphPtr<StdTensorOp>;
-using Jacobian = tidu::Matrix<c128>;
 
 /// The compile cache shared by every transform of this process.
 std::shared_ptr<computegraph::CompileCache<StdTensorOp>> default_compile_cache();

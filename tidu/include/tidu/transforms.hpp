@@ -42,7 +42,7 @@ concept DifferentiableProgram = Primitive<Op> && computegraph::EvaluableGraphOpe
 template <DifferentiableProgram Op>
 class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   using Helpers = detail::OperandHelpers<typename Op::Operand>;
-  using Helpers::coordinate_count, Helpers::fill_column, Helpers::fill_zeros, Helpers::for_each_basis,
+  using Helpers::fill_column, Helpers::fill_zeros, Helpers::for_each_basis,
       Helpers::split_outputs, Helpers::total_size;
 
  public:
