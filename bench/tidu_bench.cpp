@@ -1,13 +1,20 @@
 // tidu benchmarks: size and time of linearize and linear_transpose on chains and random DAGs
 // (the paper's size preservation), the growth of higher-order derivatives, and the cheap-gradient
 // principle (gradient program run time over primal program run time). One DESIGN.md line per case.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <span>
 #include <string>
 #include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "computegraph/computegraph.hpp"
 #include "tidu/reference/scalar_graph.hpp"
@@ -26,12 +33,48 @@ using Keys = std::span<const Key>;
 
 namespace {
 
-int repetitions_for(std::size_t n) { return n >= 100000 ? 3 : n >= 10000 ? 5 : 9; }
+int repetitions_for(std::size_t n) { return n >= 100000 ? 7 : n >= 10000 ? 15 : 41; }
 
-/// x -> sin -> *a -> +a -> sin -> ... (n ops): every op depends on x.
-cg::GraphPtr<ScalarOp> chain(std::size_t n) {
+/// Runs `body` in a child process and waits for it. Each size case runs in a fresh process, so
+/// that every case allocates from the same empty heap: run in one process, a case would reuse the
+/// memory that earlier, larger cases freed (no page faults) or not, depending on the order of the
+/// cases, which makes per-op times of different sizes incomparable. Exits if the case fails.
+void run_isolated(const std::function<void()>& body) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    body();  // no child: run here, the figures are then only as comparable as the order allows
+    return;
+  }
+  if (pid == 0) {
+    body();
+    std::fflush(stdout);
+    std::_Exit(0);  // the kept graphs die with the process: nothing to free
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "bench_tidu: a size case failed\n");
+    std::exit(1);
+  }
+}
+
+/// Heap bytes in use (glibc), or 0 where unknown.
+std::size_t heap_bytes_in_use() {
+#ifdef __GLIBC__
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+#else
+  return 0;
+#endif
+}
+
+/// x -> sin -> *a -> +a -> sin -> ... (n ops): every op depends on x. Chains with different
+/// `variant`s have different inputs, hence no key in common.
+cg::GraphPtr<ScalarOp> chain(std::size_t n, int variant = 0) {
   ScalarGraph g;
-  auto x = g.input("x"), a = g.input("a");
+  const std::string suffix = variant == 0 ? "" : std::to_string(variant);
+  auto x = g.input("x" + suffix), a = g.input("a" + suffix);
   auto v = x;
   for (std::size_t i = 0; i < n; ++i) v = i % 3 == 0 ? g.sin(v) : i % 3 == 1 ? g.mul(v, a) : g.add(v, a);
   g.output(v);
@@ -50,31 +93,86 @@ std::vector<Key> present(const std::vector<std::optional<Key>>& keys) {
   return out;
 }
 
-void size_case(const char* shape, const cg::GraphPtr<ScalarOp>& f) {
-  const std::size_t n = f->operations().size();
-  auto outs = f->output_keys();
-  auto wrt = input_keys(f);
-  auto view = cg::resolve({f});
-  // Every result is kept until all runs are timed: the time is the transform's, not that of
-  // freeing the previous run's graph.
-  const int reps = repetitions_for(n);
-  std::vector<tidu::LinearizedGraph<ScalarOp>> linear, transposed;
+/// Median over r < reps of the time of `run(r)`. Results are kept until all runs are timed, so
+/// that no run is charged for freeing an earlier one's graph, nor for the page faults that follow
+/// when the allocator hands memory freed by one large run back to the system and the next run
+/// takes it again (small runs would reuse their memory and never pay them). If `first_run_bytes`
+/// is given, it receives the heap bytes that run 0 left allocated (read outside the timing).
+template <class Run>
+double median_kept_seconds(Run run, int reps, std::size_t* first_run_bytes = nullptr) {
+  std::vector<decltype(run(0))> kept;
+  kept.reserve(reps);
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    const std::size_t before = r == 0 && first_run_bytes ? heap_bytes_in_use() : 0;
+    const auto start = std::chrono::steady_clock::now();
+    kept.push_back(run(r));
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (r == 0 && first_run_bytes) *first_run_bytes = heap_bytes_in_use() - before;
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// One new key per operation of `f`: the operation itself under a linearized role (hashing,
+/// looking up and retaining its operands, and allocating the node, in f's order), and nothing
+/// else. Every operation a transform emits pays at least this.
+std::vector<cg::OperationKey<ScalarOp>> rekey_operations(const cg::Graph<ScalarOp>& f) {
+  std::vector<cg::OperationKey<ScalarOp>> keys;
+  keys.reserve(f.operations().size());
+  for (const auto& node : f.operations()) {
+    std::vector<bool> all_active(node.inputs.size(), true);
+    keys.push_back(cg::OperationKey<ScalarOp>::make(
+        node.operation, node.inputs.size(),
+        [&](std::size_t i) -> const Key& { return f.key_of(node.inputs[i]); },
+        cg::OperationRole::linearized(all_active)));
+  }
+  return keys;
+}
+
+/// Size ratios and time per op of linearize and linear_transpose on graphs of one shape and size.
+/// Run r transforms its own graph `make_graph(r)`, built beforehand: graphs with no key in common,
+/// so every run creates its graph and key nodes (as the first transform of a graph does) instead of
+/// finding the nodes an earlier run left alive. Also prints the interning floor on the same
+/// graphs (rekey_operations), whose growth from small to large graphs is the memory hierarchy's
+/// (operands that lie anywhere in a graph larger than the caches), not the transforms'.
+void size_case(const char* shape, std::size_t size, const std::function<cg::GraphPtr<ScalarOp>(int)>& make_graph) {
+  const int reps = repetitions_for(size);
+  struct Run {
+    cg::GraphPtr<ScalarOp> f;
+    std::vector<Key> outs;
+    std::vector<ScalarKey> wrt;
+    cg::ResolvedView<ScalarOp> view;
+  };
+  std::vector<Run> runs;
+  for (int r = 0; r < reps; ++r) {
+    auto f = make_graph(r);
+    runs.push_back({f, f->output_keys(), input_keys(f), cg::resolve({f})});
+  }
+  const std::size_t n = runs[0].f->operations().size();
+  const double t_floor = median_kept_seconds([&](int r) { return rekey_operations(*runs[r].f); }, reps);
+  std::vector<tidu::LinearizedGraph<ScalarOp>> linear;
+  std::size_t lin_bytes = 0, tr_bytes = 0;
   linear.reserve(reps);
-  transposed.reserve(reps);
-  const double t_lin = bench::median_seconds([&] {
-    linear.push_back(tidu::linearize(view, Keys(outs), std::span<const ScalarKey>(wrt)));
-  }, reps);
-  const double t_tr = bench::median_seconds([&] {
-    transposed.push_back(tidu::linear_transpose(linear.front()));
-  }, reps);
-  const std::size_t n_lin = linear.front().graph->operations().size();
-  const std::size_t n_tr = transposed.front().graph->operations().size();
+  const double t_lin = median_kept_seconds([&](int r) {
+    auto& run = runs[r];
+    linear.push_back(tidu::linearize(run.view, Keys(run.outs), std::span<const ScalarKey>(run.wrt)));
+    return linear.back().graph;
+  }, reps, &lin_bytes);
+  const double t_tr = median_kept_seconds([&](int r) { return tidu::linear_transpose(linear[r]); },
+                                          reps, &tr_bytes);
+  const std::size_t n_lin = linear[0].graph->operations().size();
+  const std::size_t n_tr = tidu::linear_transpose(linear[0]).graph->operations().size();
+  std::printf("case=interning_floor impl=tenferro shape=%s size=%zu median_s=%.6g ns_per_op=%.1f reps=%d\n",
+              shape, n, t_floor, 1e9 * t_floor / double(n), reps);
   std::printf("case=linear_size impl=tenferro shape=%s size=%zu primal_ops=%zu linear_ops=%zu ratio=%.3f "
-              "median_s=%.6g ns_per_op=%.1f\n",
-              shape, n, n, n_lin, double(n_lin) / double(n), t_lin, 1e9 * t_lin / double(n));
+              "median_s=%.6g ns_per_op=%.1f bytes_per_op=%.0f reps=%d\n",
+              shape, n, n, n_lin, double(n_lin) / double(n), t_lin, 1e9 * t_lin / double(n),
+              double(lin_bytes) / double(n_lin), reps);
   std::printf("case=transpose_size impl=tenferro shape=%s size=%zu linear_ops=%zu transpose_ops=%zu ratio=%.3f "
-              "median_s=%.6g ns_per_op=%.1f\n",
-              shape, n, n_lin, n_tr, double(n_tr) / double(n_lin), t_tr, 1e9 * t_tr / double(n_lin));
+              "median_s=%.6g ns_per_op=%.1f bytes_per_op=%.0f reps=%d\n",
+              shape, n, n_lin, n_tr, double(n_tr) / double(n_lin), t_tr, 1e9 * t_tr / double(n_lin),
+              double(tr_bytes) / double(n_tr), reps);
 }
 
 /// Materialized op count of the k-th derivative of f along x, f^(k)(x)[v, ..., v], k = 1..max_k:
@@ -136,14 +234,20 @@ int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
   if (wanted("linear_size")) {
-    for (std::size_t n : {1000, 10000, 100000}) size_case("chain", chain(n));
     for (std::size_t n : {1000, 10000, 100000}) {
-      tidu::testkit::RandomDagOptions opts;
-      opts.ops = n;
-      opts.inputs = 8;
-      opts.outputs = 4;
-      opts.seed = 7;
-      size_case("random_dag", tidu::testkit::random_scalar_dag(opts).graph);
+      run_isolated([&] { size_case("chain", n, [&](int r) { return chain(n, r); }); });
+    }
+    for (std::size_t n : {1000, 10000, 100000}) {
+      run_isolated([&] {
+        size_case("random_dag", n, [&](int r) {
+          tidu::testkit::RandomDagOptions opts;
+          opts.ops = n;
+          opts.inputs = 8;
+          opts.outputs = 4;
+          opts.seed = 7 + static_cast<std::uint64_t>(r);
+          return tidu::testkit::random_scalar_dag(opts).graph;
+        });
+      });
     }
   }
   if (wanted("higher_order")) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "computegraph/detail/open_table.hpp"
+#include "computegraph/small_vector.hpp"
 #include "computegraph/value_key.hpp"
 
 namespace computegraph {
@@ -52,9 +53,10 @@ struct ValueNode {
 template <class Op>
 struct OperationNode {
   Op operation;
-  std::vector<ValueRef<Op>> inputs;
+  /// Operands and outputs are stored inline up to the common counts (small_vector.hpp).
+  SmallVector<ValueRef<Op>, 2> inputs;
   /// Consecutive local ids (output k is outputs[0] + k): GraphBuilder adds them together.
-  std::vector<LocalValueId> outputs;
+  SmallVector<LocalValueId, 2> outputs;
   OperationRole role;
 };
 

@@ -62,7 +62,7 @@ class GraphBuilder {
                                           OperationRole role = OperationRole::primary()) {
     // The index first: graph_ is null once finished, and insert_operation checks that.
     const LocalOperationId id = insert_operation(std::move(op), std::move(inputs), std::move(role));
-    return graph_->operations_[id].outputs;
+    return graph_->operations_[id].outputs.to_vector();
   }
 
   /// Convenience for single-output operations.

@@ -253,8 +253,9 @@ class MaterializeMerge {
                        " has more operands than its graph's operand_count() accounts for");
     }
     const std::size_t begin = pool.size();
-    pool.insert(pool.end(), operands_.end() - static_cast<std::ptrdiff_t>(n_in), operands_.end());
-    operands_.resize(operands_.size() - n_in);
+    const auto operand_ids = operands_.end() - static_cast<std::ptrdiff_t>(n_in);
+    pool.insert(pool.end(), operand_ids, operands_.end());
+    operands_.erase(operand_ids, operands_.end());
     MaterializedOperation<Op> op{node.operation, {pool.data() + begin, n_in}, 0, 0, node.role};
     auto op_index = static_cast<std::uint32_t>(result_.operations_.size());
     op.first_output = static_cast<MaterializedValueId>(result_.values_.size());

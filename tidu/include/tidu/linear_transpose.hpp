@@ -78,7 +78,9 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
   std::vector<PrimitiveValue<Op>> inputs;
   const detail::ReverseOperations<Op> order(source);
   for (std::size_t i = 0; i < order.size(); ++i) {
-    order.prefetch(i, local_cotangent.data());
+    order.prefetch(i, local_cotangent.data(), [&](LocalValueId ct) {
+      computegraph::detail::prefetch(graph.key(ct).node_identity());
+    });
     const auto [op, v] = order[i];
     const auto& node = source.operations()[op];
     cotangent_out.clear();

@@ -39,7 +39,12 @@ class ReverseOperations {
   const Entry& operator[](std::size_t i) const { return order_[i]; }
 
   /// Hints for the operations after position i; `slots` is the per-local-value cotangent array.
-  void prefetch(std::size_t i, const computegraph::LocalValueId* slots) const {
+  /// `prefetch_cotangent(ct)` is called with the cotangents already accumulated for the operands
+  /// of the operation kDistance ahead (slots not yet set are skipped), so that the caller can
+  /// fetch what adding to them reads.
+  template <class PrefetchCotangent>
+  void prefetch(std::size_t i, const computegraph::LocalValueId* slots,
+                PrefetchCotangent&& prefetch_cotangent) const {
     using computegraph::detail::prefetch;
     constexpr computegraph::LocalValueId kExternal = computegraph::Graph<Op>::kExternalOperand;
     const auto& ops = graph_.operations();
@@ -62,6 +67,9 @@ class ReverseOperations {
       for (std::size_t k = 0; k < locals.size(); ++k) {
         prefetch(locals[k] != kExternal ? values[locals[k]].key.node_identity()
                                         : ops[op].inputs[k].external_key().node_identity());
+        if (locals[k] != kExternal && slots[locals[k]] != kExternal) {
+          prefetch_cotangent(slots[locals[k]]);
+        }
       }
     }
   }
