@@ -1,6 +1,15 @@
 // Size-class buffer pool for tensor storage (see buffer_pool.hpp).
+//
+// Two levels. Each thread keeps a few free buffers of the sizes it used last in its own cache,
+// guarded by its own mutex, which only trim and capacity changes from other threads ever contend
+// for: threads that allocate and free at the same time (the columns of a Hessian, OpenMP workers)
+// then do not queue on one lock. Behind the caches, one shared pool keeps the rest, bucketed by
+// size class, under a global lock. A buffer may be freed by another thread than the one that took
+// it; it goes to the freeing thread's cache.
 #include "tenferro/buffer_pool.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -19,6 +28,13 @@ constexpr std::size_t kDefaultCapacity = 0;
 constexpr std::size_t kDefaultCapacity = std::size_t{1} << 30;
 #endif
 
+/// Per-thread cache limits: buffers of at most kMaxThreadBuffer bytes, kPerBin of one size in each
+/// of kBins sizes, kThreadBytes in all.
+constexpr std::size_t kBins = 16;
+constexpr std::size_t kPerBin = 4;
+constexpr std::size_t kMaxThreadBuffer = std::size_t{1} << 20;
+constexpr std::size_t kThreadBytes = std::size_t{4} << 20;
+
 /// The size class of a request: multiples of 64 bytes below 4 KiB; above, the next of the eight
 /// evenly spaced sizes between consecutive powers of two (at most 12.5 % slack).
 std::size_t size_class(std::size_t bytes) {
@@ -29,12 +45,71 @@ std::size_t size_class(std::size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+/// One thread's free buffers (see the file comment).
+struct ThreadCache {
+  struct Bin {
+    std::size_t size = 0;  // meaningful while count > 0
+    std::size_t count = 0;
+    std::byte* buffers[kPerBin] = {};
+  };
+  std::mutex mutex;
+  Bin bins[kBins];
+  std::size_t bytes = 0;
+  std::uint64_t hits = 0;
+
+  /// A cached buffer of exactly `size` bytes, or nullptr. Caller holds `mutex`.
+  std::byte* take(std::size_t size) {
+    for (Bin& bin : bins) {
+      if (bin.count > 0 && bin.size == size) {
+        bytes -= size;
+        ++hits;
+        return bin.buffers[--bin.count];
+      }
+    }
+    return nullptr;
+  }
+  /// Keeps `b` if there is room within `limit` bytes. Caller holds `mutex`.
+  bool keep(std::byte* b, std::size_t size, std::size_t limit) {
+    if (size > kMaxThreadBuffer || bytes + size > limit) return false;
+    Bin* free_bin = nullptr;
+    for (Bin& bin : bins) {
+      if (bin.count > 0 && bin.size == size) {
+        if (bin.count == kPerBin) return false;
+        bin.buffers[bin.count++] = b;
+        bytes += size;
+        return true;
+      }
+      if (bin.count == 0 && free_bin == nullptr) free_bin = &bin;
+    }
+    if (free_bin == nullptr) return false;
+    free_bin->size = size;
+    free_bin->buffers[0] = b;
+    free_bin->count = 1;
+    bytes += size;
+    return true;
+  }
+  /// Hands every buffer to `sink(buffer, size)`. Caller holds `mutex`.
+  template <class Sink>
+  void drain(Sink&& sink) {
+    for (Bin& bin : bins) {
+      while (bin.count > 0) sink(bin.buffers[--bin.count], bin.size);
+    }
+    bytes = 0;
+  }
+};
+
 struct Pool {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<std::byte*>> free;
   std::size_t cached = 0;
   std::size_t capacity = kDefaultCapacity;
+  /// The most bytes one thread cache keeps: kThreadBytes, or the capacity if smaller. 0 turns the
+  /// caches off, so that with pooling off every release reaches the system (as sanitizers need).
+  std::atomic<std::size_t> thread_limit{std::min(kThreadBytes, kDefaultCapacity)};
   std::uint64_t hits = 0, misses = 0;
+  /// Live thread caches, and the hits of caches whose threads have ended.
+  std::vector<ThreadCache*> caches;
+  std::uint64_t retired_hits = 0;
 
   void drop_all_locked() {
     for (auto& [size, list] : free) {
@@ -43,12 +118,58 @@ struct Pool {
     free.clear();
     cached = 0;
   }
+  /// Returns every thread cache's buffers to the system. Caller holds `mutex`.
+  void drop_thread_caches_locked() {
+    for (ThreadCache* cache : caches) {
+      std::lock_guard lock(cache->mutex);
+      cache->drain([](std::byte* b, std::size_t) { std::free(b); });
+    }
+  }
 };
 
 Pool& pool() {
   // Leaked on purpose: tensors in static storage may be destroyed after any static pool would be.
   static Pool* p = new Pool;
   return *p;
+}
+
+/// The calling thread's cache, registered with the pool while the thread lives.
+struct ThreadCacheHandle {
+  ThreadCache cache;
+  ThreadCacheHandle() {
+    Pool& p = pool();
+    std::lock_guard lock(p.mutex);
+    p.caches.push_back(&cache);
+  }
+  ~ThreadCacheHandle();
+};
+
+/// Trivially destructible, so it can be read after the thread's other thread-locals are gone:
+/// a tensor dropped then (by a later thread-local or static destructor) bypasses the cache.
+thread_local bool thread_cache_gone = false;
+
+ThreadCacheHandle::~ThreadCacheHandle() {
+  thread_cache_gone = true;
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  p.caches.erase(std::find(p.caches.begin(), p.caches.end(), &cache));
+  std::lock_guard cache_lock(cache.mutex);
+  p.retired_hits += cache.hits;
+  cache.drain([&](std::byte* b, std::size_t size) {
+    if (p.cached + size <= p.capacity) {
+      p.free[size].push_back(b);
+      p.cached += size;
+    } else {
+      std::free(b);
+    }
+  });
+}
+
+/// The calling thread's cache, or nullptr when thread caching is off or the thread is exiting.
+ThreadCache* thread_cache() {
+  if (thread_cache_gone || pool().thread_limit.load(std::memory_order_relaxed) == 0) return nullptr;
+  thread_local ThreadCacheHandle handle;
+  return &handle.cache;
 }
 
 std::byte* system_allocate(std::size_t size) {
@@ -62,6 +183,10 @@ namespace detail {
 
 std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
   granted = size_class(bytes);
+  if (ThreadCache* cache = thread_cache()) {
+    std::lock_guard lock(cache->mutex);
+    if (std::byte* b = cache->take(granted)) return b;
+  }
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
@@ -79,6 +204,10 @@ std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
 }
 
 void pool_release(std::byte* b, std::size_t granted) {
+  if (ThreadCache* cache = thread_cache()) {
+    std::lock_guard lock(cache->mutex);
+    if (cache->keep(b, granted, pool().thread_limit.load(std::memory_order_relaxed))) return;
+  }
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
@@ -96,19 +225,28 @@ void pool_release(std::byte* b, std::size_t granted) {
 BufferPoolStats buffer_pool_stats() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
-  return {p.hits, p.misses, p.cached, p.capacity};
+  BufferPoolStats stats{p.hits + p.retired_hits, p.misses, p.cached, p.capacity};
+  for (ThreadCache* cache : p.caches) {
+    std::lock_guard cache_lock(cache->mutex);
+    stats.hits += cache->hits;
+    stats.cached_bytes += cache->bytes;
+  }
+  return stats;
 }
 
 void set_buffer_pool_capacity(std::size_t bytes) {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   p.capacity = bytes;
+  p.thread_limit.store(std::min(kThreadBytes, bytes), std::memory_order_relaxed);
+  p.drop_thread_caches_locked();
   if (p.cached > bytes) p.drop_all_locked();
 }
 
 void trim_buffer_pool() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
+  p.drop_thread_caches_locked();
   p.drop_all_locked();
 }
 
