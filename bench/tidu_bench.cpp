@@ -130,49 +130,63 @@ std::vector<cg::OperationKey<ScalarOp>> rekey_operations(const cg::Graph<ScalarO
   return keys;
 }
 
-/// Size ratios and time per op of linearize and linear_transpose on graphs of one shape and size.
-/// Run r transforms its own graph `make_graph(r)`, built beforehand: graphs with no key in common,
-/// so every run creates its graph and key nodes (as the first transform of a graph does) instead of
-/// finding the nodes an earlier run left alive. Also prints the interning floor on the same
-/// graphs (rekey_operations), whose growth from small to large graphs is the memory hierarchy's
-/// (operands that lie anywhere in a graph larger than the caches), not the transforms'.
-void size_case(const char* shape, std::size_t size, const std::function<cg::GraphPtr<ScalarOp>(int)>& make_graph) {
-  const int reps = repetitions_for(size);
+using GraphMaker = std::function<cg::GraphPtr<ScalarOp>(int)>;
+
+/// The graphs of one size case: run r gets `make(r)`, built beforehand. The makers give graphs
+/// with no key in common, so every run creates its graph and key nodes (as the first transform of
+/// a graph does) instead of finding the nodes an earlier run left alive.
+struct SizeRuns {
   struct Run {
     cg::GraphPtr<ScalarOp> f;
     std::vector<Key> outs;
     std::vector<ScalarKey> wrt;
     cg::ResolvedView<ScalarOp> view;
   };
-  std::vector<Run> runs;
-  for (int r = 0; r < reps; ++r) {
-    auto f = make_graph(r);
-    runs.push_back({f, f->output_keys(), input_keys(f), cg::resolve({f})});
+  SizeRuns(std::size_t size, const GraphMaker& make) : reps(repetitions_for(size)) {
+    for (int r = 0; r < reps; ++r) {
+      auto f = make(r);
+      runs.push_back({f, f->output_keys(), input_keys(f), cg::resolve({f})});
+    }
   }
-  const std::size_t n = runs[0].f->operations().size();
-  const double t_floor = median_kept_seconds([&](int r) { return rekey_operations(*runs[r].f); }, reps);
+  std::size_t ops() const { return runs[0].f->operations().size(); }
+  int reps;
+  std::vector<Run> runs;
+};
+
+/// The interning floor on one size case's graphs (rekey_operations): its growth from small to
+/// large graphs is the memory hierarchy's (operands that lie anywhere in a graph larger than the
+/// caches), not the transforms'.
+void floor_case(const char* shape, std::size_t size, const GraphMaker& make) {
+  const SizeRuns s(size, make);
+  const double t = median_kept_seconds([&](int r) { return rekey_operations(*s.runs[r].f); }, s.reps);
+  std::printf("case=interning_floor impl=tenferro shape=%s size=%zu median_s=%.6g ns_per_op=%.1f reps=%d\n",
+              shape, s.ops(), t, 1e9 * t / double(s.ops()), s.reps);
+}
+
+/// Size ratios, time and heap bytes per op of linearize and linear_transpose on one size case.
+void size_case(const char* shape, std::size_t size, const GraphMaker& make) {
+  const SizeRuns s(size, make);
+  const std::size_t n = s.ops();
   std::vector<tidu::LinearizedGraph<ScalarOp>> linear;
   std::size_t lin_bytes = 0, tr_bytes = 0;
-  linear.reserve(reps);
+  linear.reserve(s.reps);
   const double t_lin = median_kept_seconds([&](int r) {
-    auto& run = runs[r];
+    const auto& run = s.runs[r];
     linear.push_back(tidu::linearize(run.view, Keys(run.outs), std::span<const ScalarKey>(run.wrt)));
     return linear.back().graph;
-  }, reps, &lin_bytes);
+  }, s.reps, &lin_bytes);
   const double t_tr = median_kept_seconds([&](int r) { return tidu::linear_transpose(linear[r]); },
-                                          reps, &tr_bytes);
+                                          s.reps, &tr_bytes);
   const std::size_t n_lin = linear[0].graph->operations().size();
   const std::size_t n_tr = tidu::linear_transpose(linear[0]).graph->operations().size();
-  std::printf("case=interning_floor impl=tenferro shape=%s size=%zu median_s=%.6g ns_per_op=%.1f reps=%d\n",
-              shape, n, t_floor, 1e9 * t_floor / double(n), reps);
   std::printf("case=linear_size impl=tenferro shape=%s size=%zu primal_ops=%zu linear_ops=%zu ratio=%.3f "
               "median_s=%.6g ns_per_op=%.1f bytes_per_op=%.0f reps=%d\n",
               shape, n, n, n_lin, double(n_lin) / double(n), t_lin, 1e9 * t_lin / double(n),
-              double(lin_bytes) / double(n_lin), reps);
+              double(lin_bytes) / double(n_lin), s.reps);
   std::printf("case=transpose_size impl=tenferro shape=%s size=%zu linear_ops=%zu transpose_ops=%zu ratio=%.3f "
               "median_s=%.6g ns_per_op=%.1f bytes_per_op=%.0f reps=%d\n",
               shape, n, n_lin, n_tr, double(n_tr) / double(n_lin), t_tr, 1e9 * t_tr / double(n_lin),
-              double(tr_bytes) / double(n_tr), reps);
+              double(tr_bytes) / double(n_tr), s.reps);
 }
 
 /// Materialized op count of the k-th derivative of f along x, f^(k)(x)[v, ..., v], k = 1..max_k:
@@ -234,19 +248,20 @@ int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
   if (wanted("linear_size")) {
+    // Each case, and the floor of each, in a process of its own (see run_isolated).
+    auto both = [](const char* shape, std::size_t n, const GraphMaker& make) {
+      run_isolated([&] { floor_case(shape, n, make); });
+      run_isolated([&] { size_case(shape, n, make); });
+    };
+    for (std::size_t n : {1000, 10000, 100000}) both("chain", n, [n](int r) { return chain(n, r); });
     for (std::size_t n : {1000, 10000, 100000}) {
-      run_isolated([&] { size_case("chain", n, [&](int r) { return chain(n, r); }); });
-    }
-    for (std::size_t n : {1000, 10000, 100000}) {
-      run_isolated([&] {
-        size_case("random_dag", n, [&](int r) {
-          tidu::testkit::RandomDagOptions opts;
-          opts.ops = n;
-          opts.inputs = 8;
-          opts.outputs = 4;
-          opts.seed = 7 + static_cast<std::uint64_t>(r);
-          return tidu::testkit::random_scalar_dag(opts).graph;
-        });
+      both("random_dag", n, [n](int r) {
+        tidu::testkit::RandomDagOptions opts;
+        opts.ops = n;
+        opts.inputs = 8;
+        opts.outputs = 4;
+        opts.seed = 7 + static_cast<std::uint64_t>(r);
+        return tidu::testkit::random_scalar_dag(opts).graph;
       });
     }
   }

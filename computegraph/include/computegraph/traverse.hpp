@@ -3,8 +3,10 @@
 //
 // Local references are followed inside their graph; External ones are resolved through the view.
 // Every operation reachable from `outputs` is visited exactly once, deduplicated by key, in
-// topological order (depth-first post-order from the outputs in the given order, operands left to
-// right); every reachable input key is visited once, when first reached. No node is copied.
+// topological order: on a view of one graph, in the graph's own order (which GraphBuilder keeps
+// topological), each reachable input in that order too; on several graphs, depth-first post-order
+// from the outputs in the given order, operands left to right, each reachable input key when
+// first reached. No node is copied.
 // Throws GraphError if an output or an External reference is not defined by any graph of the view.
 // Iterative: safe on 10^6-deep chains.
 //
@@ -29,7 +31,20 @@ std::vector<std::uint32_t> walk_topological(const ResolvedView<Op>& view,
                                             std::span<const ValueKey<Op>> outputs,
                                             OnInput&& on_input, OnOperation&& on_operation,
                                             const char* stage = "walk_topological") {
-  return detail::TopologicalWalk<Op>(view).run(outputs, on_input, on_operation, stage);
+  auto no_hint = [](std::span<const std::uint32_t>) {};
+  return detail::TopologicalWalk<Op>(view).run(outputs, on_input, on_operation, no_hint, stage);
+}
+
+/// walk_topological with a cache hint: on a one-graph view, `on_ahead(operand walk ids)` is called
+/// for the operation that will be visited a few steps later (its operands' walk ids are final, but
+/// their on_operation may not have run yet), so the caller can prefetch its own per-value state.
+/// Hints must not change results.
+template <GraphOperation Op, class OnInput, class OnOperation, class OnAhead>
+std::vector<std::uint32_t> walk_topological(const ResolvedView<Op>& view,
+                                            std::span<const ValueKey<Op>> outputs,
+                                            OnInput&& on_input, OnOperation&& on_operation,
+                                            OnAhead&& on_ahead, const char* stage) {
+  return detail::TopologicalWalk<Op>(view).run(outputs, on_input, on_operation, on_ahead, stage);
 }
 
 }  // namespace computegraph

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "computegraph/detail/key_map.hpp"
+#include "computegraph/detail/prefetch.hpp"
 #include "computegraph/dump.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/resolve.hpp"
@@ -122,8 +123,16 @@ LinearizedGraph<Op> linearize_seeded(const computegraph::ResolvedView<Op>& view,
                   tangent_out[k] ? *tangent_out[k] : kNoTangent);
     }
   };
+  // Fetches the key nodes of the operands' tangents that are known by now (the rule reads them).
+  auto on_ahead = [&](std::span<const std::uint32_t> operands) {
+    for (std::uint32_t id : operands) {
+      if (id < tangent.size() && tangent[id] != kNoTangent) {
+        computegraph::detail::prefetch(graph.key(tangent[id]).node_identity());
+      }
+    }
+  };
   const std::vector<std::uint32_t> output_ids =
-      computegraph::walk_topological(view, outputs, on_input, on_operation, "linearize");
+      computegraph::walk_topological(view, outputs, on_input, on_operation, on_ahead, "linearize");
 
   std::vector<LocalValueId> graph_outputs;
   for (std::uint32_t id : output_ids) {

@@ -38,9 +38,10 @@ class TopologicalWalk {
   explicit TopologicalWalk(const ResolvedView<Op>& view)
       : view_(view), ids_(view.graphs().size()), multi_graph_(view.graphs().size() > 1) {}
 
-  template <class OnInput, class OnOperation>
+  template <class OnInput, class OnOperation, class OnAhead>
   std::vector<std::uint32_t> run(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
-                                 OnOperation& on_operation, const char* stage) {
+                                 OnOperation& on_operation, OnAhead& on_ahead, const char* stage) {
+    if (view_.graphs().size() == 1) return sweep(outputs, on_input, on_operation, on_ahead, stage);
     std::vector<std::uint32_t> output_ids;
     output_ids.reserve(outputs.size());
     for (const auto& key : outputs) {
@@ -218,6 +219,101 @@ class TopologicalWalk {
     const std::uint32_t id = operands_.back();
     operands_.pop_back();
     return id;
+  }
+
+  /// The walk of a one-graph view: its operations in the graph's own order, which is already
+  /// topological (GraphBuilder appends an operation after its operands), restricted to those the
+  /// outputs reach. Unlike a depth-first walk, the order is known before the first visit, so the
+  /// walk fetches ahead what visiting an operation reads: kAhead operations before, the operands'
+  /// value entries; kAhead / 2 before, their key nodes, and `on_ahead(operand walk ids)` lets the
+  /// caller fetch its own per-value state.
+  template <class OnInput, class OnOperation, class OnAhead>
+  std::vector<std::uint32_t> sweep(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
+                                   OnOperation& on_operation, OnAhead& on_ahead, const char* stage) {
+    const Graph<Op>& g = graph(0);
+    const auto& values = g.values();
+    const auto& ops = g.operations();
+    // Backward: a value is live if an output is, or a live operation reads it; an operation is
+    // live if one of its outputs is.
+    std::vector<std::uint8_t> live(values.size(), 0);
+    std::vector<LocalValueId> output_locals;
+    output_locals.reserve(outputs.size());
+    for (const auto& key : outputs) {
+      const auto id = g.find(key);
+      if (!id) {
+        throw GraphError(std::string(stage) + ": output " + key_to_string(key) +
+                         " is not defined by any graph of the view");
+      }
+      live[*id] = 1;
+      output_locals.push_back(*id);
+    }
+    for (std::size_t op = ops.size(); op-- > 0;) {
+      bool reached = false;
+      for (LocalValueId v : ops[op].outputs) reached |= live[v] != 0;
+      if (!reached) continue;
+      // The forward pass schedules an operation at its output 0, whichever output is reached.
+      live[ops[op].outputs[0]] = 1;
+      const auto locals = g.local_operands(static_cast<LocalOperationId>(op));
+      for (std::size_t k = 0; k < locals.size(); ++k) {
+        if (locals[k] == Graph<Op>::kExternalOperand) {
+          throw GraphError(std::string(stage) + ": dangling external reference " +
+                           key_to_string(ops[op].inputs[k].external_key()) + " (input of " +
+                           std::string(ops[op].operation.name()) +
+                           "): no graph of the view defines it");
+        }
+        live[locals[k]] = 1;
+      }
+    }
+    // Forward: walk ids, and the schedule (each live input, and output 0 of each live operation)
+    // with its operations' operand walk ids.
+    auto& ids = ids_of(0);
+    std::vector<LocalValueId> schedule;
+    std::vector<std::uint32_t> operand_begin, operand_ids;
+    for (std::size_t v = 0; v < values.size(); ++v) {
+      if (!live[v]) continue;
+      const auto& producer = values[v].producer;
+      if (producer && producer->second != 0) continue;
+      schedule.push_back(static_cast<LocalValueId>(v));
+      operand_begin.push_back(static_cast<std::uint32_t>(operand_ids.size()));
+      if (!producer) {
+        ids[v] = next_id_++;
+        continue;
+      }
+      for (LocalValueId local : g.local_operands(producer->first)) operand_ids.push_back(ids[local]);
+      const auto n_out = static_cast<std::uint32_t>(ops[producer->first].outputs.size());
+      for (std::uint32_t k = 0; k < n_out; ++k) ids[v + k] = next_id_ + k;
+      next_id_ += n_out;
+    }
+    operand_begin.push_back(static_cast<std::uint32_t>(operand_ids.size()));
+    auto operands_of = [&](std::size_t i) {
+      return std::span<const std::uint32_t>(operand_ids.data() + operand_begin[i],
+                                            operand_ids.data() + operand_begin[i + 1]);
+    };
+    auto locals_of = [&](std::size_t i) {
+      const auto& producer = values[schedule[i]].producer;
+      return producer ? g.local_operands(producer->first) : std::span<const LocalValueId>();
+    };
+    constexpr std::size_t kAhead = 16;
+    for (std::size_t i = 0; i < schedule.size(); ++i) {
+      if (i + kAhead < schedule.size()) {
+        for (LocalValueId local : locals_of(i + kAhead)) prefetch(&values[local]);
+      }
+      if (i + kAhead / 2 < schedule.size()) {
+        for (LocalValueId local : locals_of(i + kAhead / 2)) prefetch(values[local].key.node_identity());
+        on_ahead(operands_of(i + kAhead / 2));
+      }
+      const LocalValueId v = schedule[i];
+      const auto& producer = values[v].producer;
+      if (!producer) {
+        on_input(values[v].key, ids[v]);
+        continue;
+      }
+      on_operation(WalkStep<Op>{g, ops[producer->first], operands_of(i), producer->first, ids[v], v});
+    }
+    std::vector<std::uint32_t> output_ids;
+    output_ids.reserve(output_locals.size());
+    for (LocalValueId v : output_locals) output_ids.push_back(ids[v]);
+    return output_ids;
   }
 
   const ResolvedView<Op>& view_;
