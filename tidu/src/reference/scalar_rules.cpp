@@ -26,13 +26,17 @@ LocalValueId primal(Builder& b, Kind kind, std::vector<PV> inputs) {
 LocalValueId scale(Builder& b, PV fixed, LocalValueId tangent) {
   return emit(b, Kind::Mul, {std::move(fixed), loc(tangent)}, linear_role({false, true}));
 }
-/// Sum of the present terms (nullopt if none). The operands are in local-id order: add commutes,
-/// and one order for equal terms lets the graph merge them (d(p*q) reached along two paths of a
-/// higher derivative gives the same terms in both orders).
+/// Sum of the present terms (nullopt if none). The operands are ordered by their keys' structural
+/// hashes (ties, which need equal hashes of different keys, by local id): add commutes, and one
+/// order for equal terms lets the graph merge them (d(p*q) reached along two paths of a higher
+/// derivative gives the same terms in both orders). The hash depends only on structure, so the
+/// order is the same in every pass, whatever order a transform visits operations in.
 std::optional<LocalValueId> sum(Builder& b, std::optional<LocalValueId> x,
                                 std::optional<LocalValueId> y) {
   if (x && y) {
-    return emit(b, Kind::Add, {loc(std::min(*x, *y)), loc(std::max(*x, *y))},
+    const std::size_t hx = b.key_of(loc(*x)).hash(), hy = b.key_of(loc(*y)).hash();
+    const bool x_first = hx != hy ? hx < hy : *x < *y;
+    return emit(b, Kind::Add, {loc(x_first ? *x : *y), loc(x_first ? *y : *x)},
                 linear_role({true, true}));
   }
   return x ? x : y;
