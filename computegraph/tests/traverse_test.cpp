@@ -104,6 +104,33 @@ TEST(WalkTopological, OneGraphAndSeveralGraphsVisitExactlyTheReachablePart) {
   }
 }
 
+TEST(WalkTopological, AnExternalReferenceToTheGraphsOwnValueIsFollowed) {
+  // External operands make a one-graph walk fall back to the depth-first walk, which resolves
+  // them through the view: here to a value of the same graph.
+  using Ref = computegraph::ValueRef<ScalarOp>;
+  computegraph::GraphBuilder<ScalarOp> b;
+  const auto x = b.add_input("x");
+  const auto s = b.add(ScalarOp::sin(), {Ref::local(x)});
+  const auto dead = b.add(ScalarOp::cos(), {Ref::local(x)});
+  const auto y = b.add(ScalarOp::mul(), {Ref::external(b.key(s)), Ref::local(x)});
+  b.set_outputs({y});
+  const GraphPtr g = b.finish();
+  const std::vector<Key> outputs = g->output_keys();
+  const WalkRecord r = record_walk(computegraph::resolve({g}), outputs);
+  expect_sound(r, outputs, "external to own value");
+  EXPECT_FALSE(r.visited.count(g->key(dead).node_identity()));
+  EXPECT_EQ(r.visited.size(), 3u);  // x, sin, mul
+
+  computegraph::GraphBuilder<ScalarOp> other;
+  const auto z = other.add_input("z");
+  const Key elsewhere = other.key(other.add(ScalarOp::neg(), {Ref::local(z)}));
+  computegraph::GraphBuilder<ScalarOp> dangling;
+  dangling.set_outputs({dangling.add(ScalarOp::sin(), {Ref::external(elsewhere)})});
+  const GraphPtr d = dangling.finish();
+  const std::vector<Key> d_outputs = d->output_keys();
+  EXPECT_THROW(record_walk(computegraph::resolve({d}), d_outputs), computegraph::GraphError);
+}
+
 TEST(WalkTopological, AnOutputNoGraphDefinesIsAGraphError) {
   const GraphPtr g = cgtest::random_scalar_graph(3);
   computegraph::GraphBuilder<ScalarOp> b;

@@ -41,7 +41,20 @@ class TopologicalWalk {
   template <class OnInput, class OnOperation, class OnAhead>
   std::vector<std::uint32_t> run(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
                                  OnOperation& on_operation, OnAhead& on_ahead, const char* stage) {
-    if (view_.graphs().size() == 1) return sweep(outputs, on_input, on_operation, on_ahead, stage);
+    if (view_.graphs().size() == 1) {
+      if (auto schedule = sweep_schedule(outputs, stage)) {
+        return sweep(*schedule, on_input, on_operation, on_ahead);
+      }
+    }
+    return depth_first(outputs, on_input, on_operation, stage);
+  }
+
+ private:
+  static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
+
+  template <class OnInput, class OnOperation>
+  std::vector<std::uint32_t> depth_first(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
+                                         OnOperation& on_operation, const char* stage) {
     std::vector<std::uint32_t> output_ids;
     output_ids.reserve(outputs.size());
     for (const auto& key : outputs) {
@@ -54,9 +67,6 @@ class TopologicalWalk {
     }
     return output_ids;
   }
-
- private:
-  static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
 
   /// Local value `value` of graph number `graph` (an index into view_.graphs()).
   struct Def {
@@ -221,98 +231,111 @@ class TopologicalWalk {
     return id;
   }
 
-  /// The walk of a one-graph view: its operations in the graph's own order, which is already
-  /// topological (GraphBuilder appends an operation after its operands), restricted to those the
-  /// outputs reach. Unlike a depth-first walk, the order is known before the first visit, so the
-  /// walk fetches ahead what visiting an operation reads: kAhead operations before, the operands'
-  /// value entries; kAhead / 2 before, their key nodes, and `on_ahead(operand walk ids)` lets the
-  /// caller fetch its own per-value state.
-  template <class OnInput, class OnOperation, class OnAhead>
-  std::vector<std::uint32_t> sweep(std::span<const ValueKey<Op>> outputs, OnInput& on_input,
-                                   OnOperation& on_operation, OnAhead& on_ahead, const char* stage) {
+  /// The order of a one-graph view's walk: its operations in the graph's own order, which is
+  /// already topological (GraphBuilder appends an operation after its operands), restricted to
+  /// those the outputs reach, with walk ids numbered in that order.
+  struct Schedule {
+    /// Each reached input, and output 0 of each reached operation, in graph order.
+    std::vector<LocalValueId> values;
+    /// Operand walk ids of values[i]'s operation: operand_ids[operand_begin[i] .. [i + 1]).
+    std::vector<std::uint32_t> operand_begin, operand_ids;
+    std::vector<LocalValueId> outputs;
+  };
+
+  /// The schedule, with walk ids assigned (ids_[0]); nullopt, having assigned nothing, if a
+  /// reached operation has an External operand (which the graph may define itself): then the
+  /// depth-first walk resolves it. Throws GraphError if the graph does not define an output.
+  std::optional<Schedule> sweep_schedule(std::span<const ValueKey<Op>> outputs, const char* stage) {
     const Graph<Op>& g = graph(0);
     const auto& values = g.values();
     const auto& ops = g.operations();
-    // Backward: a value is live if an output is, or a live operation reads it; an operation is
-    // live if one of its outputs is.
-    std::vector<std::uint8_t> live(values.size(), 0);
-    std::vector<LocalValueId> output_locals;
-    output_locals.reserve(outputs.size());
+    Schedule s;
+    // Backward: a value is reached if it is an output or a reached operation reads it; an
+    // operation is reached if one of its outputs is.
+    std::vector<std::uint8_t> reached(values.size(), 0);
+    s.outputs.reserve(outputs.size());
     for (const auto& key : outputs) {
       const auto id = g.find(key);
       if (!id) {
         throw GraphError(std::string(stage) + ": output " + key_to_string(key) +
                          " is not defined by any graph of the view");
       }
-      live[*id] = 1;
-      output_locals.push_back(*id);
+      reached[*id] = 1;
+      s.outputs.push_back(*id);
     }
     for (std::size_t op = ops.size(); op-- > 0;) {
-      bool reached = false;
-      for (LocalValueId v : ops[op].outputs) reached |= live[v] != 0;
-      if (!reached) continue;
-      // The forward pass schedules an operation at its output 0, whichever output is reached.
-      live[ops[op].outputs[0]] = 1;
-      const auto locals = g.local_operands(static_cast<LocalOperationId>(op));
-      for (std::size_t k = 0; k < locals.size(); ++k) {
-        if (locals[k] == Graph<Op>::kExternalOperand) {
-          throw GraphError(std::string(stage) + ": dangling external reference " +
-                           key_to_string(ops[op].inputs[k].external_key()) + " (input of " +
-                           std::string(ops[op].operation.name()) +
-                           "): no graph of the view defines it");
-        }
-        live[locals[k]] = 1;
+      bool any = false;
+      for (LocalValueId v : ops[op].outputs) any |= reached[v] != 0;
+      if (!any) continue;
+      reached[ops[op].outputs[0]] = 1;  // scheduled at output 0, whichever output is reached
+      for (LocalValueId local : g.local_operands(static_cast<LocalOperationId>(op))) {
+        if (local == Graph<Op>::kExternalOperand) return std::nullopt;
+        reached[local] = 1;
       }
     }
-    // Forward: walk ids, and the schedule (each live input, and output 0 of each live operation)
-    // with its operations' operand walk ids.
+    // Forward: walk ids in graph order, and each operation's operand walk ids.
     auto& ids = ids_of(0);
-    std::vector<LocalValueId> schedule;
-    std::vector<std::uint32_t> operand_begin, operand_ids;
     for (std::size_t v = 0; v < values.size(); ++v) {
-      if (!live[v]) continue;
+      if (!reached[v]) continue;
       const auto& producer = values[v].producer;
       if (producer && producer->second != 0) continue;
-      schedule.push_back(static_cast<LocalValueId>(v));
-      operand_begin.push_back(static_cast<std::uint32_t>(operand_ids.size()));
+      s.values.push_back(static_cast<LocalValueId>(v));
+      s.operand_begin.push_back(static_cast<std::uint32_t>(s.operand_ids.size()));
       if (!producer) {
         ids[v] = next_id_++;
         continue;
       }
-      for (LocalValueId local : g.local_operands(producer->first)) operand_ids.push_back(ids[local]);
+      for (LocalValueId local : g.local_operands(producer->first)) s.operand_ids.push_back(ids[local]);
       const auto n_out = static_cast<std::uint32_t>(ops[producer->first].outputs.size());
       for (std::uint32_t k = 0; k < n_out; ++k) ids[v + k] = next_id_ + k;
       next_id_ += n_out;
     }
-    operand_begin.push_back(static_cast<std::uint32_t>(operand_ids.size()));
+    s.operand_begin.push_back(static_cast<std::uint32_t>(s.operand_ids.size()));
+    return s;
+  }
+
+  /// Visits a one-graph view in schedule order. The order is known before the first visit, so the
+  /// walk fetches ahead what visiting an operation reads: kAhead steps before, the operands' value
+  /// entries; kAhead / 2 before, their key nodes, and `on_ahead(operand walk ids)` lets the caller
+  /// fetch its own per-value state.
+  template <class OnInput, class OnOperation, class OnAhead>
+  std::vector<std::uint32_t> sweep(const Schedule& s, OnInput& on_input, OnOperation& on_operation,
+                                   OnAhead& on_ahead) {
+    const Graph<Op>& g = graph(0);
+    const auto& values = g.values();
+    const auto& ids = ids_of(0);
     auto operands_of = [&](std::size_t i) {
-      return std::span<const std::uint32_t>(operand_ids.data() + operand_begin[i],
-                                            operand_ids.data() + operand_begin[i + 1]);
+      return std::span<const std::uint32_t>(s.operand_ids.data() + s.operand_begin[i],
+                                            s.operand_ids.data() + s.operand_begin[i + 1]);
     };
     auto locals_of = [&](std::size_t i) {
-      const auto& producer = values[schedule[i]].producer;
+      const auto& producer = values[s.values[i]].producer;
       return producer ? g.local_operands(producer->first) : std::span<const LocalValueId>();
     };
     constexpr std::size_t kAhead = 16;
-    for (std::size_t i = 0; i < schedule.size(); ++i) {
-      if (i + kAhead < schedule.size()) {
+    const std::size_t n = s.values.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) {
         for (LocalValueId local : locals_of(i + kAhead)) prefetch(&values[local]);
       }
-      if (i + kAhead / 2 < schedule.size()) {
-        for (LocalValueId local : locals_of(i + kAhead / 2)) prefetch(values[local].key.node_identity());
+      if (i + kAhead / 2 < n) {
+        for (LocalValueId local : locals_of(i + kAhead / 2)) {
+          prefetch(values[local].key.node_identity());
+        }
         on_ahead(operands_of(i + kAhead / 2));
       }
-      const LocalValueId v = schedule[i];
+      const LocalValueId v = s.values[i];
       const auto& producer = values[v].producer;
       if (!producer) {
         on_input(values[v].key, ids[v]);
         continue;
       }
-      on_operation(WalkStep<Op>{g, ops[producer->first], operands_of(i), producer->first, ids[v], v});
+      const LocalOperationId op = producer->first;
+      on_operation(WalkStep<Op>{g, g.operations()[op], operands_of(i), op, ids[v], v});
     }
     std::vector<std::uint32_t> output_ids;
-    output_ids.reserve(output_locals.size());
-    for (LocalValueId v : output_locals) output_ids.push_back(ids[v]);
+    output_ids.reserve(s.outputs.size());
+    for (LocalValueId v : s.outputs) output_ids.push_back(ids[v]);
     return output_ids;
   }
 
