@@ -4,9 +4,9 @@
 // Local references are followed inside their graph; External ones are resolved through the view.
 // Every operation reachable from `outputs` is visited exactly once, deduplicated by key, in
 // topological order: on a view of one graph, in the graph's own order (which GraphBuilder keeps
-// topological), each reachable input in that order too; on several graphs, depth-first post-order
-// from the outputs in the given order, operands left to right, each reachable input key when
-// first reached. No node is copied.
+// topological), each reachable input in that order too; on several graphs, or when a reachable
+// operation has an External operand, depth-first post-order from the outputs in the given order,
+// operands left to right, each reachable input key when first reached. No node is copied.
 // Throws GraphError if an output or an External reference is not defined by any graph of the view.
 // Iterative: safe on 10^6-deep chains.
 //
