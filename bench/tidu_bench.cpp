@@ -110,8 +110,7 @@ double median_kept_seconds(Run run, int reps, std::size_t* first_run_bytes = nul
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (r == 0 && first_run_bytes) *first_run_bytes = heap_bytes_in_use() - before;
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return bench::median(std::move(times));
 }
 
 /// One new key per operation of `f`: the operation itself under a linearized role (hashing,
