@@ -113,6 +113,44 @@ TEST(ExecGolden, FusionNeverMergesAcrossAPathThroughAnotherStep) {
   EXPECT_TRUE(tf::allclose(fused[0], ref[0], 1e-12, 1e-12)) << fused[0] << " vs " << ref[0];
 }
 
+// Size-1 tensors of different ranks share one fusion key (dtype, element count), so groups merge
+// across broadcasts and reshapes, and a group whose steps all come early can depend on a group
+// that later steps joined. An earlier cycle check stopped its walk at groups that end before the
+// merged set begins, and merged into a cycle here. f = exp(a) exp(b), so value = d/da = d/db.
+TEST(ExecFusionCycle, GradientOfAProductOfBroadcastSizeOneExponentials) {
+  auto f = [](tf::Traced a, tf::Traced b) {
+    return tf::sum(tf::broadcast_to(tf::exp(a), {1}) * tf::broadcast_to(tf::exp(b), {1}));
+  };
+  auto [value, grads] = tf::value_and_grad(f, {0, 1})(tf::Tensor::scalar(0.28), tf::Tensor::scalar(-0.4));
+  const double expected = std::exp(0.28 - 0.4);
+  EXPECT_NEAR(value.item<double>(), expected, 1e-15);
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_NEAR(grads[0].item<double>(), expected, 1e-15);
+  EXPECT_NEAR(grads[1].item<double>(), expected, 1e-15);
+}
+
+// The second program the cycle check got wrong: with x of shape [1, 1], u = exp(x)^x = e^s with
+// s = x^2, w = u u (batch axis 1, contracting axis 0), and the loss is f(x) = g(s) with
+// g(s) = e^s / (e^{4s} + 1). Closed form: f'' = 2 g'(s) + 4 x^2 g''(s), where with D = 1 + e^{4s},
+// g' = e^s / D - 4 e^{5s} / D^2 and g'' = e^s / D - 24 e^{5s} / D^2 + 32 e^{9s} / D^3.
+TEST(ExecFusionCycle, HessianVectorProductThroughABatchedSizeOneContraction) {
+  auto f = [](tf::Traced x) {
+    auto u = tf::pow(tf::exp(x), x);
+    auto w = tf::dot_general(u, u, tf::DotDims{{1}, {1}, {0}, {0}});
+    return tf::sum(tf::max(u / (w * w + 1.0), {1, 0}));
+  };
+  const double x = -0.1713087311241258, v = 0.75;
+  const double s = x * x, d = 1 + std::exp(4 * s);
+  const double g1 = std::exp(s) / d - 4 * std::exp(5 * s) / (d * d);
+  const double g2 = std::exp(s) / d - 24 * std::exp(5 * s) / (d * d) + 32 * std::exp(9 * s) / (d * d * d);
+  const double second = 2 * g1 + 4 * x * x * g2;
+  auto hv = tf::hvp(f, {tf::Tensor::full({1, 1}, x)}, {tf::Tensor::full({1, 1}, v)});
+  ASSERT_EQ(hv.size(), 1u);
+  EXPECT_NEAR(hv[0].item<double>(), second * v, 1e-14);
+  auto h = tf::hessian(f)(tf::Tensor::full({1, 1}, x));
+  EXPECT_NEAR(h.item<double>(), second, 1e-14);
+}
+
 TEST(ExecGolden, DenseLayerFoldsTransposesAndReadsTheBiasAsARow) {
   std::vector<tf::Tensor> args = {random_tensor({4, 3}, 2), random_tensor({3, 5}, 3), random_tensor({5}, 4)};
   auto [primal, grad] = programs(dense_layer, args);

@@ -3,9 +3,10 @@
 // Grouping walks the steps in order. A one-instruction fused step X (or a full reduction) joins
 // the groups of the fused producers of its operands that compute in the same dtype over the same
 // element count, merging them into one group, when that creates no cycle (else the first of those
-// groups that X can join alone): no path may leave the merged set and come back into it (creates_cycle walks back from the set's outside operands,
-// treating each group as one node, since a kernel needs all of its members' operands). A full
-// reduction's result is never read inside its own group: it exists only after the whole loop.
+// groups that X can join alone): no path may leave the merged set and come back into it, where a
+// group counts as one node, since a kernel needs all of its members' operands (FusionGroups states
+// the check and why it is sound). A full reduction's result is never read inside its own group: it
+// exists only after the whole loop.
 //
 // Each group becomes one kernel: its external operands are its inputs (a broadcast_in_dim of a
 // scalar, of a trailing row or of a leading column is read through the kernel's input access
@@ -24,16 +25,6 @@ namespace tenferro::exec {
 
 namespace {
 constexpr std::size_t kMaxGroupSteps = 96;  // bounds the scratch registers of one kernel
-
-struct Grouping {
-  std::vector<int> parent;  // union-find over group ids
-  std::vector<std::vector<std::size_t>> members;
-  std::vector<std::size_t> last;  // of a root: the largest step index among its members
-  int find(int g) {
-    while (parent[static_cast<std::size_t>(g)] != g) g = parent[static_cast<std::size_t>(g)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(g)])];
-    return g;
-  }
-};
 
 bool is_reduction(const Step& s) {
   return s.kind == StepKind::Fused && s.fused->code.empty() && s.fused->outputs[0].mode == OutputMode::SumAll;
@@ -55,6 +46,131 @@ std::optional<std::pair<Access, std::int64_t>> broadcast_access(const StdTensorO
   if (leading) return std::pair{Access::Outer, op.out.numel() / n};
   return std::nullopt;
 }
+
+/// Fusion groups as union-find over step indices (a step is its own group until it joins one),
+/// with a topological order of the contracted graph: one node per group, an edge r -> s when a
+/// member of s reads a value a member of r produces (a kernel needs all its members' operands
+/// before it runs). Steps join in program order, and a step joins only groups of earlier steps.
+///
+/// Invariant: the contracted graph is acyclic and ord_ (over group roots) is a topological order
+/// of it. Initially every step is a group and ord = step index, which holds since steps are in
+/// topological order.
+///
+/// Cycle check (creates_cycle): merging the set S = {x} + candidate groups makes a cycle iff a
+/// path leaves S and comes back, i.e. some group u outside S depends on S and S depends on u (or a
+/// finished reduction in S is read inside S, which one loop cannot do). Walking backward from
+/// S's outside operands finds such a u if there is one. Every group on such a path depends on S,
+/// so its ord is greater than lo = min ord over S: the walk may skip any group with ord < lo
+/// without missing a cycle. (Step indices are no such bound: a group whose members all come
+/// before S's first step can still depend on S once one of its producers' groups has a member
+/// after it, which is what an earlier version of this check got wrong.)
+///
+/// Keeping the order (merge): within the ord window [lo, ord(x)], let A be the groups the walk
+/// visited (S's ancestors there) and R the rest. Renumbering the window's slots as A (in their
+/// order), then the merged group, then R (in their order) is topological: nothing in A depends on
+/// anything in R (an ancestor of A in the window is an ancestor of S, hence in A), S depends on
+/// nothing in R (same reason), and order within A and within R is kept. The walk and the
+/// renumbering only touch the window, so the pass stays local on long programs.
+class FusionGroups {
+ public:
+  explicit FusionGroups(std::size_t n) : parent_(n), members_(n), ord_(n), at_ord_(n), mark_(n, 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      parent_[i] = i;
+      members_[i] = {i};
+      ord_[i] = i;
+      at_ord_[i] = i;
+    }
+  }
+  std::size_t find(std::size_t s) {
+    while (parent_[s] != s) s = parent_[s] = parent_[parent_[s]];
+    return s;
+  }
+  /// A group's members in the order they joined: its newest (largest) step last.
+  const std::vector<std::size_t>& members(std::size_t root) const { return members_[root]; }
+
+  /// Whether running step x with the groups `cand` (roots of earlier steps' groups) as one
+  /// kernel needs a value that depends on that kernel. Marks the groups it walks (for merge).
+  bool creates_cycle(const ExecProgram& p, const std::vector<std::size_t>& producer_index, std::size_t x,
+                     const std::vector<std::size_t>& cand) {
+    const std::size_t n = parent_.size();
+    set_stamp_ = ++stamp_;
+    walk_stamp_ = ++stamp_;
+    std::vector<std::size_t> set = cand;
+    set.push_back(x);
+    std::size_t lo = ord_[x];
+    for (std::size_t r : set) {
+      mark_[r] = set_stamp_;
+      lo = std::min(lo, ord_[r]);
+    }
+    std::vector<std::size_t> stack;
+    for (std::size_t r : set) {
+      for (std::size_t m : members_[r]) {
+        for (auto v : p.steps[m].in) {
+          const std::size_t q = producer_index[v];
+          if (q == n) continue;
+          if (mark_[find(q)] == set_stamp_) {
+            if (is_reduction(p.steps[q])) return true;  // its sum exists only after the loop
+            continue;
+          }
+          stack.push_back(find(q));
+        }
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t r = stack.back();
+      stack.pop_back();
+      if (mark_[r] == set_stamp_) return true;
+      if (mark_[r] == walk_stamp_ || ord_[r] < lo) continue;
+      mark_[r] = walk_stamp_;
+      for (std::size_t m : members_[r]) {
+        for (auto v : p.steps[m].in) {
+          if (producer_index[v] < n) stack.push_back(find(producer_index[v]));
+        }
+      }
+    }
+    return false;
+  }
+
+  /// Merges x with the groups `cand`; the last creates_cycle call must have been for exactly
+  /// these and returned false.
+  void merge(std::size_t x, const std::vector<std::size_t>& cand) {
+    std::size_t lo = ord_[x];
+    for (std::size_t r : cand) lo = std::min(lo, ord_[r]);
+    std::vector<std::size_t> slots, ancestors, rest;
+    for (std::size_t o = lo; o <= ord_[x]; ++o) {
+      const std::size_t r = at_ord_[o];
+      if (r == kNone) continue;
+      slots.push_back(o);
+      at_ord_[o] = kNone;
+      if (mark_[r] == walk_stamp_) ancestors.push_back(r);
+      else if (mark_[r] != set_stamp_) rest.push_back(r);
+    }
+    const std::size_t root = x;
+    for (std::size_t r : cand) {
+      parent_[r] = root;
+      auto& from = members_[r];
+      members_[root].insert(members_[root].end() - 1, from.begin(), from.end());  // x stays last
+      from.clear();
+    }
+    std::size_t next = 0;
+    auto place = [&](std::size_t r) {
+      ord_[r] = slots[next];
+      at_ord_[slots[next++]] = r;
+    };
+    for (std::size_t r : ancestors) place(r);
+    place(root);
+    for (std::size_t r : rest) place(r);
+  }
+
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::size_t> parent_;
+  std::vector<std::vector<std::size_t>> members_;
+  std::vector<std::size_t> ord_;     // of a root: its position in the topological order
+  std::vector<std::size_t> at_ord_;  // the root at each position, or kNone
+  std::vector<std::size_t> mark_;    // stamps of the last check: set_stamp_ (S), walk_stamp_ (visited)
+  std::size_t stamp_ = 0, set_stamp_ = 0, walk_stamp_ = 0;
+};
 
 class KernelBuilder {
  public:
@@ -211,116 +327,44 @@ ExecProgram fuse_elementwise(ExecProgram p) {
       producer_index[v] = i;
     }
   }
-  Grouping g;
-  std::vector<int> group(n, -1);
+  auto fused = [&](std::size_t i) { return p.steps[i].kind == StepKind::Fused; };
   auto key_of = [&](std::size_t i) {
     const FusedKernel& k = *p.steps[i].fused;
     return std::pair{k.dtype, k.size};
   };
-  // Whether running the groups `cand` and step x as one kernel would need a value that depends on
-  // the kernel itself: a path that leaves the merged set and comes back, found by a backward walk
-  // from the set's outside operands in which a group counts as one node (it runs as one kernel,
-  // so it needs every member's operands). A finished sum read inside the set counts too.
-  // Steps are in topological order, so a node (a step, or a group as a whole) whose last step
-  // comes before the set's first cannot depend on the set: the walk stops there, which keeps it
-  // local instead of revisiting the whole program behind a long chain of kernels.
-  std::vector<std::size_t> seen(n, 0);
-  std::size_t walk = 0;
-  auto creates_cycle = [&](std::size_t x, const std::vector<int>& cand) {
-    auto in_set = [&](std::size_t q) {
-      return q == x || (group[q] >= 0 && std::find(cand.begin(), cand.end(), g.find(group[q])) != cand.end());
-    };
-    ++walk;
-    std::vector<std::size_t> stack;
-    auto push_operands = [&](std::size_t step) {
-      for (auto v : p.steps[step].in) {
-        if (producer_index[v] < n) stack.push_back(producer_index[v]);
-      }
-    };
-    std::vector<std::size_t> set_steps = {x};
-    for (int c : cand) {
-      const auto& mem = g.members[static_cast<std::size_t>(c)];
-      set_steps.insert(set_steps.end(), mem.begin(), mem.end());
-    }
-    const std::size_t first = *std::min_element(set_steps.begin(), set_steps.end());
-    auto before_set = [&](std::size_t q) {
-      return (group[q] < 0 ? q : g.last[static_cast<std::size_t>(g.find(group[q]))]) < first;
-    };
-    for (std::size_t m : set_steps) {
-      for (auto v : p.steps[m].in) {
-        const std::size_t q = producer_index[v];
-        if (q == n) continue;
-        if (in_set(q)) {
-          if (is_reduction(p.steps[q])) return true;
-          continue;
-        }
-        stack.push_back(q);
+  FusionGroups g(n);
+  // Candidate groups for step x, in operand order: fused producers of x's key whose value x
+  // reads as an element (not a finished reduction), below the size bound.
+  auto candidates = [&](std::size_t x) {
+    std::vector<std::size_t> cand;
+    for (auto v : p.steps[x].in) {
+      const std::size_t q = producer_index[v];
+      if (q == n || !fused(q) || is_reduction(p.steps[q]) || key_of(q) != key_of(x)) continue;
+      const std::size_t root = g.find(q);
+      if (std::find(cand.begin(), cand.end(), root) == cand.end() && g.members(root).size() < kMaxGroupSteps) {
+        cand.push_back(root);
       }
     }
-    while (!stack.empty()) {
-      const std::size_t q = stack.back();
-      stack.pop_back();
-      if (seen[q] == walk || before_set(q)) continue;
-      seen[q] = walk;
-      if (in_set(q)) return true;
-      if (group[q] >= 0) {
-        for (std::size_t mm : g.members[static_cast<std::size_t>(g.find(group[q]))]) {
-          seen[mm] = walk;
-          push_operands(mm);
-        }
-      } else {
-        push_operands(q);
-      }
-    }
-    return false;
+    return cand;
   };
   for (std::size_t x = 0; x < n; ++x) {
-    const Step& s = p.steps[x];
-    if (s.kind != StepKind::Fused) continue;
-    // Candidate groups: fused producers of the same key whose value is read as an element (not a
-    // finished reduction).
-    std::vector<int> cand;
-    for (auto v : s.in) {
-      const std::size_t q = producer_index[v];
-      if (q == n || group[q] < 0 || is_reduction(p.steps[q]) || key_of(q) != key_of(x)) continue;
-      const int id = g.find(group[q]);
-      if (std::find(cand.begin(), cand.end(), id) == cand.end() &&
-          g.members[static_cast<std::size_t>(id)].size() < kMaxGroupSteps) {
-        cand.push_back(id);
-      }
-    }
-    if (cand.size() > 1 && creates_cycle(x, cand)) {
+    if (!fused(x)) continue;
+    std::vector<std::size_t> cand = candidates(x);
+    // Each merge below follows a walk over exactly the groups it merges (merge reads its marks).
+    bool join = false;
+    if (cand.size() == 1) {
+      join = !g.creates_cycle(p, producer_index, x, cand);
+    } else if (cand.size() > 1) {
+      join = !g.creates_cycle(p, producer_index, x, cand);
       // All of them at once would make a cycle: join the first group that alone does not.
-      std::vector<int> single;
-      for (int c : cand) {
-        if (!creates_cycle(x, {c})) {
-          single = {c};
-          break;
+      for (std::size_t i = 0; !join && i < cand.size(); ++i) {
+        if (!g.creates_cycle(p, producer_index, x, {cand[i]})) {
+          cand = {cand[i]};
+          join = true;
         }
       }
-      cand = std::move(single);
     }
-    int id;
-    if (!cand.empty() && !creates_cycle(x, cand)) {
-      id = cand[0];
-      for (std::size_t c = 1; c < cand.size(); ++c) {
-        auto& from = g.members[static_cast<std::size_t>(cand[c])];
-        auto& to = g.members[static_cast<std::size_t>(id)];
-        to.insert(to.end(), from.begin(), from.end());
-        from.clear();
-        g.last[static_cast<std::size_t>(id)] =
-            std::max(g.last[static_cast<std::size_t>(id)], g.last[static_cast<std::size_t>(cand[c])]);
-        g.parent[static_cast<std::size_t>(cand[c])] = id;
-      }
-    } else {
-      id = static_cast<int>(g.parent.size());
-      g.parent.push_back(id);
-      g.members.emplace_back();
-      g.last.push_back(x);
-    }
-    g.members[static_cast<std::size_t>(id)].push_back(x);
-    g.last[static_cast<std::size_t>(id)] = x;  // x follows every member
-    group[x] = id;
+    if (join) g.merge(x, cand);
   }
 
   // Values read outside their group (or returned) become kernel outputs.
@@ -329,8 +373,8 @@ ExecProgram fuse_elementwise(ExecProgram p) {
   for (std::size_t i = 0; i < n; ++i) {
     for (auto v : p.steps[i].in) {
       const std::size_t q = producer_index[v];
-      if (q == n || group[q] < 0) continue;
-      if (group[i] < 0 || g.find(group[i]) != g.find(group[q]) || is_reduction(p.steps[q])) outside[v] = true;
+      if (q == n || !fused(q)) continue;
+      if (!fused(i) || g.find(i) != g.find(q) || is_reduction(p.steps[q])) outside[v] = true;
     }
   }
 
@@ -341,14 +385,14 @@ ExecProgram fuse_elementwise(ExecProgram p) {
   std::vector<std::size_t> position;
   std::vector<int> node_of_step(n, -1);
   for (std::size_t i = 0; i < n; ++i) {
-    if (group[i] < 0) {
+    if (!fused(i)) {
       node_of_step[i] = static_cast<int>(nodes.size());
       nodes.push_back(p.steps[i]);
       position.push_back(i);
       continue;
     }
-    const auto& mem = g.members[static_cast<std::size_t>(g.find(group[i]))];
-    if (mem.back() != i) continue;
+    const auto& mem = g.members(g.find(i));
+    if (mem.back() != i) continue;  // a group's newest member is its last, and its largest
     std::vector<std::size_t> sorted = mem;
     std::sort(sorted.begin(), sorted.end());
     std::vector<const Step*> steps;
