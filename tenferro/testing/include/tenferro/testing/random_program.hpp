@@ -1,0 +1,97 @@
+#pragma once
+// Random programs over the traced API, for testing the whole pipeline (trace, AD transforms,
+// compile, executor passes) on compositions nobody wrote by hand.
+//
+// A RandomProgram is a straight-line list of calls of the public traced API (tenferro/traced.hpp)
+// on its inputs and earlier results. It is data, so it can be generated from a seed, printed as
+// the C++ a user would write (to_cpp), shrunk to a smaller program that fails the same way
+// (shrink.hpp), and applied to Traced arguments any number of times (apply_program).
+//
+// The loss of a program is a real scalar: the sum over its outputs of sum(v) (complex: real plus
+// imaginary part of the sum; integer and bool: converted to the program's real dtype first). Its
+// "y" is the first output itself, the vector-valued function that jvp, vjp, jacfwd and jacrev see.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tenferro/tenferro.hpp"
+
+namespace tenferro::testing {
+
+/// One call of the traced API. The spelling of each is to_cpp's; ops.cpp's table lists them.
+enum class FuzzOp : std::uint8_t {
+  // elementwise, unary
+  Neg, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Expm1, Log1p, Abs, Sign, Conj, Real, Imag,
+  Sigmoid, Relu, Softplus,
+  // elementwise, binary (broadcasting)
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge,
+  // with a double on one side: a + s, a - s, a * s, a / s, s - a, s / a
+  AddScalar, SubScalar, MulScalar, DivScalar, ScalarSub, ScalarDiv,
+  Where, Clamp, FullLike,
+  // shapes and dtypes
+  Transpose, TransposeAll, Reshape, BroadcastTo, Astype,
+  // reductions
+  SumAll, Sum, Prod, Max, Min, MeanAll, Mean, Var, Logsumexp, Softmax, LogSoftmax,
+  // contractions
+  DotGeneral, Matmul, CrossEntropy,
+};
+
+/// The API name of an op ("exp", "dot_general", ...).
+const char* fuzz_op_name(FuzzOp op);
+
+/// A call: `args` index the program's values (its inputs first, then one value per earlier node).
+struct FuzzNode {
+  FuzzOp op = FuzzOp::Neg;
+  std::vector<int> args;
+  std::vector<std::int64_t> ints;  // axes, a permutation or a shape
+  DotDims dims;                    // dot_general
+  DType dtype = DType::F64;        // astype
+  double scalar = 0;               // scalar ops and full_like
+};
+
+struct RandomProgram {
+  std::uint64_t seed = 0;
+  std::vector<Tensor> inputs;  // argument values; their types are the traced inputs' types
+  std::vector<FuzzNode> nodes;
+  std::vector<int> outputs;    // values summed into the loss; outputs[0] is y
+  /// The real dtype of the loss: f64, or f32 for programs of single precision.
+  DType loss_dtype = DType::F64;
+
+  std::size_t value_count() const { return inputs.size() + nodes.size(); }
+};
+
+struct GenerateOptions {
+  int min_nodes = 4;
+  int max_nodes = 12;
+  /// Probability that the program computes in single precision (f32, c64; some f64 via astype).
+  double single_precision = 0.3;
+  /// Probability that some inputs are complex.
+  double complex_inputs = 0.3;
+  /// Probability that one axis is large (a few thousand elements), so that kernels split their
+  /// work into chunks and run on several threads.
+  double large = 0.05;
+};
+
+/// A valid random program (every call traces without error), reproducible from `seed`.
+RandomProgram generate_program(std::uint64_t seed, const GenerateOptions& options = {});
+
+/// Applies the program's calls to `args` (one Traced per input); returns every value.
+std::vector<Traced> apply_values(const RandomProgram& program, const std::vector<Traced>& args);
+/// The program's loss (a real scalar) on traced arguments.
+Traced apply_loss(const RandomProgram& program, const std::vector<Traced>& args);
+/// The program's y (its first output) on traced arguments.
+Traced apply_y(const RandomProgram& program, const std::vector<Traced>& args);
+
+/// The program as the C++ a user would write: a lambda over tf::Traced arguments returning the
+/// loss, and the input tensors (values printed exactly).
+std::string to_cpp(const RandomProgram& program);
+
+/// The program with every f32 value computed in f64 and every c64 value in c128 (inputs widened,
+/// astype targets widened): a more accurate twin for checking single-precision results.
+RandomProgram widened(const RandomProgram& program);
+
+/// The values reachable from the outputs only (unused nodes and inputs are dropped, indices
+/// renumbered); used after edits that leave nodes unread.
+RandomProgram without_dead_values(const RandomProgram& program);
+
+}  // namespace tenferro::testing

@@ -1,0 +1,26 @@
+#pragma once
+// Helpers shared by the random-program sources (not part of the testing library's interface).
+#include <string>
+#include <vector>
+
+#include "tenferro/testing/random_program.hpp"
+
+namespace tenferro::testing {
+
+/// Calls the traced API for one node on the values so far.
+Traced apply_node(const FuzzNode& node, const std::vector<Traced>& values);
+/// "v<i>", the name of value i in printed programs.
+std::string value_name(int i);
+/// The node's call as a C++ expression over value names.
+std::string node_cpp(const FuzzNode& node);
+/// A tensor as a C++ expression (tf::Tensor::from with every value printed exactly).
+std::string tensor_cpp(const Tensor& t);
+
+}  // namespace tenferro::testing
+
+namespace tenferro::testing {
+/// Values that change exactly where the program jumps: comparisons, sign, conversions to an
+/// integer or bool; with `kinks`, also where its derivative jumps: the branch taken by abs,
+/// relu, maximum, minimum, clamp and max/min reductions of real values.
+std::vector<Traced> jump_indicators(const RandomProgram& program, const std::vector<Traced>& values, bool kinks);
+}  // namespace tenferro::testing

@@ -1,0 +1,219 @@
+// The random programs' op table: how each FuzzOp calls the traced API and how it prints as C++.
+// A new op of the traced API joins the fuzzer here (apply_node, node_cpp) and in generate.cpp.
+#include <algorithm>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "fuzz_internal.hpp"
+
+namespace tenferro::testing {
+
+const char* fuzz_op_name(FuzzOp op) {
+  switch (op) {
+    case FuzzOp::Neg: return "neg";
+    case FuzzOp::Exp: return "exp";
+    case FuzzOp::Log: return "log";
+    case FuzzOp::Sin: return "sin";
+    case FuzzOp::Cos: return "cos";
+    case FuzzOp::Tanh: return "tanh";
+    case FuzzOp::Sqrt: return "sqrt";
+    case FuzzOp::Rsqrt: return "rsqrt";
+    case FuzzOp::Expm1: return "expm1";
+    case FuzzOp::Log1p: return "log1p";
+    case FuzzOp::Abs: return "abs";
+    case FuzzOp::Sign: return "sign";
+    case FuzzOp::Conj: return "conj";
+    case FuzzOp::Real: return "real";
+    case FuzzOp::Imag: return "imag";
+    case FuzzOp::Sigmoid: return "sigmoid";
+    case FuzzOp::Relu: return "relu";
+    case FuzzOp::Softplus: return "softplus";
+    case FuzzOp::Add: return "add";
+    case FuzzOp::Sub: return "sub";
+    case FuzzOp::Mul: return "mul";
+    case FuzzOp::Div: return "div";
+    case FuzzOp::Pow: return "pow";
+    case FuzzOp::Maximum: return "maximum";
+    case FuzzOp::Minimum: return "minimum";
+    case FuzzOp::Eq: return "eq";
+    case FuzzOp::Ne: return "ne";
+    case FuzzOp::Lt: return "lt";
+    case FuzzOp::Le: return "le";
+    case FuzzOp::Gt: return "gt";
+    case FuzzOp::Ge: return "ge";
+    case FuzzOp::AddScalar: return "add";
+    case FuzzOp::SubScalar: return "sub";
+    case FuzzOp::MulScalar: return "mul";
+    case FuzzOp::DivScalar: return "div";
+    case FuzzOp::ScalarSub: return "sub";
+    case FuzzOp::ScalarDiv: return "div";
+    case FuzzOp::Where: return "where";
+    case FuzzOp::Clamp: return "clamp";
+    case FuzzOp::FullLike: return "full_like";
+    case FuzzOp::Transpose: return "transpose";
+    case FuzzOp::TransposeAll: return "transpose";
+    case FuzzOp::Reshape: return "reshape";
+    case FuzzOp::BroadcastTo: return "broadcast_to";
+    case FuzzOp::Astype: return "astype";
+    case FuzzOp::SumAll: return "sum";
+    case FuzzOp::Sum: return "sum";
+    case FuzzOp::Prod: return "prod";
+    case FuzzOp::Max: return "max";
+    case FuzzOp::Min: return "min";
+    case FuzzOp::MeanAll: return "mean";
+    case FuzzOp::Mean: return "mean";
+    case FuzzOp::Var: return "var";
+    case FuzzOp::Logsumexp: return "logsumexp";
+    case FuzzOp::Softmax: return "softmax";
+    case FuzzOp::LogSoftmax: return "log_softmax";
+    case FuzzOp::DotGeneral: return "dot_general";
+    case FuzzOp::Matmul: return "matmul";
+    case FuzzOp::CrossEntropy: return "cross_entropy";
+  }
+  return "?";
+}
+
+Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
+  auto a = [&](std::size_t i) -> const Traced& { return v.at(static_cast<std::size_t>(n.args.at(i))); };
+  const double s = n.scalar;
+  switch (n.op) {
+    case FuzzOp::Neg: return neg(a(0));
+    case FuzzOp::Exp: return exp(a(0));
+    case FuzzOp::Log: return log(a(0));
+    case FuzzOp::Sin: return sin(a(0));
+    case FuzzOp::Cos: return cos(a(0));
+    case FuzzOp::Tanh: return tanh(a(0));
+    case FuzzOp::Sqrt: return sqrt(a(0));
+    case FuzzOp::Rsqrt: return rsqrt(a(0));
+    case FuzzOp::Expm1: return expm1(a(0));
+    case FuzzOp::Log1p: return log1p(a(0));
+    case FuzzOp::Abs: return abs(a(0));
+    case FuzzOp::Sign: return sign(a(0));
+    case FuzzOp::Conj: return conj(a(0));
+    case FuzzOp::Real: return real(a(0));
+    case FuzzOp::Imag: return imag(a(0));
+    case FuzzOp::Sigmoid: return sigmoid(a(0));
+    case FuzzOp::Relu: return relu(a(0));
+    case FuzzOp::Softplus: return softplus(a(0));
+    case FuzzOp::Add: return add(a(0), a(1));
+    case FuzzOp::Sub: return sub(a(0), a(1));
+    case FuzzOp::Mul: return mul(a(0), a(1));
+    case FuzzOp::Div: return div(a(0), a(1));
+    case FuzzOp::Pow: return pow(a(0), a(1));
+    case FuzzOp::Maximum: return maximum(a(0), a(1));
+    case FuzzOp::Minimum: return minimum(a(0), a(1));
+    case FuzzOp::Eq: return eq(a(0), a(1));
+    case FuzzOp::Ne: return ne(a(0), a(1));
+    case FuzzOp::Lt: return lt(a(0), a(1));
+    case FuzzOp::Le: return le(a(0), a(1));
+    case FuzzOp::Gt: return gt(a(0), a(1));
+    case FuzzOp::Ge: return ge(a(0), a(1));
+    case FuzzOp::AddScalar: return a(0) + s;
+    case FuzzOp::SubScalar: return a(0) - s;
+    case FuzzOp::MulScalar: return a(0) * s;
+    case FuzzOp::DivScalar: return a(0) / s;
+    case FuzzOp::ScalarSub: return s - a(0);
+    case FuzzOp::ScalarDiv: return s / a(0);
+    case FuzzOp::Where: return where(a(0), a(1), a(2));
+    case FuzzOp::Clamp: return clamp(a(0), a(1), a(2));
+    case FuzzOp::FullLike: return full_like(a(0), s);
+    case FuzzOp::Transpose: return transpose(a(0), n.ints);
+    case FuzzOp::TransposeAll: return transpose(a(0));
+    case FuzzOp::Reshape: return reshape(a(0), n.ints);
+    case FuzzOp::BroadcastTo: return broadcast_to(a(0), n.ints);
+    case FuzzOp::Astype: return astype(a(0), n.dtype);
+    case FuzzOp::SumAll: return sum(a(0));
+    case FuzzOp::Sum: return sum(a(0), n.ints);
+    case FuzzOp::Prod: return prod(a(0), n.ints);
+    case FuzzOp::Max: return max(a(0), n.ints);
+    case FuzzOp::Min: return min(a(0), n.ints);
+    case FuzzOp::MeanAll: return mean(a(0));
+    case FuzzOp::Mean: return mean(a(0), n.ints);
+    case FuzzOp::Var: return var(a(0), n.ints);
+    case FuzzOp::Logsumexp: return logsumexp(a(0), n.ints);
+    case FuzzOp::Softmax: return softmax(a(0), n.ints.at(0));
+    case FuzzOp::LogSoftmax: return log_softmax(a(0), n.ints.at(0));
+    case FuzzOp::DotGeneral: return dot_general(a(0), a(1), n.dims);
+    case FuzzOp::Matmul: return matmul(a(0), a(1));
+    case FuzzOp::CrossEntropy: return cross_entropy(a(0), a(1));
+  }
+  throw Error("fuzz: unknown op");
+}
+
+namespace {
+std::string list(const std::vector<std::int64_t>& xs) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+  return s + "}";
+}
+
+std::string number(double x) {
+  std::ostringstream os;
+  os << std::setprecision(std::numeric_limits<double>::max_digits10) << x;
+  std::string s = os.str();
+  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
+  return s;
+}
+
+const char* dtype_cpp(DType d) {
+  switch (d) {
+    case DType::F32: return "tf::DType::F32";
+    case DType::F64: return "tf::DType::F64";
+    case DType::C64: return "tf::DType::C64";
+    case DType::C128: return "tf::DType::C128";
+    case DType::I64: return "tf::DType::I64";
+    case DType::Bool: return "tf::DType::Bool";
+  }
+  return "?";
+}
+}  // namespace
+
+std::string value_name(int i) { return "v" + std::to_string(i); }
+
+std::string node_cpp(const FuzzNode& n) {
+  auto a = [&](std::size_t i) { return value_name(n.args.at(i)); };
+  const std::string name = std::string("tf::") + fuzz_op_name(n.op);
+  auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), n.op) != ops.end(); };
+  if (n.op == FuzzOp::AddScalar) return a(0) + " + " + number(n.scalar);
+  if (n.op == FuzzOp::SubScalar) return a(0) + " - " + number(n.scalar);
+  if (n.op == FuzzOp::MulScalar) return a(0) + " * " + number(n.scalar);
+  if (n.op == FuzzOp::DivScalar) return a(0) + " / " + number(n.scalar);
+  if (n.op == FuzzOp::ScalarSub) return number(n.scalar) + " - " + a(0);
+  if (n.op == FuzzOp::ScalarDiv) return number(n.scalar) + " / " + a(0);
+  if (n.op == FuzzOp::FullLike) return name + "(" + a(0) + ", " + number(n.scalar) + ")";
+  if (is({FuzzOp::Transpose, FuzzOp::Reshape, FuzzOp::BroadcastTo, FuzzOp::Sum, FuzzOp::Prod, FuzzOp::Max,
+          FuzzOp::Min, FuzzOp::Mean, FuzzOp::Var, FuzzOp::Logsumexp})) {
+    return name + "(" + a(0) + ", " + list(n.ints) + ")";
+  }
+  if (is({FuzzOp::Softmax, FuzzOp::LogSoftmax})) return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + ")";
+  if (n.op == FuzzOp::Astype) return name + "(" + a(0) + ", " + dtype_cpp(n.dtype) + ")";
+  if (n.op == FuzzOp::DotGeneral) {
+    return name + "(" + a(0) + ", " + a(1) + ", tf::DotDims{" + list(n.dims.lhs_batch) + ", " +
+           list(n.dims.rhs_batch) + ", " + list(n.dims.lhs_contract) + ", " + list(n.dims.rhs_contract) + "})";
+  }
+  std::string s = name + "(";
+  for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + a(i);
+  return s + ")";
+}
+
+std::string tensor_cpp(const Tensor& t) {
+  std::string elem;
+  switch (t.dtype()) {
+    case DType::F32: elem = "float"; break;
+    case DType::F64: elem = "double"; break;
+    case DType::C64: elem = "tf::c64"; break;
+    case DType::C128: elem = "tf::c128"; break;
+    case DType::I64: elem = "std::int64_t"; break;
+    case DType::Bool: elem = "bool"; break;
+  }
+  std::string s = "tf::Tensor::from(std::vector<" + elem + ">{";
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    const c128 x = t.element(i);
+    s += i ? ", " : "";
+    s += is_complex(t.dtype()) ? "{" + number(x.real()) + ", " + number(x.imag()) + "}" : number(x.real());
+  }
+  return s + "}, " + list(t.shape()) + ")";
+}
+
+}  // namespace tenferro::testing

@@ -1,0 +1,350 @@
+// The random-program generator. It builds a program call by call while tracing it, so a call
+// the traced API rejects (a typed ShapeError or DTypeError: a dtype an op does not take, shapes
+// that do not broadcast) is dropped and another is drawn; any other exception is kept in the
+// program, whose check then reports it. Choices are biased towards what finds bugs: size-1 axes,
+// broadcasting, recent values (deep chains), several uses of one value (fan-out), and positive
+// operands for the ops with a restricted domain.
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "fuzz_internal.hpp"
+
+namespace tenferro::testing {
+
+namespace {
+
+struct Weighted {
+  FuzzOp op;
+  int weight;
+};
+
+// How often each op is drawn (relative). Elementwise ops dominate, as in real programs.
+const std::vector<Weighted> kOps = {
+    {FuzzOp::Neg, 2},      {FuzzOp::Exp, 4},        {FuzzOp::Log, 3},        {FuzzOp::Sin, 3},
+    {FuzzOp::Cos, 3},      {FuzzOp::Tanh, 3},       {FuzzOp::Sqrt, 2},       {FuzzOp::Rsqrt, 2},
+    {FuzzOp::Expm1, 2},    {FuzzOp::Log1p, 2},      {FuzzOp::Abs, 2},        {FuzzOp::Sign, 1},
+    {FuzzOp::Conj, 2},     {FuzzOp::Real, 2},       {FuzzOp::Imag, 2},       {FuzzOp::Sigmoid, 2},
+    {FuzzOp::Relu, 2},     {FuzzOp::Softplus, 2},   {FuzzOp::Add, 6},        {FuzzOp::Sub, 4},
+    {FuzzOp::Mul, 6},      {FuzzOp::Div, 3},        {FuzzOp::Pow, 2},        {FuzzOp::Maximum, 2},
+    {FuzzOp::Minimum, 2},  {FuzzOp::Eq, 1},         {FuzzOp::Ne, 1},         {FuzzOp::Lt, 1},
+    {FuzzOp::Le, 1},       {FuzzOp::Gt, 1},         {FuzzOp::Ge, 1},         {FuzzOp::AddScalar, 2},
+    {FuzzOp::SubScalar, 1}, {FuzzOp::MulScalar, 2}, {FuzzOp::DivScalar, 1},  {FuzzOp::ScalarSub, 1},
+    {FuzzOp::ScalarDiv, 1}, {FuzzOp::Where, 3},     {FuzzOp::Clamp, 2},      {FuzzOp::FullLike, 1},
+    {FuzzOp::Transpose, 3}, {FuzzOp::TransposeAll, 1}, {FuzzOp::Reshape, 3}, {FuzzOp::BroadcastTo, 3},
+    {FuzzOp::Astype, 3},   {FuzzOp::SumAll, 1},     {FuzzOp::Sum, 3},        {FuzzOp::Prod, 2},
+    {FuzzOp::Max, 2},      {FuzzOp::Min, 2},        {FuzzOp::MeanAll, 1},    {FuzzOp::Mean, 2},
+    {FuzzOp::Var, 2},      {FuzzOp::Logsumexp, 2},  {FuzzOp::Softmax, 2},    {FuzzOp::LogSoftmax, 2},
+    {FuzzOp::DotGeneral, 4}, {FuzzOp::Matmul, 3},   {FuzzOp::CrossEntropy, 1},
+};
+
+bool broadcastable(const Shape& a, const Shape& b) {
+  const std::size_t r = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const std::int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
+/// Whether `from` broadcasts to exactly `to` (what broadcast_to and clamp's bounds need).
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const std::int64_t x = from[i], y = to[to.size() - from.size() + i];
+    if (x != y && x != 1) return false;
+  }
+  return true;
+}
+
+class Generator {
+ public:
+  Generator(std::uint64_t seed, const GenerateOptions& options) : rng_(seed), options_(options) {
+    program_.seed = seed;
+  }
+
+  RandomProgram run() {
+    make_inputs();
+    const int target = options_.min_nodes + static_cast<int>(rng_() % static_cast<std::uint64_t>(
+                                                                 options_.max_nodes - options_.min_nodes + 1));
+    int attempts = 0;
+    while (static_cast<int>(program_.nodes.size()) < target && attempts++ < 40 * target && !broken_) add_random_node();
+    choose_outputs();
+    return program_;
+  }
+
+ private:
+  // ---- random choices ----
+  double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
+  bool chance(double p) { return uniform() < p; }
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+  std::int64_t pick_of(std::initializer_list<std::int64_t> xs) { return *(xs.begin() + below(xs.size())); }
+
+  const TensorType& type(int v) const { return values_.at(static_cast<std::size_t>(v)).type(); }
+  int count() const { return static_cast<int>(values_.size()); }
+
+  /// A value, biased towards the newest (deep chains) but reaching back to any (fan-out).
+  int pick_value() {
+    if (chance(0.5)) return std::max(0, count() - 1 - static_cast<int>(below(3)));
+    return static_cast<int>(below(values_.size()));
+  }
+  /// A value satisfying `ok`, preferring the newest; -1 if none.
+  template <class Ok>
+  int pick_value_where(Ok ok) {
+    std::vector<int> c;
+    for (int v = 0; v < count(); ++v) {
+      if (ok(v)) c.push_back(v);
+    }
+    if (c.empty()) return -1;
+    if (chance(0.5)) return c[c.size() - 1 - below(std::min<std::size_t>(c.size(), 3))];
+    return c[below(c.size())];
+  }
+  /// A partner for a broadcasting binary op with `a`: usually of a's dtype.
+  int pick_partner(int a) {
+    const bool same_dtype = chance(0.9);
+    int b = pick_value_where([&](int v) {
+      return broadcastable(type(v).shape, type(a).shape) && (!same_dtype || type(v).dtype == type(a).dtype);
+    });
+    return b < 0 ? a : b;
+  }
+  std::vector<std::int64_t> random_axes(std::size_t rank, bool allow_negative = true) {
+    std::vector<std::int64_t> axes;
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (chance(0.5)) axes.push_back(static_cast<std::int64_t>(i));
+    }
+    std::shuffle(axes.begin(), axes.end(), rng_);
+    for (auto& a : axes) {
+      if (allow_negative && chance(0.3)) a -= static_cast<std::int64_t>(rank);
+    }
+    return axes;
+  }
+
+  // ---- inputs ----
+  void make_inputs() {
+    single_ = chance(options_.single_precision);
+    real_ = single_ ? DType::F32 : DType::F64;
+    program_.loss_dtype = real_;
+    const bool complex = chance(options_.complex_inputs);
+    const std::size_t rank = below(4);
+    Shape base;
+    for (std::size_t i = 0; i < rank; ++i) base.push_back(pick_of({1, 1, 2, 2, 3, 4}));
+    if (rank > 0 && chance(options_.large)) base[below(rank)] = pick_of({1500, 4099, 20011});
+    large_ = std::any_of(base.begin(), base.end(), [](std::int64_t d) { return d > 64; });
+    const std::size_t n_inputs = 1 + below(3);
+    auto trace = std::make_shared<TraceState>();
+    for (std::size_t i = 0; i < n_inputs; ++i) {
+      // A suffix of the base shape with some axes set to 1: every pair of inputs broadcasts.
+      Shape shape(base.begin() + static_cast<std::ptrdiff_t>(below(rank + 1)), base.end());
+      for (auto& d : shape) {
+        if (chance(0.3)) d = 1;
+      }
+      const DType dtype = complex && (i == 0 || chance(0.5)) ? complex_dtype(real_) : real_;
+      Tensor t(TensorType{dtype, shape});
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (std::int64_t k = 0; k < t.numel(); ++k) {
+        const double re = u(rng_), im = u(rng_);
+        if (dtype == DType::F32) t.data<float>()[k] = static_cast<float>(re);
+        else if (dtype == DType::F64) t.data<double>()[k] = re;
+        else if (dtype == DType::C64) t.data<c64>()[k] = c64(static_cast<float>(re), static_cast<float>(im));
+        else t.data<c128>()[k] = c128(re, im);
+      }
+      program_.inputs.push_back(t);
+      values_.emplace_back(trace, trace->builder.add_input(TensorKey{"x" + std::to_string(i), t.type()}));
+    }
+  }
+
+  // ---- nodes ----
+  /// Traces `n` on the values so far; keeps it (and returns its value) unless the API rejects it
+  /// with a typed error or its result is too large.
+  int add(FuzzNode n) {
+    try {
+      Traced t = apply_node(n, values_);
+      const std::int64_t limit = large_ ? 60000 : 256;
+      if (t.type().numel() > limit) return -1;
+      values_.push_back(t);
+      program_.nodes.push_back(std::move(n));
+      return count() - 1;
+    } catch (const ShapeError&) {
+      return -1;
+    } catch (const DTypeError&) {
+      return -1;
+    } catch (...) {
+      // Not a documented error for a call: keep it so that the program's check reports it.
+      program_.nodes.push_back(std::move(n));
+      broken_ = true;
+      return -1;
+    }
+  }
+  int unary(FuzzOp op, int a) { return add(FuzzNode{op, {a}, {}, {}, DType::F64, 0}); }
+
+  /// An operand for an op with a restricted domain (log, sqrt, a divisor, a power's base):
+  /// usually exp(a), which is positive for real a and off the negative real axis for small
+  /// imaginary parts.
+  int positive(int a) {
+    if (!chance(0.85) || !is_inexact(type(a).dtype)) return a;
+    const int e = unary(FuzzOp::Exp, a);
+    return e < 0 ? a : e;
+  }
+  int boolean_for(int a) {
+    int p = pick_value_where([&](int v) { return type(v).dtype == DType::Bool && broadcastable(type(v).shape, type(a).shape); });
+    if (p >= 0 && chance(0.7)) return p;
+    const int b = pick_partner(a);
+    return add(FuzzNode{chance(0.5) ? FuzzOp::Gt : FuzzOp::Le, {a, b}, {}, {}, DType::F64, 0});
+  }
+  int bound_for(int x, double value) {
+    int b = pick_value_where([&](int v) { return v != x && type(v).dtype == type(x).dtype && broadcasts_to(type(v).shape, type(x).shape); });
+    if (b >= 0 && chance(0.5)) return b;
+    return add(FuzzNode{FuzzOp::FullLike, {x}, {}, {}, DType::F64, value});
+  }
+  Shape random_reshape(std::int64_t numel) {
+    Shape s;
+    std::int64_t left = numel;
+    const std::size_t rank = below(5);
+    for (std::size_t i = 0; i + 1 < rank; ++i) {
+      std::vector<std::int64_t> divisors;
+      for (std::int64_t d = 1; d <= left && d <= 8; ++d) {
+        if (left % d == 0) divisors.push_back(d);
+      }
+      const std::int64_t d = divisors[below(divisors.size())];
+      s.push_back(d);
+      left /= d;
+    }
+    if (rank > 0) s.push_back(left);
+    if (rank == 0 && numel != 1) s.push_back(numel);
+    std::shuffle(s.begin(), s.end(), rng_);
+    return s;
+  }
+  DotDims random_dot_dims(const Shape& a, const Shape& b) {
+    DotDims d;
+    std::vector<bool> used_a(a.size()), used_b(b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      for (std::size_t j = 0; j < b.size(); ++j) {
+        if (used_a[i] || used_b[j] || a[i] != b[j] || !chance(0.4)) continue;
+        used_a[i] = used_b[j] = true;
+        auto& lhs = chance(0.35) ? d.lhs_batch : d.lhs_contract;
+        auto& rhs = &lhs == &d.lhs_batch ? d.rhs_batch : d.rhs_contract;
+        lhs.push_back(static_cast<std::int64_t>(i));
+        rhs.push_back(static_cast<std::int64_t>(j));
+      }
+    }
+    return d;
+  }
+
+  void add_random_node() {
+    int total = 0;
+    for (const auto& w : kOps) total += w.weight;
+    int r = static_cast<int>(below(static_cast<std::size_t>(total)));
+    FuzzOp op = kOps.front().op;
+    for (const auto& w : kOps) {
+      if ((r -= w.weight) < 0) {
+        op = w.op;
+        break;
+      }
+    }
+    const int a = pick_value();
+    const TensorType ta = type(a);
+    FuzzNode n{op, {a}, {}, {}, DType::F64, 0};
+    const double scalars[] = {0.5, -1.5, 2.0, 3.0, 0.25, -0.75};
+    auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
+    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p})) {
+      n.args = {positive(a)};
+    } else if (is({FuzzOp::Add, FuzzOp::Sub, FuzzOp::Mul, FuzzOp::Maximum, FuzzOp::Minimum, FuzzOp::Eq, FuzzOp::Ne,
+                   FuzzOp::Lt, FuzzOp::Le, FuzzOp::Gt, FuzzOp::Ge})) {
+      n.args = {a, pick_partner(a)};
+      if (chance(0.5)) std::swap(n.args[0], n.args[1]);
+    } else if (op == FuzzOp::Div) {
+      n.args = {a, positive(pick_partner(a))};
+    } else if (op == FuzzOp::Pow) {
+      n.args = {positive(a), pick_partner(a)};
+    } else if (is({FuzzOp::AddScalar, FuzzOp::SubScalar, FuzzOp::MulScalar, FuzzOp::DivScalar, FuzzOp::ScalarSub,
+                   FuzzOp::FullLike})) {
+      n.scalar = scalars[below(6)];
+    } else if (op == FuzzOp::ScalarDiv) {
+      n.args = {positive(a)};
+      n.scalar = scalars[below(6)];
+    } else if (op == FuzzOp::Where) {
+      const int p = boolean_for(a);
+      if (p < 0) return;
+      n.args = {p, a, pick_partner(a)};
+    } else if (op == FuzzOp::Clamp) {
+      const int lo = bound_for(a, -0.5), hi = bound_for(a, 0.6);
+      if (lo < 0 || hi < 0) return;
+      n.args = {a, lo, hi};
+    } else if (op == FuzzOp::Transpose) {
+      std::vector<std::int64_t> perm(ta.rank());
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng_);
+      for (auto& p : perm) {
+        if (chance(0.2)) p -= static_cast<std::int64_t>(ta.rank());
+      }
+      n.ints = perm;
+    } else if (op == FuzzOp::Reshape) {
+      n.ints = random_reshape(ta.numel());
+    } else if (op == FuzzOp::BroadcastTo) {
+      Shape to = ta.shape;
+      for (auto& d : to) {
+        if (d == 1 && chance(0.5)) d = pick_of({2, 3});
+      }
+      while (to.size() < 4 && chance(0.4)) to.insert(to.begin(), pick_of({1, 2, 3}));
+      n.ints = to;
+    } else if (op == FuzzOp::Astype) {
+      const DType other = single_ && chance(0.2) ? DType::F64 : real_;
+      const DType targets[] = {other, complex_dtype(other), DType::I64, DType::Bool, real_, complex_dtype(real_)};
+      n.dtype = targets[below(6)];
+    } else if (is({FuzzOp::Sum, FuzzOp::Prod, FuzzOp::Max, FuzzOp::Min, FuzzOp::Mean, FuzzOp::Var, FuzzOp::Logsumexp})) {
+      n.ints = random_axes(ta.rank());
+    } else if (is({FuzzOp::Softmax, FuzzOp::LogSoftmax})) {
+      n.ints = {ta.rank() == 0 ? 0 : static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank())};
+    } else if (op == FuzzOp::DotGeneral) {
+      const int b = pick_value();
+      n.args = {a, b};
+      n.dims = random_dot_dims(ta.shape, type(b).shape);
+    } else if (op == FuzzOp::Matmul) {
+      const int b = pick_value_where([&](int v) {
+        const Shape& s = type(v).shape;
+        if (ta.rank() == 0 || s.empty()) return false;
+        const std::int64_t k = ta.shape.back();
+        return s.size() == 1 ? s[0] == k : s[s.size() - 2] == k;
+      });
+      if (b < 0) return;
+      n.args = {a, b};
+    } else if (op == FuzzOp::CrossEntropy) {
+      const int b = pick_value_where([&](int v) { return type(v).shape == ta.shape && type(v).dtype == ta.dtype; });
+      if (b < 0 || ta.rank() == 0) return;
+      const int labels = add(FuzzNode{FuzzOp::Softmax, {b}, {-1}, {}, DType::F64, 0});
+      if (labels < 0) return;
+      n.args = {a, labels};
+    }
+    add(std::move(n));
+  }
+
+  /// y is the newest value; up to two other values nobody reads join the loss.
+  void choose_outputs() {
+    const int inputs = static_cast<int>(program_.inputs.size());
+    const int n = static_cast<int>(inputs + program_.nodes.size());
+    program_.outputs = {n - 1};
+    std::vector<bool> read(static_cast<std::size_t>(n), false);
+    for (const auto& node : program_.nodes) {
+      for (int v : node.args) read[static_cast<std::size_t>(v)] = true;
+    }
+    for (int v = n - 2; v >= inputs && program_.outputs.size() < 3; --v) {
+      if (!read[static_cast<std::size_t>(v)]) program_.outputs.push_back(v);
+    }
+  }
+
+  std::mt19937_64 rng_;
+  GenerateOptions options_;
+  RandomProgram program_;
+  std::vector<Traced> values_;
+  bool single_ = false, large_ = false, broken_ = false;
+  DType real_ = DType::F64;
+};
+
+}  // namespace
+
+RandomProgram generate_program(std::uint64_t seed, const GenerateOptions& options) {
+  return Generator(seed, options).run();
+}
+
+}  // namespace tenferro::testing

@@ -1,0 +1,65 @@
+// Indicators of where a random program is not smooth (fuzz_internal.hpp).
+#include <algorithm>
+
+#include "fuzz_internal.hpp"
+
+namespace tenferro::testing {
+
+namespace {
+/// x's positions that hold its maximum (or minimum) over `axes`: the branch a max reduction took.
+Traced extremum_positions(const Traced& x, const Traced& reduced, std::vector<std::int64_t> axes) {
+  Shape keep = x.shape();
+  for (auto& a : axes) {
+    if (a < 0) a += static_cast<std::int64_t>(x.rank());
+    keep[static_cast<std::size_t>(a)] = 1;
+  }
+  return eq(x, broadcast_to(reshape(reduced, keep), x.shape()));
+}
+}  // namespace
+
+std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
+  std::vector<Traced> out;
+  const std::size_t inputs = p.inputs.size();
+  for (std::size_t k = 0; k < p.nodes.size(); ++k) {
+    const FuzzNode& n = p.nodes[k];
+    const Traced& v = values[inputs + k];
+    auto arg = [&](std::size_t i) -> const Traced& { return values[static_cast<std::size_t>(n.args[i])]; };
+    const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
+    if (compare || n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && !is_inexact(n.dtype))) {
+      out.push_back(v);
+      continue;
+    }
+    if (!kinks) continue;
+    const bool real_args = std::all_of(n.args.begin(), n.args.end(), [&](int a) {
+      return !is_complex(values[static_cast<std::size_t>(a)].dtype());
+    });
+    if (!real_args) continue;  // the complex kinks (abs and sign at 0) have measure zero
+    switch (n.op) {
+      case FuzzOp::Abs: out.push_back(sign(arg(0))); break;
+      case FuzzOp::Relu: out.push_back(gt(arg(0), full_like(arg(0), 0.0))); break;
+      case FuzzOp::Maximum:
+      case FuzzOp::Minimum: out.push_back(gt(arg(0), arg(1))); break;
+      case FuzzOp::Clamp:
+        out.push_back(lt(arg(0), arg(1)));
+        out.push_back(gt(arg(0), arg(2)));
+        break;
+      case FuzzOp::Max:
+      case FuzzOp::Min: out.push_back(extremum_positions(arg(0), v, n.ints)); break;
+      case FuzzOp::Neg: case FuzzOp::Exp: case FuzzOp::Log: case FuzzOp::Sin: case FuzzOp::Cos:
+      case FuzzOp::Tanh: case FuzzOp::Sqrt: case FuzzOp::Rsqrt: case FuzzOp::Expm1: case FuzzOp::Log1p:
+      case FuzzOp::Sign: case FuzzOp::Conj: case FuzzOp::Real: case FuzzOp::Imag: case FuzzOp::Sigmoid:
+      case FuzzOp::Softplus: case FuzzOp::Add: case FuzzOp::Sub: case FuzzOp::Mul: case FuzzOp::Div:
+      case FuzzOp::Pow: case FuzzOp::Eq: case FuzzOp::Ne: case FuzzOp::Lt: case FuzzOp::Le: case FuzzOp::Gt:
+      case FuzzOp::Ge: case FuzzOp::AddScalar: case FuzzOp::SubScalar: case FuzzOp::MulScalar:
+      case FuzzOp::DivScalar: case FuzzOp::ScalarSub: case FuzzOp::ScalarDiv: case FuzzOp::Where:
+      case FuzzOp::FullLike: case FuzzOp::Transpose: case FuzzOp::TransposeAll: case FuzzOp::Reshape:
+      case FuzzOp::BroadcastTo: case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod:
+      case FuzzOp::MeanAll: case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax:
+      case FuzzOp::LogSoftmax: case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:
+        break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
+    }
+  }
+  return out;
+}
+
+}  // namespace tenferro::testing

@@ -1,0 +1,363 @@
+// check_program (program_check.hpp): every check runs through the public API on one program.
+#include "tenferro/testing/program_check.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <typeinfo>
+
+#include "check_math.hpp"
+#include "fuzz_internal.hpp"
+
+namespace tenferro::testing {
+
+namespace {
+
+/// Restores the process-wide executor options and thread count on scope exit.
+struct SettingsGuard {
+  ExecOptions options = exec_options();
+  int threads = num_threads();
+  ~SettingsGuard() {
+    set_exec_options(options);
+    set_num_threads(threads);
+  }
+};
+
+/// Thrown by a failing check to end the program's checks (caught in check_program).
+struct CheckFailed {
+  std::string check, message;
+};
+
+class Checker {
+ public:
+  Checker(const RandomProgram& program, const CheckConfig& config, ProgramReport& report)
+      : p_(program), config_(config), report_(report), rng_(config.seed ^ (program.seed * 0x9e3779b97f4a7c15ULL)) {}
+
+  /// The check (or call) in progress: where an exception came from.
+  const std::string& step() const { return step_; }
+
+  /// Runs every check; throws CheckFailed at the first failure.
+  void run() {
+    const RandomProgram* p = &p_;
+    auto loss = [p](const auto&... a) { return apply_loss(*p, std::vector<Traced>{a...}); };
+    auto both = [p](const auto&... a) {
+      const std::vector<Traced> args{a...};
+      return std::vector<Traced>{apply_loss(*p, args), apply_y(*p, args)};
+    };
+    auto y_of = [p](const auto&... a) { return apply_y(*p, std::vector<Traced>{a...}); };
+    const Tensors& x = p_.inputs;
+
+    step_ = "trace";
+    Program forward(detail::trace_graph(both, detail::types_of(x)));
+    check_passes_and_threads(forward, x);
+    if (!config_.derivatives) return;
+
+    step_ = "value_and_grad";
+    std::vector<std::size_t> argnums(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) argnums[i] = i;
+    auto vg = value_and_grad(loss, argnums);
+    const Tensors base = forward.run(x);
+    if (p_.loss_dtype == DType::F32) {
+      check_against_widened(vg.call(x));
+      return;
+    }
+    const double l = base[0].element(0).real();
+    if (!std::isfinite(l) || std::abs(l) > 1e8) return skip("derivatives:nonfinite_or_huge_loss");
+    auto [value, grads] = vg.call(x);
+    expect_near("value", value, base[0], 1e-12);
+    for (const auto& g : grads) {
+      if (!all_finite(g)) return skip("derivatives:nonfinite_gradient");
+    }
+    grads_ = grads;
+
+    const Tensors t = random_like(x), v = random_like(x), w = random_like(x);
+    step_ = "grad_fd";
+    double along_t = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) along_t += inner(grads[i], t[i]);
+    auto phi = [&](double h) { return forward.run(shifted(x, h, t)); };
+    const bool smooth_along_t = same_branches_along(x, t);
+    if (smooth_along_t) {
+      const Difference loss_fd = central_difference([&](double h) { return phi(h)[0]; }, kStep);
+      expect_difference("grad_fd", Tensor::scalar(along_t, DType::F64), loss_fd, std::abs(l));
+    } else {
+      skip("grad_fd:branch");
+    }
+
+    step_ = "jvp";
+    auto [jv_value, jv] = jvp(loss, x, t);
+    double scale = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) scale += norm(grads[i]) * norm(t[i]);
+    expect_within("jvp", jv.element(0).real(), along_t, 1e-10 * scale + 1e-13 * (1 + std::abs(l)) * norm(concatenated(t)));
+
+    const Tensor& y = base[1];
+    if (is_inexact(y.dtype()) && all_finite(y)) {
+      step_ = "jvp(y)";
+      auto [y_value, jt] = jvp(y_of, x, t);
+      expect_near("value", y_value, y, 1e-12);
+      step_ = "y_fd";
+      if (smooth_along_t) {
+        const Difference y_fd = central_difference([&](double h) { return phi(h)[1]; }, kStep);
+        expect_difference("y_fd", jt, y_fd, max_abs(y));
+      } else {
+        skip("y_fd:branch");
+      }
+      step_ = "vjp(y)";
+      const Tensor ct = random_like(Tensors{y})[0];
+      auto [y_value2, cts] = vjp(y_of, x, ct);
+      double rhs = 0, size = norm(ct) * norm(jt);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        rhs += inner(cts[i], t[i]);
+        size += norm(cts[i]) * norm(t[i]);
+      }
+      // As for hvp_sym: the rounding of terms that cancel can leave J t tiny but not zero.
+      expect_within("adjoint", inner(ct, jt), rhs, 1e-10 * size + 1e-13 * norm(ct) * norm(concatenated(t)) * (1 + max_abs(y)));
+      if (!is_complex(y.dtype()) && !is_complex(x[0].dtype())) check_jacobians(y_of, x, y);
+    } else {
+      skip("y:not_inexact_or_nonfinite");
+    }
+
+    step_ = "hvp";
+    const Tensors hv = hvp(loss, x, v);
+    double gmax = 0;
+    for (const auto& g : grads) gmax = std::max(gmax, max_abs(g));
+    if (same_branches_along(x, v)) {
+      const Difference grad_fd = central_difference_all([&](double h) { return vg.call(shifted(x, h, v)).second; }, kStep);
+      expect_difference_all("hvp_fd", hv, grad_fd, gmax);
+    } else {
+      skip("hvp_fd:branch");
+    }
+    step_ = "hvp_sym";
+    const Tensors hw = hvp(loss, x, w);
+    double lhs = 0, rhs = 0, size = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      lhs += inner(w[i], hv[i]);
+      rhs += inner(hw[i], v[i]);
+      size += norm(w[i]) * norm(hv[i]) + norm(hw[i]) * norm(v[i]);
+    }
+    // Rounding in H v scales with the gradient's terms, which may cancel to a tiny H v.
+    expect_within("hvp_sym", lhs, rhs, 1e-9 * size + 1e-12 * (1 + gmax) * norm(concatenated(v)) * norm(concatenated(w)));
+    if (x[0].numel() <= 16) check_hessian(loss, x, v);
+  }
+
+ private:
+  void check_passes_and_threads(const Program& forward, const Tensors& x) {
+    SettingsGuard guard;
+    ExecOptions on = guard.options;
+    on.fuse_elementwise = on.eliminate_dead_code = on.scalar_path = on.fold_transpose = true;
+    // Fusion and dead-code elimination never change a bit (exec_options.hpp); folding a
+    // transpose into a GEMM and the scalar interpreter (glibc's scalar libm instead of the
+    // vector math) may change the last bits (docs/tenferro.md, "Execution").
+    ExecOptions plain = on;
+    plain.fuse_elementwise = plain.eliminate_dead_code = false;
+    ExecOptions off = plain;
+    off.fold_transpose = off.scalar_path = false;
+    step_ = "forward";
+    set_exec_options(on);
+    const Tensors base = forward.run(x), base_discrete = discrete_values(x);
+    set_exec_options(plain);
+    expect_bitwise("passes_bitwise", forward.run(x), base);
+    set_exec_options(off);
+    expect_near_unless_tie("passes_off", forward.run(x), base, discrete_values(x), base_discrete);
+    set_exec_options(on);
+    if (config_.threads) {
+      step_ = "threads";
+      set_num_threads(1);
+      const Tensors one = forward.run(x), one_discrete = discrete_values(x);
+      set_num_threads(2);
+      // OpenBLAS may split a GEMM's contracted dimension among its threads (threads.hpp).
+      if (calls_blas()) expect_near_unless_tie("threads", forward.run(x), one, discrete_values(x), one_discrete);
+      else expect_bitwise("threads_bitwise", forward.run(x), one);
+    }
+    ++report_.checks_run;
+  }
+
+  /// Whether a call may run a GEMM (dot_general, matmul).
+  bool calls_blas() const {
+    for (const auto& n : p_.nodes) {
+      if (n.op == FuzzOp::DotGeneral || n.op == FuzzOp::Matmul) return true;
+    }
+    return false;
+  }
+
+  /// The program's jump indicators (jump_indicators; with `kinks`, its kink indicators too) at
+  /// x. Where two computations of a program differ in their last bits, a value at a tie of a
+  /// jump may flip, and results then differ by more than rounding; a central difference is only
+  /// meaningful when all its points take the branches x takes.
+  Tensors discrete_values(const Tensors& x, bool kinks = false) {
+    std::optional<Program>& program = kinks ? branches_ : jumps_;
+    if (!program) {
+      const RandomProgram* p = &p_;
+      auto f = [p, kinks](const auto&... a) {
+        const std::vector<Traced> args{a...};
+        return jump_indicators(*p, apply_values(*p, args), kinks);
+      };
+      program.emplace(detail::trace_graph(f, detail::types_of(x)));
+    }
+    if (program->graph()->outputs().empty()) return {};
+    return program->run(x);
+  }
+
+  /// Whether every point x + s dir of the central differences (s = +-h0/2, +-h0, +-2 h0) takes
+  /// the branches that x takes.
+  bool same_branches_along(const Tensors& x, const Tensors& dir) {
+    const Tensors at_x = discrete_values(x, true);
+    if (at_x.empty()) return true;
+    for (double s : {-2.0, -1.0, -0.5, 0.5, 1.0, 2.0}) {
+      const Tensors at = discrete_values(shifted(x, s * kStep, dir), true);
+      for (std::size_t o = 0; o < at.size(); ++o) {
+        if (!same_bits(at[o], at_x[o])) return false;
+      }
+    }
+    return true;
+  }
+
+  /// a near b, unless the discrete values differ (a tie flipped, see discrete_values).
+  void expect_near_unless_tie(const char* check, const Tensors& a, const Tensors& b, const Tensors& a_discrete,
+                              const Tensors& b_discrete) {
+    for (std::size_t o = 0; o < a_discrete.size(); ++o) {
+      if (max_diff_as_complex(a_discrete[o], b_discrete[o]) != 0) return skip(std::string(check) + ":tie");
+    }
+    for (std::size_t o = 0; o < a.size(); ++o) {
+      const bool single = real_dtype(b[o].dtype()) == DType::F32;
+      if (all_finite(b[o])) expect_near(check, a[o], b[o], single ? 1e-5 : 1e-12);
+    }
+  }
+
+  /// Single precision: the value and gradient against the double-precision twin, which gets
+  /// every check.
+  void check_against_widened(const std::pair<Tensor, Tensors>& single) {
+    const RandomProgram twin = widened(p_);
+    Checker inner_checker(twin, config_, report_);
+    inner_checker.run();
+    if (inner_checker.grads_.empty()) return skip("single:twin_not_checked");
+    step_ = "single";
+    const double tol = 2e-3;
+    const Tensors single_discrete = discrete_values(p_.inputs), twin_discrete = inner_checker.discrete_values(twin.inputs);
+    for (std::size_t o = 0; o < single_discrete.size(); ++o) {
+      if (max_diff_as_complex(single_discrete[o], twin_discrete[o]) != 0) return skip("single:tie");
+    }
+    const RandomProgram* p = &twin;
+    auto twin_loss = [p](const auto&... a) { return apply_loss(*p, std::vector<Traced>{a...}); };
+    const Tensor twin_value = Program(detail::trace_graph(twin_loss, detail::types_of(twin.inputs))).run(twin.inputs)[0];
+    expect_close_scaled("single", single.first, twin_value, tol);
+    for (std::size_t i = 0; i < single.second.size(); ++i) {
+      expect_close_scaled("single", single.second[i], inner_checker.grads_[i], tol);
+    }
+  }
+
+  /// jacfwd against jacrev of y with respect to argument 0 (both real).
+  template <class Y>
+  void check_jacobians(Y& y_of, const Tensors& x, const Tensor& y) {
+    if (x[0].numel() * y.numel() > 4096) return skip("jacobian:large");
+    step_ = "jacfwd";
+    const Tensor jf = jacfwd(y_of, 0).call(x);
+    step_ = "jacrev";
+    const Tensor jr = jacrev(y_of, 0).call(x);
+    expect_near("jacobian", jf, jr, 1e-12);
+    ++report_.checks_run;
+  }
+
+  template <class L>
+  void check_hessian(L& loss, const Tensors& x, const Tensors& v) {
+    step_ = "hessian";
+    const Tensor h = hessian(loss, 0).call(x);
+    // H v0 for a real direction v0 in argument 0's space (columns are H e_k for real e_k).
+    Tensors along = zeros_like(x);
+    along[0] = real_part_like(v[0]);
+    step_ = "hvp(argument 0)";
+    const Tensor expected = hvp(loss, x, along)[0];
+    const std::int64_t n = x[0].numel();
+    Tensor hv(expected.type());
+    for (std::int64_t i = 0; i < n; ++i) {
+      c128 acc = 0;
+      for (std::int64_t k = 0; k < n; ++k) acc += h.element(i * n + k) * along[0].element(k).real();
+      set_element(hv, i, acc);
+    }
+    expect_near("hessian", hv, expected, 1e-10);
+    ++report_.checks_run;
+  }
+
+  Tensors random_like(const Tensors& xs) {
+    Tensors out;
+    for (const auto& x : xs) out.push_back(tidu::OperandSpace<Tensor>::random_like(x, rng_));
+    return out;
+  }
+
+  void skip(const std::string& why) { ++report_.skipped[why]; }
+  [[noreturn]] void fail(const std::string& check, const std::string& message) {
+    throw CheckFailed{check, message};
+  }
+
+  void expect_bitwise(const char* check, const Tensors& a, const Tensors& b) {
+    for (std::size_t o = 0; o < a.size(); ++o) {
+      if (!same_bits(a[o], b[o])) fail(check, "output " + std::to_string(o) + ": " + to_string(a[o]) + " vs " + to_string(b[o]));
+    }
+    ++report_.checks_run;
+  }
+  void expect_near(const char* check, const Tensor& a, const Tensor& b, double rtol) {
+    if (a.type() != b.type()) fail(check, "types " + a.type().to_string() + " vs " + b.type().to_string());
+    const double d = max_diff(a, b), s = std::max(max_abs(a), max_abs(b));
+    if (!(d <= rtol * (1 + s))) fail(check, describe(a, b, d, rtol * (1 + s)));
+    ++report_.checks_run;
+  }
+  void expect_close_scaled(const char* check, const Tensor& single, const Tensor& twin, double rtol) {
+    const double d = max_diff_widened(single, twin), s = max_abs(twin);
+    if (!std::isfinite(s)) return skip("single:nonfinite");
+    if (!(d <= rtol * (1 + s))) fail(check, describe(single, twin, d, rtol * (1 + s)));
+    ++report_.checks_run;
+  }
+  void expect_within(const char* check, double a, double b, double tol) {
+    if (!(std::abs(a - b) <= tol)) {
+      std::ostringstream os;
+      os.precision(17);
+      os << a << " vs " << b << " (difference " << std::abs(a - b) << ", tolerance " << tol << ")";
+      fail(check, os.str());
+    }
+    ++report_.checks_run;
+  }
+  /// ad against central differences fd (at steps h and h/2); `magnitude` scales rounding.
+  void expect_difference(const char* check, const Tensor& ad, const Difference& fd, double magnitude) {
+    if (!fd.finite) return skip(std::string(check) + ":nonfinite");
+    if (!fd.smooth) return skip(std::string(check) + ":not_smooth");
+    const double err = max_diff_as_complex(ad, fd.fine);
+    const double tol = 4 * fd.spread + 1e-7 * (max_abs(ad) + max_abs(fd.fine)) + 1e-9 * (1 + magnitude);
+    if (!(err <= tol)) fail(check, describe(ad, fd.fine, err, tol) + "\n(coarse step: " + to_string(fd.coarse) + ")");
+    ++report_.checks_run;
+  }
+  void expect_difference_all(const char* check, const Tensors& ad, const Difference& fd, double magnitude) {
+    expect_difference(check, concatenated(ad), fd, magnitude);
+  }
+
+  const RandomProgram& p_;
+  CheckConfig config_;
+  ProgramReport& report_;
+  std::mt19937_64 rng_;
+  std::string step_;
+  static constexpr double kStep = 1e-3;  // central differences at kStep and kStep / 2
+  std::optional<Program> jumps_, branches_;  // built on first use by discrete_values
+  Tensors grads_;  // after run(): the gradient, when the derivative checks got that far
+
+};
+
+}  // namespace
+
+ProgramReport check_program(const RandomProgram& program, const CheckConfig& config) {
+  ProgramReport report;
+  Checker checker(program, config, report);
+  try {
+    checker.run();
+  } catch (const CheckFailed& f) {
+    report.ok = false;
+    report.check = f.check;
+    report.message = f.message;
+  } catch (const std::exception& e) {
+    report.ok = false;
+    report.check = "exception";
+    report.message = "during " + checker.step() + ": " + exception_type_name(e) + ": " + e.what();
+  }
+  return report;
+}
+
+}  // namespace tenferro::testing

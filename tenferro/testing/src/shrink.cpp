@@ -1,0 +1,132 @@
+// shrink (shrink.hpp).
+#include "tenferro/testing/shrink.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include "fuzz_internal.hpp"
+
+namespace tenferro::testing {
+
+namespace {
+
+/// The types of the values of `p`, by tracing it: nullopt if the API rejects a call with a
+/// typed error (the candidate is not a valid program). An untyped exception (the kind of failure
+/// being shrunk) ends the list early: the values from there on have no known type.
+std::optional<std::vector<TensorType>> value_types(const RandomProgram& p) {
+  auto trace = std::make_shared<TraceState>();
+  std::vector<Traced> values;
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    values.emplace_back(trace, trace->builder.add_input(TensorKey{"x" + std::to_string(i), p.inputs[i].type()}));
+  }
+  try {
+    for (const FuzzNode& n : p.nodes) values.push_back(apply_node(n, values));
+  } catch (const ShapeError&) {
+    return std::nullopt;
+  } catch (const DTypeError&) {
+    return std::nullopt;
+  } catch (...) {
+  }
+  std::vector<TensorType> types;
+  for (const Traced& v : values) types.push_back(v.type());
+  return types;
+}
+
+/// p with call k removed and its readers reading value `replacement` instead.
+RandomProgram without_node(const RandomProgram& p, std::size_t k, int replacement) {
+  const int removed = static_cast<int>(p.inputs.size() + k);
+  RandomProgram out = p;
+  out.nodes.erase(out.nodes.begin() + static_cast<std::ptrdiff_t>(k));
+  auto remap = [&](int v) { return v == removed ? replacement : v > removed ? v - 1 : v; };
+  for (auto& n : out.nodes) {
+    for (int& a : n.args) a = remap(a);
+  }
+  for (int& o : out.outputs) o = remap(o);
+  return out;
+}
+
+/// A round number near x: the candidates tried in place of an input element.
+double rounded(double x, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(x * scale) / scale;
+}
+
+}  // namespace
+
+RandomProgram shrink(const RandomProgram& program, const std::function<bool(const RandomProgram&)>& still_fails,
+                     int max_tries) {
+  RandomProgram best = without_dead_values(program);
+  if (!still_fails(best)) best = program;
+  int tries = 0;
+  auto attempt = [&](const RandomProgram& candidate) {
+    if (tries >= max_tries || candidate.inputs.empty() || candidate.outputs.empty()) return false;
+    const RandomProgram pruned = without_dead_values(candidate);
+    if (!value_types(pruned)) return false;
+    ++tries;
+    if (!still_fails(pruned)) return false;
+    best = pruned;
+    return true;
+  };
+  bool progress = true;
+  while (progress && tries < max_tries) {
+    progress = false;
+    // (1) fewer loss terms
+    for (std::size_t o = 0; best.outputs.size() > 1 && o < best.outputs.size(); ++o) {
+      RandomProgram c = best;
+      c.outputs.erase(c.outputs.begin() + static_cast<std::ptrdiff_t>(o));
+      if (attempt(c)) {
+        progress = true;
+        break;
+      }
+    }
+    // (2) fewer calls, from the last: read an operand or an earlier value of the same type
+    const auto types = value_types(best);
+    if (!types) break;
+    for (std::size_t k = best.nodes.size(); k-- > 0 && !progress;) {
+      const int v = static_cast<int>(best.inputs.size() + k);
+      std::vector<int> replacements(best.nodes[k].args.begin(), best.nodes[k].args.end());
+      for (int u = 0; u < v; ++u) replacements.push_back(u);
+      for (int r : replacements) {
+        if (static_cast<std::size_t>(std::max(r, v)) >= types->size()) continue;
+        const auto& tr = (*types)[static_cast<std::size_t>(r)];
+        const auto& tv = (*types)[static_cast<std::size_t>(v)];
+        if (tr.dtype != tv.dtype || tr.shape != tv.shape) continue;
+        if (attempt(without_node(best, k, r))) {
+          progress = true;
+          break;
+        }
+      }
+    }
+    if (progress) continue;
+    // (3) round input values: 0, then one and two decimals
+    for (std::size_t i = 0; i < best.inputs.size() && !progress; ++i) {
+      for (int digits : {0, 1, 2}) {
+        RandomProgram c = best;
+        Tensor& t = c.inputs[i];
+        t = t.clone();
+        bool changed = false;
+        for (std::int64_t e = 0; e < t.numel(); ++e) {
+          const c128 x = t.element(e);
+          const c128 r(rounded(x.real(), digits), rounded(x.imag(), digits));
+          if (r == x) continue;
+          changed = true;
+          visit_dtype(t.dtype(), [&](auto zero) {
+            using T = decltype(zero);
+            if constexpr (std::is_same_v<T, c128> || std::is_same_v<T, c64>) {
+              t.data<T>()[e] = T(static_cast<typename T::value_type>(r.real()), static_cast<typename T::value_type>(r.imag()));
+            } else if constexpr (std::is_floating_point_v<T>) {
+              t.data<T>()[e] = static_cast<T>(r.real());
+            }
+          });
+        }
+        if (changed && attempt(c)) {
+          progress = true;
+          break;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace tenferro::testing
