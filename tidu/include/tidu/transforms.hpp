@@ -259,7 +259,8 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
       slot = &d.derivative_programs[k];  // node-based map: the reference stays valid
     }
     auto [keys, present] = along_outputs(d, k);
-    auto prog = program(*slot, f, [&] {
+    // An init-capture: clang++ 14 cannot capture a structured binding.
+    auto prog = program(*slot, f, [&, &keys = keys] {
       auto outs = d.outputs;
       outs.insert(outs.end(), keys.begin(), keys.end());
       auto leading = d.inputs;
