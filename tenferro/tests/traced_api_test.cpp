@@ -296,6 +296,32 @@ TEST(TracedErrors, BadInputThrowsTypedErrorsAtTraceTime) {
   EXPECT_THROW(tf::grad(mixed)(v2, tf::Tensor::from({tf::c128(1, 0), tf::c128(0, 1)})), tf::DTypeError);
 }
 
+// Found by the invalid-program generator (tenferro/testing/invalid_program.hpp): these named an
+// internal primitive or an internal input ("run: input 1 (ct1:0 ...)") instead of the call.
+TEST(TracedErrors, BoundsTangentsAndCotangentsOfTheWrongTypeNameTheCall) {
+  auto expect_error = [](auto call, const char* name, const char* type) {
+    try {
+      call();
+      ADD_FAILURE() << name << ": no error";
+    } catch (const tf::ShapeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(name));
+      EXPECT_THAT(e.what(), HasSubstr(type));
+    } catch (const tf::DTypeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(name));
+      EXPECT_THAT(e.what(), HasSubstr(type));
+    }
+  };
+  tf::Tensor v2 = tf::Tensor::from({1.0, 2.0}), v3 = tf::Tensor::from({1.0, 2.0, 3.0});
+  auto clamped = [](tf::Traced x, tf::Traced lo) { return tf::sum(tf::clamp(x, lo, x)); };
+  expect_error([&] { tf::grad(clamped)(v2, v3); }, "clamp", "f64[3]");
+  auto f = [](tf::Traced a) { return tf::sum(tf::exp(a)); };
+  expect_error([&] { tf::jvp(f, {v2}, {v3}); }, "jvp", "f64[3]");
+  expect_error([&] { tf::jvp(f, {v2}, {tf::Tensor::from({1.0f, 2.0f})}); }, "jvp", "f32[2]");
+  expect_error([&] { tf::hvp(f, {v2}, {v3}); }, "hvp", "f64[3]");
+  expect_error([&] { tf::vjp(f, {v2}, v2); }, "vjp", "f64[2]");
+  EXPECT_THROW(tf::vjp(f, {v2}, tf::Tensor::scalar(1.0, tf::DType::F32)), tf::DTypeError);
+}
+
 TEST(TracedMlp, GradientMatchesFiniteDifferencesOnSampledEntries) {
   // A 6-5-4-3 MLP with tanh and softmax cross-entropy; central differences on sampled weights.
   std::vector<tf::Tensor> p = {random_tensor({6, 5}, tf::DType::F64, 1), random_tensor({5}, tf::DType::F64, 2),

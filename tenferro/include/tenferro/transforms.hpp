@@ -86,6 +86,11 @@ GraphPtr trace_graph(F& f, const std::vector<TensorType>& types) {
 std::vector<TensorType> types_of(const Tensors& args);
 /// Throws DTypeError unless argument `argnum` exists and is float or complex.
 void check_wrt(const char* what, const Tensors& args, std::size_t argnum);
+/// Throws ShapeError or DTypeError, naming `what`, unless each direction (tangent) has the type
+/// of its float or complex primal (directions of integer and bool primals are not checked).
+void check_directions(const char* what, const char* kind, const Tensors& primals, const Tensors& directions);
+/// Throws unless the graph has one output and the cotangent has its type.
+void check_cotangent(const char* what, const GraphPtr& graph, const Tensor& cotangent);
 /// Throws unless the graph has one scalar real output (what grad and hessian differentiate).
 void check_scalar_loss(const char* what, const GraphPtr& graph);
 /// Stores `column` = H e_col (n elements of h's dtype) into h viewed as an n x n row-major matrix.
@@ -257,6 +262,7 @@ auto hessian(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail
 /// (f(primals), J tangents) for a function with one output.
 template <class F>
 std::pair<Tensor, Tensor> jvp(F f, const Tensors& primals, const Tensors& tangents) {
+  detail::check_directions("jvp", "tangent", primals, tangents);
   detail::FunctionState<F> state(std::move(f));
   auto [values, dy] = state.ad().jvp(state.graph(primals, nullptr), primals, tangents);
   return {values.at(0), dy.at(0)};
@@ -265,12 +271,15 @@ std::pair<Tensor, Tensor> jvp(F f, const Tensors& primals, const Tensors& tangen
 template <class F>
 std::pair<Tensor, Tensors> vjp(F f, const Tensors& primals, const Tensor& cotangent) {
   detail::FunctionState<F> state(std::move(f));
-  auto [values, ct] = state.ad().vjp(state.graph(primals, nullptr), primals, Tensors{cotangent});
+  GraphPtr g = state.graph(primals, nullptr);
+  detail::check_cotangent("vjp", g, cotangent);
+  auto [values, ct] = state.ad().vjp(g, primals, Tensors{cotangent});
   return {values.at(0), ct};
 }
 /// Hessian-vector product of a real scalar function: one direction per primal.
 template <class F>
 Tensors hvp(F f, const Tensors& primals, const Tensors& directions) {
+  detail::check_directions("hvp", "direction", primals, directions);
   detail::FunctionState<F> state(std::move(f));
   GraphPtr g = state.graph(primals, nullptr);
   detail::check_scalar_loss("hvp", g);

@@ -120,6 +120,19 @@ Traced where(const Traced& pred, const Traced& on_true, const Traced& on_false) 
 }
 
 Traced clamp(const Traced& x, const Traced& lo, const Traced& hi) {
+  // The bounds broadcast to x's shape (x itself never stretches).
+  for (const Traced* bound : {&lo, &hi}) {
+    const Shape& b = bound->shape();
+    bool fits = b.size() <= x.rank();
+    for (std::size_t i = 0; fits && i < b.size(); ++i) {
+      const std::int64_t d = x.shape()[x.rank() - b.size() + i];
+      fits = b[i] == d || b[i] == 1;
+    }
+    if (!fits) {
+      throw ShapeError(std::string("clamp: bound ") + (bound == &lo ? "lo " : "hi ") + bound->type().to_string() +
+                       " does not broadcast to the shape of x " + x.type().to_string());
+    }
+  }
   Traced l = broadcast_to(lo, x.shape()), h = broadcast_to(hi, x.shape());
   return apply(ops::clamp(l.type(), x.type(), h.type()), {l, x, h});
 }

@@ -39,6 +39,30 @@ void check_wrt(const char* what, const Tensors& args, std::size_t argnum) {
   }
 }
 
+void check_directions(const char* what, const char* kind, const Tensors& primals, const Tensors& directions) {
+  if (directions.size() != primals.size()) return;  // tidu's transforms report a count mismatch
+  for (std::size_t i = 0; i < primals.size(); ++i) {
+    const TensorType& p = primals[i].type();
+    const TensorType& d = directions[i].type();
+    if (!is_inexact(p.dtype) || p == d) continue;
+    const std::string message = std::string(what) + ": " + kind + " " + std::to_string(i) + " has type " + d.to_string() +
+                                "; expected " + p.to_string() + ", the type of primal " + std::to_string(i);
+    if (p.shape != d.shape) throw ShapeError(message);
+    throw DTypeError(message);
+  }
+}
+
+void check_cotangent(const char* what, const GraphPtr& graph, const Tensor& cotangent) {
+  check_single_output(what, graph);
+  const TensorType& out = type_of(graph->key(graph->outputs()[0]));
+  const TensorType& ct = cotangent.type();
+  if (out == ct) return;
+  const std::string message = std::string(what) + ": the cotangent has type " + ct.to_string() + "; expected " +
+                              out.to_string() + ", the type of the function's output";
+  if (out.shape != ct.shape) throw ShapeError(message);
+  throw DTypeError(message);
+}
+
 void check_scalar_loss(const char* what, const GraphPtr& graph) {
   if (graph->outputs().size() != 1) {
     throw ShapeError(std::string(what) + ": the function must return one value, it returns " +
