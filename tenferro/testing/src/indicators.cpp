@@ -29,6 +29,16 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       out.push_back(v);
       continue;
     }
+    // The branch cut of the complex log (and of sqrt, rsqrt and pow through it) along the
+    // negative real axis (below -1 for log1p): which side of it the operand lies on.
+    const bool cut = n.op == FuzzOp::Log || n.op == FuzzOp::Log1p || n.op == FuzzOp::Sqrt || n.op == FuzzOp::Rsqrt ||
+                     n.op == FuzzOp::Pow;
+    if (cut && is_complex(arg(0).dtype())) {
+      const Traced re = real(arg(0)), im = imag(arg(0));
+      const Traced left = lt(re, full_like(re, n.op == FuzzOp::Log1p ? -1.0 : 0.0));
+      out.push_back(where(left, lt(im, full_like(im, 0.0)), left));
+      continue;
+    }
     if (!kinks) continue;
     const bool real_args = std::all_of(n.args.begin(), n.args.end(), [&](int a) {
       return !is_complex(values[static_cast<std::size_t>(a)].dtype());
