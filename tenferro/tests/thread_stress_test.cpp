@@ -7,9 +7,9 @@
 //
 // Every result is compared bit for bit with a reference computed on the main thread before any
 // worker starts: workers run the same compiled programs on the same kernels at the same thread
-// count (tenferro's chunked sums do not depend on which thread runs a chunk, and OpenBLAS splits a
-// GEMM by blocks of the result, not along its sums), so running concurrently must not change a
-// single bit. Workers record mismatches as text; the main thread asserts after joining them.
+// count (tenferro's chunked sums do not depend on which thread runs a chunk, and how OpenBLAS
+// splits a GEMM depends only on its shape and thread count), so running concurrently must not
+// change a single bit. Workers record mismatches as text; the main thread asserts after joining them.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -465,3 +465,16 @@ TEST_F(PoolStress, MixedWorkloadForABoundedTime) {
 }
 
 }  // namespace
+
+// set_num_threads is process-wide: a thread started afterwards sees the setting (omp_set_num_threads
+// alone sets only the calling thread's count, and new threads started from OpenMP's default).
+TEST(Threads, TheSettingIsProcessWide) {
+  const int saved = tf::num_threads();
+  for (int n : {1, 3, 2}) {
+    tf::set_num_threads(n);
+    int seen = 0;
+    std::thread([&] { seen = tf::num_threads(); }).join();
+    EXPECT_EQ(seen, n);
+  }
+  tf::set_num_threads(saved);
+}

@@ -11,6 +11,7 @@
 
 #include "computegraph/printer.hpp"
 #include "exec/executor.hpp"
+#include "tenferro/threads.hpp"
 
 namespace tenferro {
 
@@ -86,7 +87,7 @@ void ParallelColumns::operator()(std::size_t count,
   // threads only when each gets kMinColumns columns or more. Inside a parallel region (a
   // caller's own threads) the columns stay on the calling thread.
   constexpr std::size_t kMinColumns = 32;
-  const auto max_threads = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
+  const auto max_threads = static_cast<std::size_t>(std::max(1, num_threads()));
   const std::size_t threads = omp_in_parallel() ? 1 : std::min(max_threads, count / kMinColumns);
   if (threads <= 1) {
     body(0, count);

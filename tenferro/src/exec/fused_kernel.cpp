@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/elementwise_formulas.hpp"
+#include "tenferro/threads.hpp"
 #include "vector_math.hpp"
 
 // apply() switches over the instruction kinds lower() admits (exec_program.cpp's fusible_kind,
@@ -213,7 +214,7 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   thread_local std::vector<char> refill_store;  // kept across runs: no allocation per run
   plan_refills(k, refill_store);
   const char* refill = refill_store.data();
-  const int threads = chunks >= 4 ? omp_get_max_threads() : 1;
+  const int threads = chunks >= 4 ? num_threads() : 1;
   if (threads == 1) {
     // No parallel region: entering one costs microseconds (libgomp wakes its team), more than a
     // small kernel's whole work.

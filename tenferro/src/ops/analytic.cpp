@@ -159,7 +159,10 @@ Tangents jvp_analytic(const StdTensorOp& op, const JvpArgs& a) {
       PV p_zero = e.compare(CompareDir::Eq, p, e.zeros(type));
       PV p_safe = one_where(e, p_zero, p);
       PV x_pm1 = e.primal(ops::pow(type, type), {x, fixed_add(e, p_safe, e.full(type, -1.0))});
-      PV jac = fixed_select(e, p_zero, e.zeros(type), fixed_mul(e, p_safe, x_pm1));
+      // Operands that emit are named first, so that the graph's order does not depend on the
+      // compiler's order of evaluating arguments (printed IR is the same with g++ and clang++).
+      PV nonzero_p = fixed_mul(e, p_safe, x_pm1);
+      PV jac = fixed_select(e, p_zero, e.zeros(type), nonzero_p);
       d_base = e.scale(jac, *a.t[0]);
     }
     if (a.t[1]) {  // log(x) x^p, 0 where x == 0
@@ -175,11 +178,15 @@ Tangents jvp_analytic(const StdTensorOp& op, const JvpArgs& a) {
     case OpKind::Log: return {e.divide(dx, x)};
     case OpKind::Sin: return {e.scale(fixed_unary(e, OpKind::Cos, x), dx)};
     case OpKind::Cos: return {e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx)};
-    case OpKind::Tanh:  // 1 - y^2
-      return {e.scale(fixed_add(e, e.full(type, 1.0), fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y))), dx)};
+    case OpKind::Tanh: {  // 1 - y^2
+      PV minus_y2 = fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y));
+      return {e.scale(fixed_add(e, e.full(type, 1.0), minus_y2), dx)};
+    }
     case OpKind::Sqrt: return {e.divide(dx, fixed_add(e, y, y))};
-    case OpKind::Rsqrt:  // -y^3 / 2
-      return {e.scale(fixed_mul(e, e.full(type, -0.5), fixed_mul(e, y, fixed_mul(e, y, y))), dx)};
+    case OpKind::Rsqrt: {  // -y^3 / 2
+      PV y3 = fixed_mul(e, y, fixed_mul(e, y, y));
+      return {e.scale(fixed_mul(e, e.full(type, -0.5), y3), dx)};
+    }
     // exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
     case OpKind::Expm1: return {e.scale(fixed_unary(e, OpKind::Exp, x), dx)};
     case OpKind::Log1p: return {e.divide(dx, fixed_add(e, e.full(type, 1.0), x))};

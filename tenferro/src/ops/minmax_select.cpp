@@ -215,7 +215,8 @@ Tangents jvp_minmax(const StdTensorOp& op, const JvpArgs& a) {
       PV y = Emit::ext(a.x[1]);
       PV x_wins = e.compare(is_max ? CompareDir::Gt : CompareDir::Lt, x, y);
       PV y_wins = e.compare(is_max ? CompareDir::Lt : CompareDir::Gt, x, y);
-      LocalValueId tie = e.scale(e.full(type, 0.5), *e.sum(t[0], t[1]));
+      const LocalValueId both = *e.sum(t[0], t[1]);  // named first: argument order is the compiler's
+      LocalValueId tie = e.scale(e.full(type, 0.5), both);
       return {select_tangent(e, x_wins, t[0], select_tangent(e, y_wins, t[1], tie, type), type)};
     }
     case OpKind::Clamp: {  // operands (lo, x, hi)

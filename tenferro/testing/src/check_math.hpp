@@ -2,6 +2,7 @@
 // Numerical helpers of check_program: central differences at two steps, norms, inner products
 // and comparisons of tensors of any dtype (through c128 elements).
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <typeinfo>
@@ -63,8 +64,9 @@ inline double max_diff(const Tensor& a, const Tensor& b) {
 inline double max_diff_widened(const Tensor& single, const Tensor& twin) { return max_diff(single, twin); }
 
 inline std::string describe(const Tensor& a, const Tensor& b, double difference, double tolerance) {
-  return to_string(a) + "\n  vs\n" + to_string(b) + "\n(max difference " + std::to_string(difference) +
-         ", tolerance " + std::to_string(tolerance) + ")";
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, "(max difference %.6g, tolerance %.6g)", difference, tolerance);
+  return to_string(a) + "\n  vs\n" + to_string(b) + "\n" + numbers;
 }
 
 /// All elements of the tensors, in order, as one c128 vector.
@@ -126,6 +128,11 @@ struct Difference {
   double spread = 0;    // max |coarse - fine|: the estimates' own error, about 16x fine's
   bool finite = true;
   bool smooth = true;   // spread small: no kink or jump within 2 h0 of the point
+  /// The rounding error of `fine`, from the rounding noise of f measured next to its stencil
+  /// points: f at a step a few ulps of x longer differs from f at the step by (almost) only
+  /// rounding, and the stencil divides that noise by the step (noise ~ eps |terms of f| can be
+  /// far above eps |f| where f's terms cancel, as in x / x).
+  double rounding = 0;
 };
 
 template <class F>
@@ -149,8 +156,13 @@ Difference central_difference_all(F f, double h0 = 1e-3) {
     d.finite = false;
     return d;
   }
+  double noise = 0;
+  for (double h : {h0 / 2, -h0 / 2}) {
+    noise = std::max(noise, max_diff(concatenated(f(h)), concatenated(f(h * (1 + 0x1p-36)))));
+  }
+  d.rounding = std::isfinite(noise) ? 12 * noise / h0 : 0;  // (1 + 8 + 8 + 1) / (12 h0 / 2), times 4
   d.spread = max_diff(d.coarse, d.fine);
-  d.smooth = d.spread <= 1e-6 * (1 + max_abs(d.fine));
+  d.smooth = d.spread <= 1e-6 * (1 + max_abs(d.fine)) + 2 * d.rounding;
   return d;
 }
 

@@ -24,3 +24,13 @@ namespace tenferro::testing {
 /// relu, maximum, minimum, clamp and max/min reductions of real values.
 std::vector<Traced> jump_indicators(const RandomProgram& program, const std::vector<Traced>& values, bool kinks);
 }  // namespace tenferro::testing
+
+namespace tenferro::testing {
+/// One scalar per jump of the program (a comparison of two different values, sign, a
+/// conversion to an integer or bool): the smallest relative distance of its operands from the
+/// threshold over the elements (|a - b| / (|a| + |b| + 1); distance to the nearest integer or to
+/// zero). A margin within rounding means another computation may jump the other way. With
+/// `kinks`, also the kinks of real values (maximum, minimum, clamp, abs, relu, and max/min
+/// reductions: the gap to the runner-up), where derivatives jump.
+std::vector<Traced> jump_margins(const RandomProgram& program, const std::vector<Traced>& values, bool kinks);
+}  // namespace tenferro::testing

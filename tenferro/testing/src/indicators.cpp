@@ -73,3 +73,63 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
 }
 
 }  // namespace tenferro::testing
+
+namespace tenferro::testing {
+
+std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
+  std::vector<Traced> out;
+  const std::size_t inputs = p.inputs.size();
+  // The smallest element, as an f64 scalar.
+  auto smallest = [](const Traced& t) {
+    std::vector<std::int64_t> axes(t.rank());
+    for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
+    return astype(min(t, axes), DType::F64);
+  };
+  for (std::size_t k = 0; k < p.nodes.size(); ++k) {
+    const FuzzNode& n = p.nodes[k];
+    auto arg = [&](std::size_t i) -> const Traced& { return values[static_cast<std::size_t>(n.args[i])]; };
+    const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
+    // Integer and bool operands compare exactly; their conversions from floats have margins.
+    const bool inexact = std::all_of(n.args.begin(), n.args.end(), [&](int a) {
+      return is_inexact(values[static_cast<std::size_t>(a)].dtype());
+    });
+    if (!inexact) continue;
+    if (compare && n.args[0] != n.args[1]) {
+      const Traced gap = abs(arg(0) - arg(1)), size = abs(arg(0)) + abs(arg(1));
+      out.push_back(smallest(gap / (size + 1.0)));
+    } else if (n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && n.dtype == DType::Bool)) {
+      out.push_back(smallest(abs(arg(0))));
+    } else if (n.op == FuzzOp::Astype && n.dtype == DType::I64 && !is_complex(arg(0).dtype())) {
+      // Conversion truncates: it jumps at every integer.
+      const Traced x = astype(arg(0), DType::F64);
+      const Traced frac = abs(x - astype(astype(x, DType::I64), DType::F64));
+      out.push_back(smallest(minimum(frac, 1.0 - frac)));
+    } else if (kinks && !is_complex(arg(0).dtype())) {
+      auto gap = [&](const Traced& a, const Traced& b) {
+        return smallest(abs(a - b) / (abs(a) + abs(b) + 1.0));
+      };
+      if ((n.op == FuzzOp::Maximum || n.op == FuzzOp::Minimum) && n.args[0] != n.args[1]) {
+        out.push_back(gap(arg(0), arg(1)));
+      } else if (n.op == FuzzOp::Clamp) {
+        out.push_back(gap(arg(0), arg(1)));
+        out.push_back(gap(arg(0), arg(2)));
+      } else if (n.op == FuzzOp::Abs || n.op == FuzzOp::Relu) {
+        out.push_back(smallest(abs(arg(0))));
+      } else if ((n.op == FuzzOp::Max || n.op == FuzzOp::Min) && arg(0).type().numel() > 1) {
+        // The gap between the extremum and the runner-up (0 when it is attained twice).
+        const Traced& x = arg(0);
+        const Traced at = extremum_positions(x, values[inputs + k], n.ints);
+        const Traced others = where(at, full_like(x, n.op == FuzzOp::Max ? -1e300 : 1e300), x);
+        const Traced runner_up = n.op == FuzzOp::Max ? max(others, n.ints) : min(others, n.ints);
+        const Traced extremum = values[inputs + k];
+        out.push_back(smallest(abs(extremum - runner_up) / (abs(extremum) + 1.0)));
+        // Attained twice: `at` marks more than one element of some reduced slice.
+        const Traced count = sum(astype(at, DType::F64), n.ints);
+        out.push_back(smallest(2.0 - count));  // <= 0 exactly where the extremum is attained twice
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tenferro::testing
