@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "check_math.hpp"
 #include "fuzz_internal.hpp"
 
 namespace tenferro::testing {
@@ -110,14 +111,7 @@ RandomProgram shrink(const RandomProgram& program, const std::function<bool(cons
           const c128 r(rounded(x.real(), digits), rounded(x.imag(), digits));
           if (r == x) continue;
           changed = true;
-          visit_dtype(t.dtype(), [&](auto zero) {
-            using T = decltype(zero);
-            if constexpr (std::is_same_v<T, c128> || std::is_same_v<T, c64>) {
-              t.data<T>()[e] = T(static_cast<typename T::value_type>(r.real()), static_cast<typename T::value_type>(r.imag()));
-            } else if constexpr (std::is_floating_point_v<T>) {
-              t.data<T>()[e] = static_cast<T>(r.real());
-            }
-          });
+          set_element(t, e, r);
         }
         if (changed && attempt(c)) {
           progress = true;
