@@ -60,8 +60,6 @@ inline double max_diff(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape()) return INFINITY;
   return max_diff_as_complex(a, b);
 }
-/// Like max_diff, for a single-precision tensor against its double-precision twin.
-inline double max_diff_widened(const Tensor& single, const Tensor& twin) { return max_diff(single, twin); }
 
 inline std::string describe(const Tensor& a, const Tensor& b, double difference, double tolerance) {
   char numbers[96];
