@@ -145,7 +145,7 @@ TEST(DotKernel, LargeMatmulMatchesNaiveLoop) {
   // Large enough for OpenBLAS's blocked and threaded paths.
   Tensor a = random_tensor(ty(DType::F64, {130, 97}), 3), b = random_tensor(ty(DType::F64, {97, 150}), 4);
   StdTensorOp op = ops::dot_general(a.type(), b.type(), {{}, {}, {1}, {0}});
-  EXPECT_TRUE(near(eval_op(op, {a, b}), dot_reference(a, b, op.attrs.dot, op.out), 1e-12));
+  EXPECT_TRUE(near(eval_op(op, {a, b}), dot_reference(a, b, op.attrs.get<DotDims>(), op.out), 1e-12));
 }
 
 template <class E, class F>
@@ -247,7 +247,7 @@ TEST(ReduceKernel, MatchesSequentialFoldsBitwise) {
         // f64 and i64 reproduce the fold exactly; f32 and c64 products differ from the reference's
         // double arithmetic by rounding only.
         const double tol = (d == DType::F64 || d == DType::I64 || d == DType::C128) ? 0 : 1e-5;
-        EXPECT_TRUE(near(eval_op(op, {a}), reduce_reference(kind, a, op.attrs.axes, op.out), tol))
+        EXPECT_TRUE(near(eval_op(op, {a}), reduce_reference(kind, a, op.attrs.get<ReduceAxes>().axes, op.out), tol))
             << dtype_name(d) << " " << op.name();
       }
     }
@@ -257,7 +257,7 @@ TEST(ReduceKernel, MatchesSequentialFoldsBitwise) {
 TEST(ReduceKernel, ResultTypesAndEdgeCases) {
   StdTensorOp op = ops::reduce(OpKind::ReduceSum, ty(DType::F64, {2, 3, 4}), {2, 0});
   EXPECT_EQ(op.out, ty(DType::F64, {3}));
-  EXPECT_EQ(op.attrs.axes, (ops::Axes{0, 2}));  // sorted
+  EXPECT_EQ(op.attrs.get<ReduceAxes>().axes, (ops::Axes{0, 2}));  // sorted
   Tensor nan = Tensor::from({1.0, std::nan(""), 3.0});
   EXPECT_TRUE(std::isnan(eval_op(ops::reduce(OpKind::ReduceMax, nan.type(), {0}), {nan}).item<double>()));
   EXPECT_TRUE(std::isnan(eval_op(ops::reduce(OpKind::ReduceMin, nan.type(), {0}), {nan}).item<double>()));

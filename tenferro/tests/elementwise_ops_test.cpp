@@ -266,7 +266,7 @@ TEST(ElementwiseRules, AnalyticTypes) {
   for (OpKind k : {OpKind::Exp, OpKind::Log, OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Sqrt, OpKind::Rsqrt,
                    OpKind::Expm1, OpKind::Log1p}) {
     EXPECT_EQ(ops::unary(k, c2).out, c2);
-    expect_error<DTypeError>([&] { ops::unary(k, i2); }, {op_info(k).name, "i64[2]", "f32, f64, c64 or c128"});
+    expect_error<DTypeError>([&] { ops::unary(k, i2); }, {op_def(k).name.c_str(), "i64[2]", "f32, f64, c64 or c128"});
   }
   EXPECT_EQ(ops::pow(c2, c2).out, c2);
   expect_error<DTypeError>([&] { ops::pow(i2, i2); }, {"pow", "i64[2]", "f32, f64, c64 or c128"});
@@ -310,7 +310,7 @@ const std::vector<AnalyticCase>& analytic_cases() {
 TEST(ElementwiseKernels, AnalyticMatchesStd) {
   for (const auto& c : analytic_cases()) {
     for (DType d : {DType::F64, DType::F32, DType::C128, DType::C64}) {
-      SCOPED_TRACE(std::string(op_info(c.kind).name) + " " + dtype_name(d));
+      SCOPED_TRACE(std::string(op_def(c.kind).name) + " " + dtype_name(d));
       const Tensor x = tensor(d, spread(7, c.lo, c.hi, -1, 1));
       std::vector<c128> want;
       for (std::int64_t i = 0; i < x.numel(); ++i) {
@@ -405,7 +405,7 @@ TEST(ElementwiseKernels, SelectAndClamp) {
 TEST(ElementwiseAD, AnalyticOps) {
   for (const auto& c : analytic_cases()) {
     for (DType d : {DType::F64, DType::C128, DType::F32}) {
-      SCOPED_TRACE(std::string(op_info(c.kind).name) + " " + dtype_name(d));
+      SCOPED_TRACE(std::string(op_def(c.kind).name) + " " + dtype_name(d));
       const Tensor x = tensor(d, spread(5, c.lo, c.hi, -0.8, 0.8));
       Trace tr;
       LocalValueId in = tr.input("x", x);

@@ -7,6 +7,8 @@
 // stretch), lowered to broadcast_in_dim so the transpose reduces back. Shape and dtype errors are
 // thrown here, at trace time, as ShapeError/DTypeError naming the op and the operand types.
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "computegraph/graph_builder.hpp"
@@ -38,8 +40,11 @@ class Traced {
   computegraph::LocalValueId id_;
 };
 
-/// Records `op` applied to `inputs` (all from one trace; throws Error otherwise).
+/// Records `op` applied to `inputs` (all from one trace; throws Error otherwise) and returns its
+/// result; throws Error if the op has several results (use apply_outputs).
 Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs);
+/// Records `op` applied to `inputs` and returns all its results, in output order.
+std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs);
 /// A constant in `like`'s trace.
 Traced constant(const Traced& like, Tensor value);
 /// A scalar constant of `like`'s dtype broadcast to `like`'s shape.
@@ -108,10 +113,22 @@ Traced sum(const Traced& a, std::vector<std::int64_t> axes);
 Traced prod(const Traced& a, std::vector<std::int64_t> axes);
 Traced max(const Traced& a, std::vector<std::int64_t> axes);
 Traced min(const Traced& a, std::vector<std::int64_t> axes);
+/// The maximum along `axis` (may be negative) and the index of its first occurrence (i64), as in
+/// torch.max(a, dim); real dtypes. The values' derivative follows the chosen element; the index
+/// has none. NaN counts as the maximum (its first occurrence is chosen).
+std::pair<Traced, Traced> max_with_index(const Traced& a, std::int64_t axis);
+std::pair<Traced, Traced> min_with_index(const Traced& a, std::int64_t axis);
+/// The index (i64) of the first maximum / minimum along `axis`.
+Traced argmax(const Traced& a, std::int64_t axis);
+Traced argmin(const Traced& a, std::int64_t axis);
 Traced mean(const Traced& a);
 Traced mean(const Traced& a, std::vector<std::int64_t> axes);
 /// Population variance (divides by the count).
 Traced var(const Traced& a, std::vector<std::int64_t> axes);
+
+// ---- differentiation control ----
+/// The value of `a`, with derivative zero: no tangent flows through it and no cotangent back.
+Traced stop_gradient(const Traced& a);
 
 // ---- contraction ----
 Traced dot_general(const Traced& a, const Traced& b, DotDims dims);

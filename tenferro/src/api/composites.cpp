@@ -37,10 +37,10 @@ Traced var(const Traced& a, std::vector<std::int64_t> axes) {
 
 Traced logsumexp(const Traced& x, std::vector<std::int64_t> axes) {
   axes = normalized(std::move(axes), x.rank(), "logsumexp");
-  // Shift by the max so exp never overflows. The max's own gradient, n (1 - sum(softmax)),
-  // cancels in exact arithmetic only: about n eps remains at the max element (docs/tenferro.md,
-  // "Testing the composition space"); detaching the shift needs a stop_gradient primitive.
-  Traced m = max(x, axes);
+  // Shift by the max so exp never overflows. The shift is detached: the result does not depend on
+  // it, and differentiating through it would add the max's gradient n (1 - sum(softmax)), zero in
+  // exact arithmetic only (about n eps at the max element).
+  Traced m = stop_gradient(max(x, axes));
   Traced s = sum(exp(x - expand_back(m, x.shape(), axes)), axes);
   return log(s) + m;
 }

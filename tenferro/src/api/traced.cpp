@@ -58,7 +58,7 @@ Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
 }
 }  // namespace
 
-Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
+std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
   std::shared_ptr<TraceState> trace;
   std::vector<Ref> refs;
   for (const Traced& t : inputs) {
@@ -69,8 +69,22 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
     refs.push_back(Ref::local(t.id()));
   }
   if (!trace) throw Error("tenferro::apply: " + op.name() + " needs a trace (use constant(like, value))");
-  auto id = trace->builder.add(std::move(op), std::move(refs));
-  return Traced(trace, id);
+  if (inputs.size() != op.input_count()) {
+    throw Error("tenferro " + op.name() + ": " + std::to_string(inputs.size()) + " operands given; expected " +
+                std::to_string(op.input_count()));
+  }
+  const auto ids = trace->builder.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
+  std::vector<Traced> results;
+  for (auto id : ids) results.emplace_back(trace, id);
+  return results;
+}
+
+Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
+  if (op.output_count() != 1) {
+    throw Error("tenferro::apply: " + op.name() + " has " + std::to_string(op.output_count()) +
+                " results; use apply_outputs");
+  }
+  return apply_outputs(std::move(op), std::span<const Traced>(inputs.begin(), inputs.size()))[0];
 }
 
 Traced constant(const Traced& like, Tensor value) {
@@ -192,6 +206,26 @@ Traced max(const Traced& a, std::vector<std::int64_t> axes) {
 Traced min(const Traced& a, std::vector<std::int64_t> axes) {
   return apply(ops::reduce(OpKind::ReduceMin, a.type(), normalize_axes("min", std::move(axes), a.rank())), {a});
 }
+
+namespace {
+std::pair<Traced, Traced> with_index(OpKind kind, const char* name, const Traced& a, std::int64_t axis) {
+  const std::int64_t k = normalize_axes(name, {axis}, a.rank())[0];
+  const Traced operand[] = {a};
+  std::vector<Traced> r = apply_outputs(ops::reduce_index(kind, a.type(), k), operand);
+  return {r[0], r[1]};
+}
+}  // namespace
+
+std::pair<Traced, Traced> max_with_index(const Traced& a, std::int64_t axis) {
+  return with_index(OpKind::ReduceMaxIndex, "max_with_index", a, axis);
+}
+std::pair<Traced, Traced> min_with_index(const Traced& a, std::int64_t axis) {
+  return with_index(OpKind::ReduceMinIndex, "min_with_index", a, axis);
+}
+Traced argmax(const Traced& a, std::int64_t axis) { return with_index(OpKind::ReduceMaxIndex, "argmax", a, axis).second; }
+Traced argmin(const Traced& a, std::int64_t axis) { return with_index(OpKind::ReduceMinIndex, "argmin", a, axis).second; }
+
+Traced stop_gradient(const Traced& a) { return apply(ops::stop_gradient(a.type()), {a}); }
 Traced mean(const Traced& a) { return mean(a, all_axes(a.rank())); }
 Traced mean(const Traced& a, std::vector<std::int64_t> axes) {
   axes = normalize_axes("mean", std::move(axes), a.rank());

@@ -20,7 +20,7 @@ bool all_dtype(std::span<const TensorType> types, DType d) {
 /// A full reduction (every axis summed) of a non-scalar f32/f64 value.
 bool is_sum_all(const StdTensorOp& op, const TensorType& operand) {
   return op.kind == OpKind::ReduceSum && is_real_float(operand.dtype) && operand.rank() > 0 &&
-         op.attrs.axes.size() == operand.rank() && operand.numel() > 0;
+         op.attrs.get<ReduceAxes>().axes.size() == operand.rank() && operand.numel() > 0;
 }
 
 const char* access_name(Access a) {
@@ -45,31 +45,20 @@ bool readable_as(DType source, DType kernel) {
 }
 
 bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types) {
-  switch (op.kind) {
-    case OpKind::Add: case OpKind::Mul: case OpKind::Neg: case OpKind::Div: case OpKind::Conj:
-    case OpKind::Real: case OpKind::Abs: case OpKind::Sign: case OpKind::Maximum:
-    case OpKind::Minimum: case OpKind::Clamp: case OpKind::Exp: case OpKind::Log: case OpKind::Sin:
-    case OpKind::Cos: case OpKind::Tanh: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Pow:
-    case OpKind::Expm1: case OpKind::Log1p:
-      return is_real_float(op.out.dtype) && all_dtype(operand_types, op.out.dtype);
-    case OpKind::Compare:
-      return is_real_float(operand_types[0].dtype) && all_dtype(operand_types, operand_types[0].dtype);
-    case OpKind::Select:
-      return is_real_float(op.out.dtype) && operand_types[0].dtype == DType::Bool &&
-             operand_types[1].dtype == op.out.dtype && operand_types[2].dtype == op.out.dtype;
-    case OpKind::Convert: {  // between f32, f64 and bool, at least one side a float
-      const DType from = operand_types[0].dtype, to = op.out.dtype;
-      auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
-      return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
-    }
-    // Not (yet) kernel instructions: complex parts, and everything that is not elementwise.
-    case OpKind::Imag: case OpKind::DotGeneral: case OpKind::ReduceSum: case OpKind::ReduceProd:
-    case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::Transpose: case OpKind::Reshape:
-    case OpKind::BroadcastInDim: case OpKind::ExtractDiag:
-    case OpKind::EmbedDiag: case OpKind::Constant: case OpKind::Iota: case OpKind::Zeros:
-      return false;
+  if (op.kind == OpKind::Custom || !fused_kernel_implements(op.kind)) return false;
+  if (op.kind == OpKind::Compare) {
+    return is_real_float(operand_types[0].dtype) && all_dtype(operand_types, operand_types[0].dtype);
   }
-  return false;
+  if (op.kind == OpKind::Select) {
+    return is_real_float(op.out.dtype) && operand_types[0].dtype == DType::Bool &&
+           operand_types[1].dtype == op.out.dtype && operand_types[2].dtype == op.out.dtype;
+  }
+  if (op.kind == OpKind::Convert) {  // between f32, f64 and bool, at least one side a float
+    const DType from = operand_types[0].dtype, to = op.out.dtype;
+    auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
+    return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
+  }
+  return is_real_float(op.out.dtype) && all_dtype(operand_types, op.out.dtype);
 }
 
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
@@ -96,13 +85,12 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     for (auto s : program.operands(i)) step.in.push_back(s);
     for (std::uint32_t k = 0; k < ins.output_count; ++k) {
       step.out.push_back(ins.first_output + k);
-      p.types[ins.first_output + k] = ins.operation.out;
+      p.types[ins.first_output + k] = ins.operation.output_type(k);
     }
     std::vector<TensorType> operand_types;
     for (auto v : step.in) operand_types.push_back(p.types[v]);
     const StdTensorOp& op = ins.operation;
-    if ((op_info(op.kind).elementwise || op.kind == OpKind::Convert) && op.out.numel() > 0 &&
-        fusible_kind(op, operand_types)) {
+    if (op.out.numel() > 0 && fusible_kind(op, operand_types)) {
       auto k = std::make_shared<FusedKernel>();
       k->dtype = op.kind == OpKind::Compare   ? operand_types[0].dtype
                  : op.kind == OpKind::Convert ? convert_compute_dtype(operand_types[0].dtype, op.out.dtype)
@@ -111,7 +99,8 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       k->inputs.assign(step.in.size(), FusedInput{});
       const auto dst = static_cast<std::uint16_t>(step.in.size());
       const bool half = is_fusible_trig(op) && trig_uses[step.in[0]] == 3;
-      k->code.push_back(FusedInstr{op.kind, op.attrs.compare, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2,
+      const CompareDir dir = op.kind == OpKind::Compare ? op.attrs.get<CompareAttrs>().dir : CompareDir::Eq;
+      k->code.push_back(FusedInstr{op.kind, dir, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2,
                                    op.out.dtype});
       k->outputs.push_back({dst, OutputMode::Store});
       k->register_count = static_cast<std::uint16_t>(dst + 1);
@@ -166,13 +155,13 @@ std::string to_string(const ExecProgram& p) {
       os << ") {";
       for (std::size_t c = 0; c < k.code.size(); ++c) {
         const FusedInstr& in = k.code[c];
-        const std::size_t arity = op_info(in.kind).arity;
+        const std::size_t arity = fused_arity(in.kind);
         os << (c ? "; " : " ") << 'r' << in.dst;
         if (in.trig == Trig::SinCosPair) {
           os << ", r" << in.c << " = sincos r" << in.a;
           continue;
         }
-        os << " = " << op_info(in.kind).name;
+        os << " = " << op_def(in.kind).name;
         if (in.kind == OpKind::Compare) os << '[' << compare_dir_name(in.dir) << ']';
         if (in.kind == OpKind::Convert) os << '[' << dtype_name(in.to) << ']';
         if (in.trig == Trig::SinCosHalf) os << "[sincos]";

@@ -52,6 +52,14 @@ struct FusedInstr {
   DType to = DType::F64;  // Convert only: the result's dtype
 };
 
+/// True if the block interpreter (fused_kernel.cpp) has an instruction for the built-in elementwise op `kind` (on
+/// real float dtypes; exec_program.cpp's fusible_kind adds the dtype conditions). The one list of
+/// the interpreter's instruction set: an elementwise op missing here simply runs unfused.
+bool fused_kernel_implements(OpKind kind);
+
+/// The operand count of a fused instruction of `kind` (read from the op's definition once).
+std::size_t fused_arity(OpKind kind);
+
 /// What a kernel produces from one register: the elementwise value, or the sum of all elements.
 enum class OutputMode : std::uint8_t { Store, SumAll };
 

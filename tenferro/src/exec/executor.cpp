@@ -185,10 +185,14 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
       const Step& s = program_.steps[i];
       args.clear();
       for (auto v : s.in) args.push_back(&*slots[v]);
-      if (s.kind == StepKind::Op) {
+      if (s.kind == StepKind::Op && s.out.size() == 1) {
         Tensor result[1];
         s.op.eval(ctx, args, result);
         slots[s.out[0]] = std::move(result[0]);
+      } else if (s.kind == StepKind::Op) {  // a multi-output op
+        std::vector<Tensor> results_of_op(s.out.size());
+        s.op.eval(ctx, args, results_of_op);
+        for (std::size_t o = 0; o < s.out.size(); ++o) slots[s.out[o]] = std::move(results_of_op[o]);
       } else {
         const auto& dying = releases_[i];
         for (std::size_t o = 0; o < s.out.size(); ++o) {

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -12,8 +13,8 @@
 #include "tenferro/threads.hpp"
 #include "vector_math.hpp"
 
-// apply() switches over the instruction kinds lower() admits (exec_program.cpp's fusible_kind,
-// which lists every OpKind).
+// apply() and fused_kernel_implements() switch over the instruction set of the interpreter, a
+// subset of the built-in ops.
 #pragma GCC diagnostic ignored "-Wswitch-enum"
 
 namespace tenferro::exec {
@@ -63,7 +64,7 @@ void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, c
         std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T));
       }
       return;
-    default: return;  // lower() admits no other kind
+    default: return;  // fused_kernel_implements admits no other kind
   }
 }
 
@@ -172,7 +173,7 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         ptr[ins.c] = d2;
         continue;
       }
-      const std::size_t arity = op_info(ins.kind).arity;
+      const std::size_t arity = fused_arity(ins.kind);
       apply<T>(vm, ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
       ptr[ins.dst] = d;
     }
@@ -245,6 +246,29 @@ void run_fused(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   } else {
     run_typed<float>(k, in, out);
   }
+}
+
+bool fused_kernel_implements(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: case OpKind::Conj:
+    case OpKind::Real: case OpKind::Abs: case OpKind::Sign: case OpKind::Maximum: case OpKind::Minimum:
+    case OpKind::Clamp: case OpKind::Compare: case OpKind::Select: case OpKind::Exp: case OpKind::Log:
+    case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Expm1: case OpKind::Log1p:
+    case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Pow: case OpKind::Convert:
+      return true;
+    default: return false;
+  }
+}
+
+std::size_t fused_arity(OpKind kind) {
+  static const auto arities = [] {
+    std::array<std::uint8_t, kBuiltinOpCount> a{};
+    for (std::size_t k = 0; k < kBuiltinOpCount; ++k) {
+      a[k] = static_cast<std::uint8_t>(op_def(static_cast<OpKind>(k)).arity());
+    }
+    return a;
+  }();
+  return arities[static_cast<std::size_t>(kind)];
 }
 
 }  // namespace tenferro::exec

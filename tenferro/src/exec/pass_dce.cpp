@@ -39,7 +39,7 @@ std::shared_ptr<const FusedKernel> prune_kernel(const FusedKernel& k, const std:
     if (!needed[ins.dst]) continue;
     live_instr[c] = true;
     needed[ins.dst] = false;
-    const std::size_t arity = op_info(ins.kind).arity;
+    const std::size_t arity = fused_arity(ins.kind);
     needed[ins.a] = true;
     if (arity > 1) needed[ins.b] = true;
     if (arity > 2) needed[ins.c] = true;

@@ -48,11 +48,12 @@ ExecProgram fold_transposes(ExecProgram p) {
     for (std::size_t side = 0; side < 2; ++side) {
       const Step* t = producer[s.in[side]];
       if (!t || t->kind != StepKind::Op || t->op.kind != OpKind::Transpose) continue;
-      DotDims dims = s.op.attrs.dot;
-      const bool ok = side == 0 ? fold_side(dims.lhs_batch, dims.lhs_contract, t->op.attrs.axes)
-                                : fold_side(dims.rhs_batch, dims.rhs_contract, t->op.attrs.axes);
+      DotDims dims = s.op.attrs.get<DotDims>();
+      const Axes& perm = t->op.attrs.get<Permutation>().perm;
+      const bool ok = side == 0 ? fold_side(dims.lhs_batch, dims.lhs_contract, perm)
+                                : fold_side(dims.rhs_batch, dims.rhs_contract, perm);
       if (!ok) continue;
-      s.op.attrs.dot = std::move(dims);
+      s.op.attrs = OpAttrs(std::move(dims));
       s.in[side] = t->in[0];
     }
   }

@@ -32,7 +32,7 @@ bool is_reduction(const Step& s) {
 
 /// The input access that reads broadcast_in_dim(operand) without materializing it, if any.
 std::optional<std::pair<Access, std::int64_t>> broadcast_access(const StdTensorOp& op, const TensorType& operand) {
-  const auto& dims = op.attrs.axes;
+  const auto& dims = op.attrs.get<BroadcastDims>().dims;
   const Shape& out = op.out.shape;
   const std::int64_t n = operand.numel();
   if (n == 1) return std::pair{Access::Scalar, std::int64_t{1}};
@@ -246,7 +246,7 @@ class KernelBuilder {
         continue;
       }
       FusedInstr ins = one.code[0];
-      const std::size_t arity = op_info(ins.kind).arity;
+      const std::size_t arity = fused_arity(ins.kind);
       std::uint16_t ops[3] = {0, 0, 0};
       for (std::size_t i = 0; i < arity; ++i) ops[i] = reg.at(s->in[i]);
       ins.a = ops[0];

@@ -81,7 +81,11 @@ std::optional<Op> typed_opcode(OpKind kind, DType d) {
     case OpKind::EmbedDiag:
     case OpKind::Constant:
     case OpKind::Iota:
-    case OpKind::Zeros: return std::nullopt;
+    case OpKind::Zeros:
+    case OpKind::ReduceMaxIndex:
+    case OpKind::ReduceMinIndex:
+    case OpKind::StopGradient:
+    case OpKind::Custom: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -270,7 +274,7 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
         break;
       }
       case OpKind::Compare: {
-        const auto code = compare_opcode(op.attrs.compare, d0);
+        const auto code = compare_opcode(op.attrs.get<CompareAttrs>().dir, d0);
         if (!code) return std::nullopt;
         r = l.emit(*code, d, args);
         break;
@@ -287,7 +291,8 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
       case OpKind::ReduceMin:
       case OpKind::Transpose:
       case OpKind::Reshape:
-      case OpKind::BroadcastInDim: r = in[0]; break;
+      case OpKind::BroadcastInDim:
+      case OpKind::StopGradient: r = in[0]; break;
       case OpKind::Convert:
         if (d == d0) {
           r = in[0];
@@ -298,13 +303,16 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
         }
         break;
       case OpKind::Constant:
-        if (!op.attrs.constant || op.attrs.constant->type() != op.out) return std::nullopt;
-        r = l.new_reg(d, true, read_scalar(*op.attrs.constant));
+        if (op.attrs.get<ConstantValue>().value->type() != op.out) return std::nullopt;
+        r = l.new_reg(d, true, read_scalar(*op.attrs.get<ConstantValue>().value));
         break;
       case OpKind::Zeros: r = l.new_reg(d, true); break;
       case OpKind::Iota:
       case OpKind::ExtractDiag:
       case OpKind::EmbedDiag: return std::nullopt;  // no rank-0 form
+      case OpKind::ReduceMaxIndex:
+      case OpKind::ReduceMinIndex:                  // two results: run by the tensor path
+      case OpKind::Custom: return std::nullopt;     // registered ops have no scalar instructions
     }
     slot_reg[instructions[i].first_output] = r;
   }

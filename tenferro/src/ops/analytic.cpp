@@ -1,6 +1,7 @@
 // Analytic elementwise ops: exp, log, sin, cos, tanh, sqrt, rsqrt, pow, expm1, log1p, for f32,
 // f64, c64 and c128 (their shape rules: ops::unary in arith.cpp, ops::pow here).
-// Order: shape/dtype rules, kernels, JVP rules. None is linear, so there are no transpose rules.
+// Order: shape/dtype rules, kernels, JVP rules, definitions. None is linear, so there are no
+// transpose rules.
 //
 // Complex ops are the principal branches of the holomorphic functions (log, sqrt and pow cut
 // along the negative real axis), and their JVP is f'(z) dz. Rules reuse the primal result where
@@ -17,9 +18,6 @@
 #include <cmath>
 #include <complex>
 #include <type_traits>
-
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
 
 #include "elementwise_formulas.hpp"
 #include "emit.hpp"
@@ -76,6 +74,24 @@ std::complex<R> pow_complex(std::complex<R> x, std::complex<R> y) {
   return std::exp(y * std::log(x));
 }
 
+/// expm1 and log1p of a real or complex value.
+template <class T>
+T expm1_of(T x) {
+  if constexpr (is_complex_v<T>) {
+    return expm1_complex(x);
+  } else {
+    return std::expm1(x);
+  }
+}
+template <class T>
+T log1p_of(T x) {
+  if constexpr (is_complex_v<T>) {
+    return log1p_complex(x);
+  } else {
+    return std::log1p(x);
+  }
+}
+
 template <class T, class F>
 void map_unary(const Tensor& a, Tensor& r, F&& f) {
   const T* x = a.data<T>();
@@ -84,39 +100,23 @@ void map_unary(const Tensor& a, Tensor& r, F&& f) {
   for (std::int64_t i = 0; i < n; ++i) z[i] = f(x[i]);
 }
 
-template <class T>
-void eval_unary(OpKind kind, const Tensor& a, Tensor& r) {
-  switch (kind) {
-    case OpKind::Exp: return map_unary<T>(a, r, [](T x) { return std::exp(x); });
-    case OpKind::Log: return map_unary<T>(a, r, [](T x) { return std::log(x); });
-    case OpKind::Sin: return map_unary<T>(a, r, [](T x) { return std::sin(x); });
-    case OpKind::Cos: return map_unary<T>(a, r, [](T x) { return std::cos(x); });
-    case OpKind::Tanh: return map_unary<T>(a, r, [](T x) { return std::tanh(x); });
-    case OpKind::Sqrt: return map_unary<T>(a, r, [](T x) { return std::sqrt(x); });
-    case OpKind::Rsqrt: return map_unary<T>(a, r, [](T x) { return T(1) / std::sqrt(x); });
-    case OpKind::Expm1:
-      if constexpr (is_complex_v<T>) {
-        return map_unary<T>(a, r, [](T x) { return expm1_complex(x); });
-      } else {
-        return map_unary<T>(a, r, [](T x) { return std::expm1(x); });
-      }
-    case OpKind::Log1p:
-      if constexpr (is_complex_v<T>) {
-        return map_unary<T>(a, r, [](T x) { return log1p_complex(x); });
-      } else {
-        return map_unary<T>(a, r, [](T x) { return std::log1p(x); });
-      }
-    default: return;
-  }
+/// The kernel of a unary analytic op: z = f(x) elementwise over the float and complex dtypes;
+/// `f` is a generic lambda (called with float, double, c64 and c128).
+template <class F>
+Tensor eval_unary(const StdTensorOp& op, const Tensor& a, F f) {
+  Tensor r(op.out);
+  visit_dtype(op.out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) map_unary<T>(a, r, f);
+  });
+  return r;
 }
-}  // namespace
 
-Tensor eval_analytic(const StdTensorOp& op, Operands in) {
+Tensor eval_pow(const StdTensorOp& op, Operands in) {
   Tensor r(op.out);
   visit_dtype(op.out.dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
-      if (op.kind != OpKind::Pow) return eval_unary<T>(op.kind, *in[0], r);
       const T* x = in[0]->data<T>();
       const T* y = in[1]->data<T>();
       T* z = r.data<T>();
@@ -132,6 +132,11 @@ Tensor eval_analytic(const StdTensorOp& op, Operands in) {
   });
   return r;
 }
+}  // namespace
+
+/// The kernel of a unary analytic op from its one-element function.
+#define TENFERRO_UNARY_KERNEL(expr) \
+  single_result(+[](const StdTensorOp& op, Operands in) { return eval_unary(op, *in[0], [](auto x) { return expr; }); })
 
 // ---- JVP rules ---------------------------------------------------------------------------------
 
@@ -145,54 +150,81 @@ PV fixed_select(Emit& e, const PV& cond, const PV& on_true, const PV& on_false) 
 }
 /// v with its zeros replaced by 1 (mask: v == 0), the guard of pow's rules.
 PV one_where(Emit& e, const PV& mask, const PV& v) { return fixed_select(e, mask, e.full(e.type(v), 1.0), v); }
-}  // namespace
 
-Tangents jvp_analytic(const StdTensorOp& op, const JvpArgs& a) {
+Tangents jvp_pow(const StdTensorOp& op, const JvpArgs& a) {  // operands (base, exponent)
   Emit e(a.b);
   const TensorType& type = op.out;
   const PV x = Emit::ext(a.x[0]);
-  const PV y = Emit::ext(a.y[0]);
-  if (op.kind == OpKind::Pow) {  // operands (base, exponent); y = base^exponent
-    const PV p = Emit::ext(a.x[1]);
-    std::optional<LocalValueId> d_base, d_exp;
-    if (a.t[0]) {  // p x^(p-1), 0 where p == 0
-      PV p_zero = e.compare(CompareDir::Eq, p, e.zeros(type));
-      PV p_safe = one_where(e, p_zero, p);
-      PV x_pm1 = e.primal(ops::pow(type, type), {x, fixed_add(e, p_safe, e.full(type, -1.0))});
-      // Operands that emit are named first, so that the graph's order does not depend on the
-      // compiler's order of evaluating arguments (printed IR is the same with g++ and clang++).
-      PV nonzero_p = fixed_mul(e, p_safe, x_pm1);
-      PV jac = fixed_select(e, p_zero, e.zeros(type), nonzero_p);
-      d_base = e.scale(jac, *a.t[0]);
-    }
-    if (a.t[1]) {  // log(x) x^p, 0 where x == 0
-      PV x_zero = e.compare(CompareDir::Eq, x, e.zeros(type));
-      PV log_x = fixed_unary(e, OpKind::Log, one_where(e, x_zero, x));
-      d_exp = e.scale(fixed_mul(e, log_x, y), *a.t[1]);
-    }
-    return {e.sum(d_base, d_exp)};
+  const PV y = Emit::ext(a.y[0]);  // base^exponent
+  const PV p = Emit::ext(a.x[1]);
+  std::optional<LocalValueId> d_base, d_exp;
+  if (a.t[0]) {  // p x^(p-1), 0 where p == 0
+    PV p_zero = e.compare(CompareDir::Eq, p, e.zeros(type));
+    PV p_safe = one_where(e, p_zero, p);
+    PV x_pm1 = e.primal(ops::pow(type, type), {x, fixed_add(e, p_safe, e.full(type, -1.0))});
+    // Operands that emit are named first, so that the graph's order does not depend on the
+    // compiler's order of evaluating arguments (printed IR is the same with g++ and clang++).
+    PV nonzero_p = fixed_mul(e, p_safe, x_pm1);
+    PV jac = fixed_select(e, p_zero, e.zeros(type), nonzero_p);
+    d_base = e.scale(jac, *a.t[0]);
   }
-  const LocalValueId dx = *a.t[0];
-  switch (op.kind) {
-    case OpKind::Exp: return {e.scale(y, dx)};
-    case OpKind::Log: return {e.divide(dx, x)};
-    case OpKind::Sin: return {e.scale(fixed_unary(e, OpKind::Cos, x), dx)};
-    case OpKind::Cos: return {e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx)};
-    case OpKind::Tanh: {  // 1 - y^2
-      PV minus_y2 = fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y));
-      return {e.scale(fixed_add(e, e.full(type, 1.0), minus_y2), dx)};
-    }
-    case OpKind::Sqrt: return {e.divide(dx, fixed_add(e, y, y))};
-    case OpKind::Rsqrt: {  // -y^3 / 2
-      PV y3 = fixed_mul(e, y, fixed_mul(e, y, y));
-      return {e.scale(fixed_mul(e, e.full(type, -0.5), y3), dx)};
-    }
-    // exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
-    case OpKind::Expm1: return {e.scale(fixed_unary(e, OpKind::Exp, x), dx)};
-    case OpKind::Log1p: return {e.divide(dx, fixed_add(e, e.full(type, 1.0), x))};
-    default: break;
+  if (a.t[1]) {  // log(x) x^p, 0 where x == 0
+    PV x_zero = e.compare(CompareDir::Eq, x, e.zeros(type));
+    PV log_x = fixed_unary(e, OpKind::Log, one_where(e, x_zero, x));
+    d_exp = e.scale(fixed_mul(e, log_x, y), *a.t[1]);
   }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+  return {e.sum(d_base, d_exp)};
+}
+
+/// The JVP of a unary analytic op y = f(x): `rule(e, x, y, dx)` emits f'(x) dx.
+template <class Rule>
+Tangents unary_jvp(const JvpArgs& a, Rule rule) {
+  Emit e(a.b);
+  return {rule(e, Emit::ext(a.x[0]), Emit::ext(a.y[0]), *a.t[0])};
+}
+}  // namespace
+
+// ---- definitions -------------------------------------------------------------------------------
+
+/// A unary analytic op: float or complex operand, result of the same type.
+#define TENFERRO_ANALYTIC_DEF(Kind, printed, expr, ...)                                                        \
+  const OpDef& def_##Kind() {                                                                                  \
+    static const OpDef d{                                                                                      \
+        .name = printed, .kind = OpKind::Kind, .operands = {kNonlinear}, .elementwise = true,                  \
+        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Kind, t[0]).out; }), \
+        .kernel = TENFERRO_UNARY_KERNEL(expr),                                                                 \
+        .jvp = [](const StdTensorOp&, const JvpArgs& a) {                                                      \
+          return unary_jvp(a, [](Emit& e, const PV& x, const PV& y, LocalValueId dx) { __VA_ARGS__ });         \
+        }};                                                                                                    \
+    return d;                                                                                                  \
+  }
+
+// Rules reuse the primal result y where the derivative is a function of it.
+TENFERRO_ANALYTIC_DEF(Exp, "exp", std::exp(x), (void)x; return e.scale(y, dx);)
+TENFERRO_ANALYTIC_DEF(Log, "log", std::log(x), (void)y; return e.divide(dx, x);)
+TENFERRO_ANALYTIC_DEF(Sin, "sin", std::sin(x), (void)y; return e.scale(fixed_unary(e, OpKind::Cos, x), dx);)
+TENFERRO_ANALYTIC_DEF(Cos, "cos", std::cos(x), (void)y;
+                      return e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx);)
+TENFERRO_ANALYTIC_DEF(Tanh, "tanh", std::tanh(x), (void)x;  // 1 - y^2
+                      PV minus_y2 = fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y));
+                      return e.scale(fixed_add(e, e.full(e.type(y), 1.0), minus_y2), dx);)
+TENFERRO_ANALYTIC_DEF(Sqrt, "sqrt", std::sqrt(x), (void)x; return e.divide(dx, fixed_add(e, y, y));)
+TENFERRO_ANALYTIC_DEF(Rsqrt, "rsqrt", decltype(x)(1) / std::sqrt(x), (void)x;  // -y^3 / 2
+                      PV y3 = fixed_mul(e, y, fixed_mul(e, y, y));
+                      return e.scale(fixed_mul(e, e.full(e.type(y), -0.5), y3), dx);)
+// exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
+TENFERRO_ANALYTIC_DEF(Expm1, "expm1", expm1_of(x), (void)y; return e.scale(fixed_unary(e, OpKind::Exp, x), dx);)
+TENFERRO_ANALYTIC_DEF(Log1p, "log1p", log1p_of(x), (void)y; return e.divide(dx, fixed_add(e, e.full(e.type(x), 1.0), x));)
+
+#undef TENFERRO_ANALYTIC_DEF
+#undef TENFERRO_UNARY_KERNEL
+
+const OpDef& def_Pow() {
+  static const OpDef d{
+      .name = "pow", .kind = OpKind::Pow, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::pow(t[0], t[1]).out; }),
+      .kernel = single_result(eval_pow), .jvp = jvp_pow};
+  return d;
 }
 
 }  // namespace detail

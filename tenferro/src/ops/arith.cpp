@@ -1,9 +1,6 @@
 // Elementwise arithmetic: add, mul, neg, div, conj, real, imag, and the shared unary shape rule.
-// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 #include <complex>
-
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
 
 #include "elementwise_formulas.hpp"
 #include "emit.hpp"
@@ -38,10 +35,6 @@ void require_dtype(const char* op, const TensorType& a, bool ok, const char* exp
                      expected);
   }
 }
-
-StdTensorOp make(OpKind kind, TensorType out, OpAttrs attrs) {
-  return StdTensorOp{kind, std::move(attrs), std::move(out)};
-}
 }  // namespace detail
 
 namespace ops {
@@ -49,7 +42,7 @@ using detail::make;
 
 namespace {
 StdTensorOp numeric_binary(OpKind kind, const TensorType& a, const TensorType& b) {
-  const char* name = op_info(kind).name;
+  const char* name = op_def(kind).name.c_str();
   detail::require_same_type(name, a, b);
   detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
   return make(kind, a);
@@ -65,27 +58,22 @@ StdTensorOp div(const TensorType& a, const TensorType& b) {
 }
 
 StdTensorOp unary(OpKind kind, const TensorType& a) {
-  const char* name = op_info(kind).name;
-  if (op_info(kind).arity != 1 || !op_info(kind).elementwise) {
-    throw Error(std::string("ops::unary: ") + name + " is not an elementwise unary op");
+  const OpDef& def = op_def(kind);
+  if (def.arity() != 1 || !def.elementwise || def.outputs != 1) {
+    throw Error("ops::unary: " + def.name + " is not an elementwise unary op");
   }
-  switch (kind) {
-    case OpKind::Neg:
-      detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
-      return make(kind, a);
-    case OpKind::Conj: return make(kind, a);
-    case OpKind::Real:
-    case OpKind::Imag:
-    case OpKind::Abs:
-      detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
-      return make(kind, TensorType{real_dtype(a.dtype), a.shape});
-    case OpKind::Sign:
-      detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
-      return make(kind, a);
-    default:
-      detail::require_dtype(name, a, is_inexact(a.dtype), "f32, f64, c64 or c128");
-      return make(kind, a);
+  const char* name = def.name.c_str();
+  if (kind == OpKind::Conj) return make(kind, a);
+  if (kind == OpKind::Neg || kind == OpKind::Sign) {
+    detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+    return make(kind, a);
   }
+  if (kind == OpKind::Real || kind == OpKind::Imag || kind == OpKind::Abs) {
+    detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+    return make(kind, TensorType{real_dtype(a.dtype), a.shape});
+  }
+  detail::require_dtype(name, a, is_inexact(a.dtype), "f32, f64, c64 or c128");
+  return make(kind, a);
 }
 
 }  // namespace ops
@@ -111,121 +99,192 @@ Tensor map_binary(const StdTensorOp& op, const Tensor& a, const Tensor& b, F&& f
   });
   return r;
 }
-}  // namespace
 
-Tensor eval_arith(const StdTensorOp& op, Operands in) {
-  switch (op.kind) {
-    case OpKind::Add: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_add(x, y); });
-    case OpKind::Mul: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_mul(x, y); });
-    case OpKind::Div: return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return x / y; });
-    default: break;
-  }
-  const Tensor& a = *in[0];
+/// z[i] = f(x[i]) with the result's element type (real for real/imag/abs of complex operands).
+template <class F>
+Tensor map_unary(const StdTensorOp& op, const Tensor& a, F&& f) {
   Tensor r(op.out);
-  const std::int64_t n = a.numel();
   visit_dtype(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) {
+      using R = decltype(f(T{}));
       const T* x = a.data<T>();
-      if constexpr (is_complex_v<T>) {
-        using R = typename T::value_type;
-        if (op.kind == OpKind::Real || op.kind == OpKind::Imag) {
-          R* z = r.data<R>();
-          for (std::int64_t i = 0; i < n; ++i) z[i] = op.kind == OpKind::Real ? x[i].real() : x[i].imag();
-          return;
-        }
-      }
-      T* z = r.data<T>();
-      for (std::int64_t i = 0; i < n; ++i) {
-        switch (op.kind) {
-          case OpKind::Neg: z[i] = formulas::neg_of(x[i]); break;
-          case OpKind::Conj:
-            if constexpr (is_complex_v<T>) z[i] = std::conj(x[i]); else z[i] = x[i];
-            break;
-          case OpKind::Real: z[i] = x[i]; break;  // real operand: identity
-          case OpKind::Imag: z[i] = T{}; break;   // real operand: zero
-          default: break;
-        }
-      }
+      R* z = r.data<R>();
+      const std::int64_t n = r.numel();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = f(x[i]);
     } else {
-      if (op.kind == OpKind::Conj) r = a.clone();
+      r = a.clone();  // conj of bool (the only unary arith op that admits bool) is the identity
     }
   });
   return r;
 }
 
+Tensor eval_add(const StdTensorOp& op, Operands in) {
+  return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_add(x, y); });
+}
+Tensor eval_mul(const StdTensorOp& op, Operands in) {
+  return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return formulas::wrapping_mul(x, y); });
+}
+Tensor eval_div(const StdTensorOp& op, Operands in) {
+  return map_binary(op, *in[0], *in[1], [](auto x, auto y) { return x / y; });
+}
+Tensor eval_neg(const StdTensorOp& op, Operands in) {
+  return map_unary(op, *in[0], [](auto x) { return formulas::neg_of(x); });
+}
+Tensor eval_conj(const StdTensorOp& op, Operands in) {
+  return map_unary(op, *in[0], [](auto x) {
+    if constexpr (is_complex_v<decltype(x)>) {
+      return std::conj(x);
+    } else {
+      return x;
+    }
+  });
+}
+Tensor eval_real(const StdTensorOp& op, Operands in) {
+  return map_unary(op, *in[0], [](auto x) {
+    if constexpr (is_complex_v<decltype(x)>) {
+      return x.real();
+    } else {
+      return x;  // real operand: identity
+    }
+  });
+}
+Tensor eval_imag(const StdTensorOp& op, Operands in) {
+  return map_unary(op, *in[0], [](auto x) {
+    if constexpr (is_complex_v<decltype(x)>) {
+      return x.imag();
+    } else {
+      return decltype(x){};  // real operand: zero
+    }
+  });
+}
+}  // namespace
+
 // ---- JVP rules ---------------------------------------------------------------------------------
 
-Tangents jvp_arith(const StdTensorOp& op, const JvpArgs& a) {
+namespace {
+Tangents jvp_add(const StdTensorOp&, const JvpArgs& a) { return {Emit(a.b).sum(a.t[0], a.t[1])}; }
+
+Tangents jvp_mul(const StdTensorOp&, const JvpArgs& a) {  // d(x*y) = y*dx + x*dy
   Emit e(a.b);
-  const auto& t = a.t;
-  switch (op.kind) {
-    case OpKind::Add: return {e.sum(t[0], t[1])};
-    case OpKind::Mul: {  // d(x*y) = y*dx + x*dy
-      std::optional<LocalValueId> dx, dy;
-      if (t[0]) dx = e.scale(Emit::ext(a.x[1]), *t[0]);
-      if (t[1]) dy = e.scale(Emit::ext(a.x[0]), *t[1]);
-      return {e.sum(dx, dy)};
-    }
-    case OpKind::Div: {  // d(x/y) = dx/y - (q)*dy with q = (x/y)/y
-      std::optional<LocalValueId> dx, dy;
-      if (t[0]) dx = e.divide(*t[0], Emit::ext(a.x[1]));
-      if (t[1]) {
-        PV q = e.primal(ops::div(op.out, op.out), {Emit::ext(a.y[0]), Emit::ext(a.x[1])});
-        dy = e.neg(e.scale(q, *t[1]));
-      }
-      return {e.sum(dx, dy)};
-    }
-    case OpKind::Neg:
-    case OpKind::Conj:
-    case OpKind::Real: return {e.unary_linear(op.kind, *t[0])};
-    case OpKind::Imag:
-      if (!is_complex(type_of(a.x[0]).dtype)) return {std::nullopt};  // imag of a real is 0
-      return {e.unary_linear(op.kind, *t[0])};
-    default: break;
+  std::optional<LocalValueId> dx, dy;
+  if (a.t[0]) dx = e.scale(Emit::ext(a.x[1]), *a.t[0]);
+  if (a.t[1]) dy = e.scale(Emit::ext(a.x[0]), *a.t[1]);
+  return {e.sum(dx, dy)};
+}
+
+Tangents jvp_div(const StdTensorOp& op, const JvpArgs& a) {  // d(x/y) = dx/y - (q)*dy with q = (x/y)/y
+  Emit e(a.b);
+  std::optional<LocalValueId> dx, dy;
+  if (a.t[0]) dx = e.divide(*a.t[0], Emit::ext(a.x[1]));
+  if (a.t[1]) {
+    PV q = e.primal(ops::div(op.out, op.out), {Emit::ext(a.y[0]), Emit::ext(a.x[1])});
+    dy = e.neg(e.scale(q, *a.t[1]));
   }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+  return {e.sum(dx, dy)};
+}
+
+/// neg, conj, real: linear ops whose JVP is the op itself applied to the tangent.
+Tangents jvp_self(const StdTensorOp& op, const JvpArgs& a) { return {Emit(a.b).unary_linear(op.kind, *a.t[0])}; }
+
+Tangents jvp_imag(const StdTensorOp& op, const JvpArgs& a) {
+  if (!is_complex(type_of(a.x[0]).dtype)) return {std::nullopt};  // imag of a real is 0
+  return jvp_self(op, a);
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
 // Adjoints for <a, b> = Re(sum conj(a) * b) (DESIGN.md complex convention).
 
-Tangents transpose_arith(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  const auto& role = a.role;
-  switch (op.kind) {
-    case OpKind::Add:
-      return {role.is_active(0) ? std::optional(a.ct) : std::nullopt,
-              role.is_active(1) ? std::optional(a.ct) : std::nullopt};
-    case OpKind::Mul: {  // z -> c*z transposes to ct -> conj(c)*ct
-      if (role.is_active(0) == role.is_active(1)) {
-        not_linear(op, "mul is linear only when exactly one operand is active");
-      }
-      const std::size_t active = role.is_active(0) ? 0 : 1;
-      Tangents r(2);
-      r[active] = e.scale(e.conj_fixed(a.x[1 - active]), a.ct);
-      return r;
-    }
-    case OpKind::Div:
-      if (!role.is_active(0) || role.is_active(1)) not_linear(op, "div is linear only in its numerator");
-      return {e.divide(a.ct, e.conj_fixed(a.x[1])), std::nullopt};
-    case OpKind::Neg:
-    case OpKind::Conj: return {e.unary_linear(op.kind, a.ct)};
-    case OpKind::Real: {  // adjoint of Re: embed the real cotangent
-      const TensorType& in = e.type(a.x[0]);
-      if (!is_complex(in.dtype)) return {a.ct};
-      return {e.linear(ops::convert(e.type(Emit::local(a.ct)), in.dtype), {Emit::local(a.ct)}, {true})};
-    }
-    case OpKind::Imag: {  // <ct, Im z> = Re(conj(i*ct) z): the adjoint is ct -> i*ct
-      const TensorType& in = e.type(a.x[0]);
-      LocalValueId c = e.linear(ops::convert(e.type(Emit::local(a.ct)), in.dtype), {Emit::local(a.ct)}, {true});
-      PV i_scalar = e.primal(ops::constant(Tensor::scalar(c128(0.0, 1.0), in.dtype)), {});
-      PV i_full = e.primal(ops::broadcast_in_dim(TensorType{in.dtype, {}}, in.shape, {}), {i_scalar});
-      return {e.scale(i_full, c)};
-    }
-    default: break;
+Tangents transpose_add(const StdTensorOp&, const TransposeArgs& a) {
+  return {a.role.is_active(0) ? std::optional(a.ct()) : std::nullopt,
+          a.role.is_active(1) ? std::optional(a.ct()) : std::nullopt};
+}
+
+Tangents transpose_mul(const StdTensorOp& op, const TransposeArgs& a) {  // z -> c*z: ct -> conj(c)*ct
+  if (a.role.is_active(0) == a.role.is_active(1)) {
+    not_linear(op, "mul is linear only when exactly one operand is active");
   }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Transpose);
+  Emit e(a.b);
+  const std::size_t active = a.role.is_active(0) ? 0 : 1;
+  Tangents r(2);
+  r[active] = e.scale(e.conj_fixed(a.x[1 - active]), a.ct());
+  return r;
+}
+
+Tangents transpose_div(const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "div is linear only in its numerator");
+  Emit e(a.b);
+  return {e.divide(a.ct(), e.conj_fixed(a.x[1])), std::nullopt};
+}
+
+/// neg and conj are their own adjoints.
+Tangents transpose_self(const StdTensorOp& op, const TransposeArgs& a) {
+  return {Emit(a.b).unary_linear(op.kind, a.ct())};
+}
+
+Tangents transpose_real(const StdTensorOp&, const TransposeArgs& a) {  // adjoint of Re: embed
+  Emit e(a.b);
+  const TensorType& in = e.type(a.x[0]);
+  if (!is_complex(in.dtype)) return {a.ct()};
+  return {e.linear(ops::convert(e.type(Emit::local(a.ct())), in.dtype), {Emit::local(a.ct())}, {true})};
+}
+
+Tangents transpose_imag(const StdTensorOp&, const TransposeArgs& a) {
+  // <ct, Im z> = Re(conj(i*ct) z): the adjoint is ct -> i*ct
+  Emit e(a.b);
+  const TensorType& in = e.type(a.x[0]);
+  LocalValueId c = e.linear(ops::convert(e.type(Emit::local(a.ct())), in.dtype), {Emit::local(a.ct())}, {true});
+  PV i_scalar = e.primal(ops::constant(Tensor::scalar(c128(0.0, 1.0), in.dtype)), {});
+  PV i_full = e.primal(ops::broadcast_in_dim(TensorType{in.dtype, {}}, in.shape, {}), {i_scalar});
+  return {e.scale(i_full, c)};
+}
+
+TensorType unary_type(Types t, const OpAttrs&, OpKind kind) { return ops::unary(kind, t[0]).out; }
+}  // namespace
+
+// ---- definitions -------------------------------------------------------------------------------
+
+const OpDef& def_Add() {
+  static const OpDef d{.name = "add", .kind = OpKind::Add, .operands = {kLinear, kLinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::add(t[0], t[1]).out; }),
+                       .kernel = single_result(eval_add), .jvp = jvp_add, .transpose = transpose_add};
+  return d;
+}
+const OpDef& def_Mul() {
+  static const OpDef d{.name = "mul", .kind = OpKind::Mul, .operands = {kBilinear, kBilinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::mul(t[0], t[1]).out; }),
+                       .kernel = single_result(eval_mul), .jvp = jvp_mul, .transpose = transpose_mul};
+  return d;
+}
+const OpDef& def_Div() {
+  static const OpDef d{.name = "div", .kind = OpKind::Div, .operands = {kLinear, kNonlinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::div(t[0], t[1]).out; }),
+                       .kernel = single_result(eval_div), .jvp = jvp_div, .transpose = transpose_div};
+  return d;
+}
+const OpDef& def_Neg() {
+  static const OpDef d{.name = "neg", .kind = OpKind::Neg, .operands = {kLinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Neg); }),
+                       .kernel = single_result(eval_neg), .jvp = jvp_self, .transpose = transpose_self};
+  return d;
+}
+const OpDef& def_Conj() {
+  static const OpDef d{.name = "conj", .kind = OpKind::Conj, .operands = {kLinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Conj); }),
+                       .kernel = single_result(eval_conj), .jvp = jvp_self, .transpose = transpose_self};
+  return d;
+}
+const OpDef& def_Real() {
+  static const OpDef d{.name = "real", .kind = OpKind::Real, .operands = {kLinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Real); }),
+                       .kernel = single_result(eval_real), .jvp = jvp_self, .transpose = transpose_real};
+  return d;
+}
+const OpDef& def_Imag() {
+  static const OpDef d{.name = "imag", .kind = OpKind::Imag, .operands = {kLinear}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Imag); }),
+                       .kernel = single_result(eval_imag), .jvp = jvp_imag, .transpose = transpose_imag};
+  return d;
 }
 
 }  // namespace detail

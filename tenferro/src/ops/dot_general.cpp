@@ -12,8 +12,6 @@
 #include <limits>
 #include <numeric>
 
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
 
 #include "emit.hpp"
 #include "family.hpp"
@@ -80,9 +78,7 @@ StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) 
   for (auto k : detail::free_axes(dims.rhs_batch, dims.rhs_contract, b.rank())) {
     shape.push_back(b.shape[static_cast<std::size_t>(k)]);
   }
-  OpAttrs attrs;
-  attrs.dot = std::move(dims);
-  return detail::make(OpKind::DotGeneral, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return detail::make(OpKind::DotGeneral, TensorType{a.dtype, std::move(shape)}, OpAttrs(std::move(dims)));
 }
 
 }  // namespace ops
@@ -204,7 +200,7 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
 Tensor eval_dot(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
   const Tensor& b = *in[1];
-  const DotDims& d = op.attrs.dot;
+  const DotDims& d = op.attrs.get<DotDims>();
   const Axes lhs_free = free_axes(d.lhs_batch, d.lhs_contract, a.rank());
   const Axes rhs_free = free_axes(d.rhs_batch, d.rhs_contract, b.rank());
   const bool blas = a.dtype() != DType::I64;
@@ -331,10 +327,10 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
     not_linear(op, "dot_general is linear only when exactly one operand is active");
   }
   Emit e(a.b);
-  const DotDims& d = op.attrs.dot;
+  const DotDims& d = op.attrs.get<DotDims>();
   const TensorType& lt = e.type(a.x[0]);
   const TensorType& rt = e.type(a.x[1]);
-  const PV ct = Emit::local(a.ct);
+  const PV ct = Emit::local(a.ct());
   const auto nb = d.lhs_batch.size(), nc = d.lhs_contract.size();
   const std::size_t nlf = lt.rank() - nb - nc, nrf = rt.rank() - nb - nc;
   const Axes ct_batch = range(0, nb);
@@ -375,6 +371,15 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
     result[1] = permute_to(e, v, perm);
   }
   return result;
+}
+
+const OpDef& def_DotGeneral() {
+  static const OpDef d{.name = "dot_general", .kind = OpKind::DotGeneral, .operands = {kBilinear, kBilinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::dot_general(t[0], t[1], a.get<DotDims>()).out;
+                       }),
+                       .kernel = single_result(eval_dot), .jvp = jvp_dot, .transpose = transpose_dot};
+  return d;
 }
 
 }  // namespace detail

@@ -1,5 +1,5 @@
 // Piecewise elementwise ops: abs, sign, maximum, minimum, compare, select, clamp.
-// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 //
 // Derivative conventions (the contracts tests/elementwise_ops_test.cpp checks):
 // - abs: real x: sign(x) dx; complex z: Re(conj(z) dz) / |z|, written real(conj(sign z) * dz).
@@ -30,9 +30,6 @@
 #include <string>
 #include <type_traits>
 
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
-
 #include "elementwise_formulas.hpp"
 #include "emit.hpp"
 #include "family.hpp"
@@ -49,7 +46,7 @@ constexpr const char* kRealDtypes = "a real dtype (f32, f64 or i64)";
 constexpr bool is_real_numeric(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::I64; }
 
 StdTensorOp real_binary(OpKind kind, const TensorType& a, const TensorType& b) {
-  const char* name = op_info(kind).name;
+  const char* name = op_def(kind).name.c_str();
   detail::require_same_type(name, a, b);
   detail::require_dtype(name, a, is_real_numeric(a.dtype), kRealDtypes);
   return make(kind, a);
@@ -67,9 +64,7 @@ StdTensorOp compare(CompareDir dir, const TensorType& a, const TensorType& b) {
     throw DTypeError(name + ": operands " + detail::types_string({&a, &b}) +
                      " are complex; expected a real dtype (complex operands support only eq and ne)");
   }
-  OpAttrs attrs;
-  attrs.compare = dir;
-  return make(OpKind::Compare, TensorType{DType::Bool, a.shape}, std::move(attrs));
+  return make(OpKind::Compare, TensorType{DType::Bool, a.shape}, OpAttrs(CompareAttrs{dir}));
 }
 
 /// A bool predicate and two branches of one type, all of one shape.
@@ -103,69 +98,103 @@ namespace {
 template <class T>
 constexpr bool is_real_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                            std::is_same_v<T, std::int64_t>;
-}  // namespace
 
-Tensor eval_minmax(const StdTensorOp& op, Operands in) {
+Tensor eval_select(const StdTensorOp& op, Operands in) {
   Tensor r(op.out);
   const std::int64_t n = r.numel();
-  if (op.kind == OpKind::Select) {
-    const bool* p = in[0]->data<bool>();
-    visit_dtype(op.out.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T* a = in[1]->data<T>();
-      const T* b = in[2]->data<T>();
-      T* z = r.data<T>();
-      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::select_of(p[i], a[i], b[i]);
-    });
-    return r;
-  }
+  const bool* p = in[0]->data<bool>();
+  visit_dtype(op.out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* a = in[1]->data<T>();
+    const T* b = in[2]->data<T>();
+    T* z = r.data<T>();
+    for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::select_of(p[i], a[i], b[i]);
+  });
+  return r;
+}
+
+Tensor eval_abs(const StdTensorOp& op, Operands in) {  // complex operands give a real result
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
   visit_dtype(in[0]->dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) {
       const T* x = in[0]->data<T>();
-      switch (op.kind) {
-        case OpKind::Abs: {  // complex operands give a real result
-          auto* z = r.data<decltype(formulas::abs_of(T{}))>();
-          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::abs_of(x[i]);
-          return;
-        }
-        case OpKind::Sign: {
-          T* z = r.data<T>();
-          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::sign_of(x[i]);
-          return;
-        }
-        default: break;
-      }
-    }
-    const T* x = in[0]->data<T>();
-    const T* y = in[1]->data<T>();
-    if (op.kind == OpKind::Compare) {
-      bool* z = r.data<bool>();
-      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::compare_of(op.attrs.compare, x[i], y[i]);
-      return;
-    }
-    if constexpr (is_real_v<T>) {
-      T* z = r.data<T>();
-      switch (op.kind) {
-        case OpKind::Maximum:
-          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::maximum_of(x[i], y[i]);
-          break;
-        case OpKind::Minimum:
-          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::minimum_of(x[i], y[i]);
-          break;
-        case OpKind::Clamp: {  // operands (lo, v, hi)
-          const T* lo = x;
-          const T* v = y;
-          const T* hi = in[2]->data<T>();
-          for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::clamp_of(lo[i], v[i], hi[i]);
-          break;
-        }
-        default: break;
-      }
+      auto* z = r.data<decltype(formulas::abs_of(T{}))>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::abs_of(x[i]);
     }
   });
   return r;
 }
+
+Tensor eval_sign(const StdTensorOp& op, Operands in) {
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
+  visit_dtype(in[0]->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* x = in[0]->data<T>();
+      T* z = r.data<T>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::sign_of(x[i]);
+    }
+  });
+  return r;
+}
+
+Tensor eval_compare(const StdTensorOp& op, Operands in) {
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
+  const CompareDir dir = op.attrs.get<CompareAttrs>().dir;
+  visit_dtype(in[0]->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = in[0]->data<T>();
+    const T* y = in[1]->data<T>();
+    bool* z = r.data<bool>();
+    for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::compare_of(dir, x[i], y[i]);
+  });
+  return r;
+}
+
+/// z[i] = f(x[i], y[i]) over the real dtypes (maximum, minimum).
+template <class F>
+Tensor map_real_binary(const StdTensorOp& op, Operands in, F&& f) {
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
+  visit_dtype(in[0]->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (is_real_v<T>) {
+      const T* x = in[0]->data<T>();
+      const T* y = in[1]->data<T>();
+      T* z = r.data<T>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+    }
+  });
+  return r;
+}
+
+Tensor eval_maximum(const StdTensorOp& op, Operands in) {
+  return map_real_binary(op, in, [](auto x, auto y) { return formulas::maximum_of(x, y); });
+}
+Tensor eval_minimum(const StdTensorOp& op, Operands in) {
+  return map_real_binary(op, in, [](auto x, auto y) { return formulas::minimum_of(x, y); });
+}
+
+Tensor eval_clamp(const StdTensorOp& op, Operands in) {  // operands (lo, v, hi)
+  Tensor r(op.out);
+  const std::int64_t n = r.numel();
+  visit_dtype(in[0]->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (is_real_v<T>) {
+      const T* lo = in[0]->data<T>();
+      const T* v = in[1]->data<T>();
+      const T* hi = in[2]->data<T>();
+      T* z = r.data<T>();
+      for (std::int64_t i = 0; i < n; ++i) z[i] = formulas::clamp_of(lo[i], v[i], hi[i]);
+    }
+  });
+  return r;
+}
+}  // namespace
 
 // ---- JVP rules ---------------------------------------------------------------------------------
 
@@ -181,72 +210,130 @@ std::optional<LocalValueId> select_tangent(Emit& e, const PV& pred, std::optiona
 }
 
 PV fixed_unary(Emit& e, OpKind kind, const PV& v) { return e.primal(ops::unary(kind, e.type(v)), {v}); }
-}  // namespace
 
-Tangents jvp_minmax(const StdTensorOp& op, const JvpArgs& a) {
+Tangents jvp_select(const StdTensorOp& op, const JvpArgs& a) {
+  Emit e(a.b);
+  return {select_tangent(e, Emit::ext(a.x[0]), a.t[1], a.t[2], op.out)};
+}
+
+Tangents jvp_abs(const StdTensorOp&, const JvpArgs& a) {
+  Emit e(a.b);
+  PV z = Emit::ext(a.x[0]);
+  PV s = fixed_unary(e, OpKind::Sign, z);
+  if (!is_complex(e.type(z).dtype)) return {e.scale(s, *a.t[0])};
+  return {e.unary_linear(OpKind::Real, e.scale(e.conj_fixed(s), *a.t[0]))};
+}
+
+Tangents jvp_sign(const StdTensorOp& op, const JvpArgs& a) {
+  const TensorType& type = op.out;
+  if (!is_complex(type.dtype)) return {std::nullopt};
+  Emit e(a.b);
+  PV z = Emit::ext(a.x[0]);
+  LocalValueId w = e.scale(e.conj_fixed(Emit::ext(a.y[0])), *a.t[0]);
+  LocalValueId v = *e.sum(w, e.neg(e.unary_linear(OpKind::Conj, w)));
+  // 2 conj(z), replaced by 1 at z = 0 (where v = 0), so the tangent there is 0, not 0/0.
+  PV cz = fixed_unary(e, OpKind::Conj, z);
+  PV two_cz = e.primal(ops::add(type, type), {cz, cz});
+  PV at_zero = e.compare(CompareDir::Eq, z, e.zeros(type));
+  PV den = e.primal(ops::select(e.type(at_zero), type, type), {at_zero, e.full(type, 1.0), two_cz});
+  return {e.divide(v, den)};
+}
+
+Tangents jvp_max_min(const StdTensorOp& op, const JvpArgs& a) {
   Emit e(a.b);
   const auto& t = a.t;
   const TensorType& type = op.out;
-  switch (op.kind) {
-    case OpKind::Compare: return {std::nullopt};
-    case OpKind::Select: return {select_tangent(e, Emit::ext(a.x[0]), t[1], t[2], type)};
-    case OpKind::Abs: {
-      PV z = Emit::ext(a.x[0]);
-      PV s = fixed_unary(e, OpKind::Sign, z);
-      if (!is_complex(e.type(z).dtype)) return {e.scale(s, *t[0])};
-      return {e.unary_linear(OpKind::Real, e.scale(e.conj_fixed(s), *t[0]))};
-    }
-    case OpKind::Sign: {
-      PV z = Emit::ext(a.x[0]);
-      if (!is_complex(type.dtype)) return {std::nullopt};
-      LocalValueId w = e.scale(e.conj_fixed(Emit::ext(a.y[0])), *t[0]);
-      LocalValueId v = *e.sum(w, e.neg(e.unary_linear(OpKind::Conj, w)));
-      // 2 conj(z), replaced by 1 at z = 0 (where v = 0), so the tangent there is 0, not 0/0.
-      PV cz = fixed_unary(e, OpKind::Conj, z);
-      PV two_cz = e.primal(ops::add(type, type), {cz, cz});
-      PV at_zero = e.compare(CompareDir::Eq, z, e.zeros(type));
-      PV den = e.primal(ops::select(e.type(at_zero), type, type), {at_zero, e.full(type, 1.0), two_cz});
-      return {e.divide(v, den)};
-    }
-    case OpKind::Maximum:
-    case OpKind::Minimum: {
-      const bool is_max = op.kind == OpKind::Maximum;
-      PV x = Emit::ext(a.x[0]);
-      PV y = Emit::ext(a.x[1]);
-      PV x_wins = e.compare(is_max ? CompareDir::Gt : CompareDir::Lt, x, y);
-      PV y_wins = e.compare(is_max ? CompareDir::Lt : CompareDir::Gt, x, y);
-      const LocalValueId both = *e.sum(t[0], t[1]);  // named first: argument order is the compiler's
-      LocalValueId tie = e.scale(e.full(type, 0.5), both);
-      return {select_tangent(e, x_wins, t[0], select_tangent(e, y_wins, t[1], tie, type), type)};
-    }
-    case OpKind::Clamp: {  // operands (lo, x, hi)
-      PV lo = Emit::ext(a.x[0]);
-      PV x = Emit::ext(a.x[1]);
-      PV hi = Emit::ext(a.x[2]);
-      PV below = e.compare(CompareDir::Lt, x, lo);
-      PV m = e.primal(ops::select(e.type(below), type, type), {below, lo, x});  // max(x, lo)
-      PV above = e.compare(CompareDir::Lt, hi, m);
-      return {select_tangent(e, above, t[2], select_tangent(e, below, t[0], t[1], type), type)};
-    }
-    default: break;
-  }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
+  const bool is_max = op.kind == OpKind::Maximum;
+  PV x = Emit::ext(a.x[0]);
+  PV y = Emit::ext(a.x[1]);
+  PV x_wins = e.compare(is_max ? CompareDir::Gt : CompareDir::Lt, x, y);
+  PV y_wins = e.compare(is_max ? CompareDir::Lt : CompareDir::Gt, x, y);
+  const LocalValueId both = *e.sum(t[0], t[1]);  // named first: argument order is the compiler's
+  LocalValueId tie = e.scale(e.full(type, 0.5), both);
+  return {select_tangent(e, x_wins, t[0], select_tangent(e, y_wins, t[1], tie, type), type)};
+}
+
+Tangents jvp_clamp(const StdTensorOp& op, const JvpArgs& a) {  // operands (lo, x, hi)
+  Emit e(a.b);
+  const auto& t = a.t;
+  const TensorType& type = op.out;
+  PV lo = Emit::ext(a.x[0]);
+  PV x = Emit::ext(a.x[1]);
+  PV hi = Emit::ext(a.x[2]);
+  PV below = e.compare(CompareDir::Lt, x, lo);
+  PV m = e.primal(ops::select(e.type(below), type, type), {below, lo, x});  // max(x, lo)
+  PV above = e.compare(CompareDir::Lt, hi, m);
+  return {select_tangent(e, above, t[2], select_tangent(e, below, t[0], t[1], type), type)};
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
 // Adjoints for <a, b> = Re(sum conj(a) * b); select's is real and symmetric, so no conj appears.
 
-Tangents transpose_minmax(const StdTensorOp& op, const TransposeArgs& a) {
-  if (op.kind != OpKind::Select) throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Transpose);
+Tangents transpose_select(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0)) not_linear(op, "select is linear only in its branches; the predicate must be fixed");
   Emit e(a.b);
   const PV& pred = a.x[0];
   const TensorType& type = op.out;
   const StdTensorOp sel = ops::select(e.type(pred), type, type);
   Tangents r(3);
-  if (a.role.is_active(1)) r[1] = e.linear(sel, {pred, Emit::local(a.ct), e.zeros(type)}, {false, true, false});
-  if (a.role.is_active(2)) r[2] = e.linear(sel, {pred, e.zeros(type), Emit::local(a.ct)}, {false, false, true});
+  if (a.role.is_active(1)) r[1] = e.linear(sel, {pred, Emit::local(a.ct()), e.zeros(type)}, {false, true, false});
+  if (a.role.is_active(2)) r[2] = e.linear(sel, {pred, e.zeros(type), Emit::local(a.ct())}, {false, false, true});
   return r;
+}
+}  // namespace
+
+// ---- definitions -------------------------------------------------------------------------------
+
+const OpDef& def_Abs() {
+  static const OpDef d{
+      .name = "abs", .kind = OpKind::Abs, .operands = {kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Abs, t[0]).out; }),
+      .kernel = single_result(eval_abs), .jvp = jvp_abs};
+  return d;
+}
+const OpDef& def_Sign() {
+  static const OpDef d{
+      .name = "sign", .kind = OpKind::Sign, .operands = {kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Sign, t[0]).out; }),
+      .kernel = single_result(eval_sign), .jvp = jvp_sign};
+  return d;
+}
+const OpDef& def_Maximum() {
+  static const OpDef d{
+      .name = "maximum", .kind = OpKind::Maximum, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::maximum(t[0], t[1]).out; }),
+      .kernel = single_result(eval_maximum), .jvp = jvp_max_min};
+  return d;
+}
+const OpDef& def_Minimum() {
+  static const OpDef d{
+      .name = "minimum", .kind = OpKind::Minimum, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::minimum(t[0], t[1]).out; }),
+      .kernel = single_result(eval_minimum), .jvp = jvp_max_min};
+  return d;
+}
+/// compare's result is a bool: no tangent flows through either operand.
+const OpDef& def_Compare() {
+  static const OpDef d{.name = "compare", .kind = OpKind::Compare, .operands = {kNoGrad, kNoGrad}, .elementwise = true,
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::compare(a.get<CompareAttrs>().dir, t[0], t[1]).out;
+                       }),
+                       .kernel = single_result(eval_compare)};
+  return d;
+}
+const OpDef& def_Select() {
+  static const OpDef d{
+      .name = "select", .kind = OpKind::Select, .operands = {kNoGrad, kLinear, kLinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::select(t[0], t[1], t[2]).out; }),
+      .kernel = single_result(eval_select), .jvp = jvp_select, .transpose = transpose_select};
+  return d;
+}
+const OpDef& def_Clamp() {
+  static const OpDef d{
+      .name = "clamp", .kind = OpKind::Clamp, .operands = {kNonlinear, kNonlinear, kNonlinear}, .elementwise = true,
+      .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::clamp(t[0], t[1], t[2]).out; }),
+      .kernel = single_result(eval_clamp), .jvp = jvp_clamp};
+  return d;
 }
 
 }  // namespace detail

@@ -1,5 +1,5 @@
 // Reductions: reduce_sum, reduce_prod, reduce_max, reduce_min over a set of axes.
-// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 //
 // The result drops the reduced axes; an empty axis list is the identity (a copy). Summation order
 // is deterministic: each result element is a left fold, in row-major order of the reduced
@@ -17,9 +17,6 @@
 #include <cmath>
 #include <limits>
 
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
-
 #include "emit.hpp"
 #include "family.hpp"
 #include "layout.hpp"
@@ -31,28 +28,23 @@ namespace tenferro {
 namespace ops {
 
 StdTensorOp reduce(OpKind kind, const TensorType& a, Axes axes) {
-  const char* name = op_info(kind).name;
-  switch (kind) {
-    case OpKind::ReduceSum:
-    case OpKind::ReduceProd:
-      detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
-      break;
-    case OpKind::ReduceMax:
-    case OpKind::ReduceMin:
-      detail::require_dtype(name, a, a.dtype == DType::F32 || a.dtype == DType::F64 || a.dtype == DType::I64,
-                            "a real dtype (f32, f64 or i64)");
-      break;
-    default: throw Error(std::string("ops::reduce: ") + name + " is not a reduction");
+  if (kind == OpKind::ReduceSum || kind == OpKind::ReduceProd) {
+    detail::require_dtype(op_def(kind).name.c_str(), a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+  } else if (kind == OpKind::ReduceMax || kind == OpKind::ReduceMin) {
+    detail::require_dtype(op_def(kind).name.c_str(), a,
+                          a.dtype == DType::F32 || a.dtype == DType::F64 || a.dtype == DType::I64,
+                          "a real dtype (f32, f64 or i64)");
+  } else {
+    throw Error("ops::reduce: " + op_def(kind).name + " is not a reduction");
   }
+  const char* name = op_def(kind).name.c_str();
   detail::check_axes(name, "axes", axes, static_cast<std::int64_t>(a.rank()), a.to_string());
   std::sort(axes.begin(), axes.end());
   Shape shape;
   for (std::int64_t k : detail::complement_axes(axes, static_cast<std::int64_t>(a.rank()))) {
     shape.push_back(a.shape[static_cast<std::size_t>(k)]);
   }
-  OpAttrs attrs;
-  attrs.axes = std::move(axes);
-  return detail::make(kind, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return detail::make(kind, TensorType{a.dtype, std::move(shape)}, OpAttrs(ReduceAxes{std::move(axes)}));
 }
 
 }  // namespace ops
@@ -120,17 +112,22 @@ T highest() {
   if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
   return std::numeric_limits<T>::max();
 }
-}  // namespace
 
-Tensor eval_reduce(const StdTensorOp& op, Operands in) {
+/// The reduced axes of a reduction op.
+const std::vector<std::int64_t>& axes_of(const StdTensorOp& op) { return op.attrs.get<ReduceAxes>().axes; }
+
+enum class Fold { Sum, Prod, Max, Min };
+
+Tensor eval_reduce(const StdTensorOp& op, Operands in, Fold fold_kind) {
   const Tensor& a = *in[0];
-  if (op.attrs.axes.empty()) return a.clone();
+  const auto& axes = axes_of(op);
+  if (axes.empty()) return a.clone();
   Tensor r(op.out);
   // The result stride of each operand axis: 0 for reduced axes.
   const Strides rs = row_major_strides(op.out.shape);
   Strides os(a.rank(), 0);
   for (std::size_t k = 0, j = 0; k < a.rank(); ++k) {
-    if (!std::binary_search(op.attrs.axes.begin(), op.attrs.axes.end(), static_cast<std::int64_t>(k)))
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<std::int64_t>(k)))
       os[k] = rs[j++];
   }
   visit_dtype(a.dtype(), [&](auto zero) {
@@ -139,17 +136,17 @@ Tensor eval_reduce(const StdTensorOp& op, Operands in) {
       const T* x = a.data<T>();
       T* z = r.data<T>();
       const std::int64_t n = r.numel();
-      switch (op.kind) {
-        case OpKind::ReduceSum: fold(x, z, a.shape(), os, [](T s, T v) { return s + v; }); break;
-        case OpKind::ReduceProd:
+      switch (fold_kind) {
+        case Fold::Sum: fold(x, z, a.shape(), os, [](T s, T v) { return s + v; }); break;
+        case Fold::Prod:
           std::fill_n(z, n, T(1));
           fold(x, z, a.shape(), os, [](T s, T v) { return s * v; });
           break;
-        case OpKind::ReduceMax:
-        case OpKind::ReduceMin:
+        case Fold::Max:
+        case Fold::Min:
           if constexpr (std::is_arithmetic_v<T>) {
             // NaN propagates: once the accumulator is NaN no comparison replaces it.
-            const bool max = op.kind == OpKind::ReduceMax;
+            const bool max = fold_kind == Fold::Max;
             std::fill_n(z, n, max ? lowest<T>() : highest<T>());
             if (max) {
               fold(x, z, a.shape(), os, [](T s, T v) { return (v > s || is_nan(v)) ? v : s; });
@@ -158,12 +155,12 @@ Tensor eval_reduce(const StdTensorOp& op, Operands in) {
             }
           }
           break;
-        default: break;
       }
     }
   });
   return r;
 }
+}  // namespace
 
 // ---- JVP rules ---------------------------------------------------------------------------------
 
@@ -177,7 +174,7 @@ class ReduceRule {
   PV broadcast_back(const PV& v) { return e_.primal(broadcast_op(e_.type(v)), {v}); }
   StdTensorOp broadcast_op(const TensorType& reduced) const {
     return ops::broadcast_in_dim(reduced, in_.shape,
-                                 complement_axes(op_.attrs.axes, static_cast<std::int64_t>(in_.rank())));
+                                 complement_axes(axes_of(op_), static_cast<std::int64_t>(in_.rank())));
   }
   PV fixed(StdTensorOp op, std::vector<PV> in) { return e_.primal(std::move(op), std::move(in)); }
   /// A fixed tensor of `type` with every element `value`.
@@ -190,11 +187,11 @@ class ReduceRule {
   PV equal(const PV& x, const PV& y) {
     return fixed(ops::compare(CompareDir::Eq, e_.type(x), e_.type(y)), {x, y});
   }
-  PV sum(const PV& v) { return fixed(ops::reduce(OpKind::ReduceSum, e_.type(v), op_.attrs.axes), {v}); }
+  PV sum(const PV& v) { return fixed(ops::reduce(OpKind::ReduceSum, e_.type(v), axes_of(op_)), {v}); }
   /// reduce_sum(w * t): the tangent of a reduction whose derivative is the weight w.
   LocalValueId weighted_sum(const PV& w, LocalValueId t) {
     LocalValueId wt = e_.scale(w, t);
-    return e_.linear(ops::reduce(OpKind::ReduceSum, e_.type(Emit::local(wt)), op_.attrs.axes),
+    return e_.linear(ops::reduce(OpKind::ReduceSum, e_.type(Emit::local(wt)), axes_of(op_)),
                      {Emit::local(wt)}, {true});
   }
 
@@ -205,11 +202,12 @@ class ReduceRule {
 };
 }  // namespace
 
+namespace {
 Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};  // integers carry no tangent
   Emit e(a.b);
   const LocalValueId t = *a.t[0];
-  if (op.kind == OpKind::ReduceSum || op.attrs.axes.empty()) {  // linear (or the identity)
+  if (op.kind == OpKind::ReduceSum || axes_of(op).empty()) {  // linear (or the identity)
     return {e.linear(op, {Emit::local(t)}, {true})};
   }
   const TensorType& in = type_of(a.x[0]);
@@ -217,17 +215,15 @@ Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
   const TensorType real{real_dtype(in.dtype), in.shape};
   ReduceRule rule(e, op, in);
   const PV x = Emit::ext(a.x[0]);
-  switch (op.kind) {
-    case OpKind::ReduceMax:
-    case OpKind::ReduceMin: {
+  if (op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceMin) {
       // The derivative goes to the extremal elements, split equally among ties:
       // w = mask / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
       PV mask = rule.equal(x, rule.broadcast_back(Emit::ext(a.y[0])));
       PV m = rule.fixed(ops::convert(boolean, in.dtype), {mask});
       PV w = rule.fixed(ops::div(in, in), {m, rule.broadcast_back(rule.sum(m))});
       return {rule.weighted_sum(w, t)};
-    }
-    case OpKind::ReduceProd: {
+  }
+  {
       // dy = sum_i t_i * o_i with o_i = prod_{j != i} x_j, the product of the others, computed
       // without dividing by zero. Per slice, with c the number of zeros, p the product of the
       // nonzero elements and s the sum of the zero elements (value 0, tangent their tangents):
@@ -242,7 +238,7 @@ Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
       const PV is_zero = rule.equal(x, zeros);
       const PV x_or_one = rule.fixed(sel, {is_zero, ones, x});
       const PV p =
-          rule.broadcast_back(rule.fixed(ops::reduce(OpKind::ReduceProd, in, op.attrs.axes), {x_or_one}));
+          rule.broadcast_back(rule.fixed(ops::reduce(OpKind::ReduceProd, in, axes_of(op)), {x_or_one}));
       const PV s = rule.broadcast_back(rule.sum(rule.fixed(sel, {is_zero, x, zeros})));
       const PV c = rule.broadcast_back(rule.sum(rule.fixed(ops::convert(boolean, real.dtype), {is_zero})));
       auto count_is = [&](double k) { return rule.equal(c, rule.full(real, k)); };
@@ -253,24 +249,63 @@ Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
       const PV others = rule.fixed(
           sel, {is_zero, rule.fixed(ops::mul(in, in), {p, h}), rule.fixed(ops::mul(in, in), {q, g})});
       return {rule.weighted_sum(others, t)};
-    }
-    default: break;
   }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Jvp);
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
 
 Tangents transpose_reduce(const StdTensorOp& op, const TransposeArgs& a) {
-  if (op.kind != OpKind::ReduceSum && !op.attrs.axes.empty()) {
+  if (op.kind != OpKind::ReduceSum && !axes_of(op).empty()) {
     not_linear(op, "only reduce_sum (or a reduction over no axes) is linear");
   }
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
   Emit e(a.b);
   // The adjoint of summing over axes is broadcasting back along them (spec §V vector example 2).
   ReduceRule rule(e, op, e.type(a.x[0]));
-  const PV ct = Emit::local(a.ct);
+  const PV ct = Emit::local(a.ct());
   return {e.linear(rule.broadcast_op(e.type(ct)), {ct}, {true})};
+}
+
+TensorType reduce_type(Types t, const OpAttrs& attrs, OpKind kind) {
+  return ops::reduce(kind, t[0], attrs.get<ReduceAxes>().axes).out;
+}
+}  // namespace
+
+// ---- definitions -------------------------------------------------------------------------------
+// Every reduction admits a transpose: reduce_sum is linear, and the others over no axes are the
+// identity (their JVP emits the op itself then).
+
+const OpDef& def_ReduceSum() {
+  static const OpDef d{
+      .name = "reduce_sum", .kind = OpKind::ReduceSum, .operands = {kLinear},
+      .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceSum); }),
+      .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Sum); }),
+      .jvp = jvp_reduce, .transpose = transpose_reduce};
+  return d;
+}
+const OpDef& def_ReduceProd() {
+  static const OpDef d{
+      .name = "reduce_prod", .kind = OpKind::ReduceProd, .operands = {kNonlinear},
+      .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceProd); }),
+      .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Prod); }),
+      .jvp = jvp_reduce, .transpose = transpose_reduce};
+  return d;
+}
+const OpDef& def_ReduceMax() {
+  static const OpDef d{
+      .name = "reduce_max", .kind = OpKind::ReduceMax, .operands = {kNonlinear},
+      .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMax); }),
+      .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Max); }),
+      .jvp = jvp_reduce, .transpose = transpose_reduce};
+  return d;
+}
+const OpDef& def_ReduceMin() {
+  static const OpDef d{
+      .name = "reduce_min", .kind = OpKind::ReduceMin, .operands = {kNonlinear},
+      .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMin); }),
+      .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Min); }),
+      .jvp = jvp_reduce, .transpose = transpose_reduce};
+  return d;
 }
 
 }  // namespace detail

@@ -1,5 +1,5 @@
 // Structural ops: transpose, reshape, broadcast_in_dim, convert, extract_diag, embed_diag.
-// Order: shape/dtype rules, kernels, JVP rules, transpose rules.
+// Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 //
 // Every op here is linear (spec ad-contract.md rule 3): its JVP applies the op itself to the
 // tangent, and its transpose is the adjoint map:
@@ -13,9 +13,6 @@
 // Values that are not float or complex (i64, bool) never carry tangents, so conversions to or
 // from them have none. Kernels never write their operands; reshape's result shares storage.
 #include <algorithm>
-
-// Family files switch over their own subset of OpKind; exhaustiveness is enforced in dispatch.cpp.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
 
 #include "elementwise_formulas.hpp"
 #include "emit.hpp"
@@ -39,9 +36,7 @@ StdTensorOp transpose(const TensorType& a, Axes perm) {
   detail::check_axes("transpose", "perm", perm, rank, a.to_string());
   Shape shape(perm.size());
   for (std::size_t k = 0; k < perm.size(); ++k) shape[k] = a.shape[static_cast<std::size_t>(perm[k])];
-  OpAttrs attrs;
-  attrs.axes = std::move(perm);
-  return make(OpKind::Transpose, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return make(OpKind::Transpose, TensorType{a.dtype, std::move(shape)}, OpAttrs(Permutation{std::move(perm)}));
 }
 
 StdTensorOp reshape(const TensorType& a, Shape shape) {
@@ -51,7 +46,7 @@ StdTensorOp reshape(const TensorType& a, Shape shape) {
                      " elements) to shape " + shape_to_string(shape) + " (" + std::to_string(numel(shape)) +
                      " elements); expected equal element counts");
   }
-  return make(OpKind::Reshape, TensorType{a.dtype, std::move(shape)});
+  return make(OpKind::Reshape, TensorType{a.dtype, shape}, OpAttrs(ReshapeTo{shape}));
 }
 
 StdTensorOp broadcast_in_dim(const TensorType& a, Shape shape, Axes dims) {
@@ -72,9 +67,7 @@ StdTensorOp broadcast_in_dim(const TensorType& a, Shape shape, Axes dims) {
                        "; expected length 1 or " + std::to_string(m));
     }
   }
-  OpAttrs attrs;
-  attrs.axes = std::move(dims);
-  return make(OpKind::BroadcastInDim, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return make(OpKind::BroadcastInDim, TensorType{a.dtype, shape}, OpAttrs(BroadcastDims{shape, std::move(dims)}));
 }
 
 StdTensorOp convert(const TensorType& a, DType dtype) {
@@ -82,7 +75,7 @@ StdTensorOp convert(const TensorType& a, DType dtype) {
     throw DTypeError("convert: operand " + a.to_string() + " cannot be converted to " + dtype_name(dtype) +
                      "; expected a complex target (take real() or abs() first)");
   }
-  return make(OpKind::Convert, TensorType{dtype, a.shape});
+  return make(OpKind::Convert, TensorType{dtype, a.shape}, OpAttrs(ConvertTo{dtype}));
 }
 
 namespace {
@@ -108,9 +101,7 @@ StdTensorOp extract_diag(const TensorType& a, std::int64_t axis1, std::int64_t a
   }
   Shape shape = a.shape;
   shape.erase(shape.begin() + axis2);
-  OpAttrs attrs;
-  attrs.axes = {axis1, axis2};
-  return make(OpKind::ExtractDiag, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return make(OpKind::ExtractDiag, TensorType{a.dtype, std::move(shape)}, OpAttrs(DiagAxes{axis1, axis2}));
 }
 
 StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axis2) {
@@ -119,9 +110,7 @@ StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axi
   const std::int64_t d = axis1 - (axis2 < axis1 ? 1 : 0);
   Shape shape = a.shape;
   shape.insert(shape.begin() + axis2, a.shape[static_cast<std::size_t>(d)]);
-  OpAttrs attrs;
-  attrs.axes = {axis1, axis2};
-  return make(OpKind::EmbedDiag, TensorType{a.dtype, std::move(shape)}, std::move(attrs));
+  return make(OpKind::EmbedDiag, TensorType{a.dtype, std::move(shape)}, OpAttrs(DiagAxes{axis1, axis2}));
 }
 
 }  // namespace ops
@@ -161,51 +150,55 @@ Strides diag_strides(const Shape& full, std::int64_t axis1, std::int64_t axis2) 
 
 auto* bytes(Tensor& t) { return static_cast<std::byte*>(t.raw_data()); }
 auto* bytes(const Tensor& t) { return static_cast<const std::byte*>(t.raw_data()); }
-}  // namespace
 
-Tensor eval_structural(const StdTensorOp& op, Operands in) {
+Tensor eval_transpose(const StdTensorOp& op, Operands in) { return permuted(*in[0], op.attrs.get<Permutation>().perm); }
+// Shares storage: kernels never write their operands.
+Tensor eval_reshape(const StdTensorOp& op, Operands in) { return in[0]->reshaped(op.out.shape); }
+Tensor eval_convert(const StdTensorOp& op, Operands in) { return convert_kernel(*in[0], op.out.dtype); }
+
+Tensor eval_broadcast(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
-  const std::size_t elem = dtype_size(a.dtype());
-  switch (op.kind) {
-    case OpKind::Transpose: return permuted(a, op.attrs.axes);
-    case OpKind::Reshape: return a.reshaped(op.out.shape);  // shares storage; kernels never write operands
-    case OpKind::Convert: return convert_kernel(a, op.out.dtype);
-    case OpKind::BroadcastInDim: {
-      Tensor r(op.out);
-      const Strides as = row_major_strides(a.shape());
-      Strides src(op.out.rank(), 0);  // stride 0 repeats the operand along broadcast axes
-      for (std::size_t i = 0; i < a.rank(); ++i) {
-        const auto axis = static_cast<std::size_t>(op.attrs.axes[i]);
-        if (a.shape()[i] == op.out.shape[axis]) src[axis] = as[i];
-      }
-      strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a), src, op.out.shape, elem);
-      return r;
-    }
-    case OpKind::ExtractDiag: {
-      Tensor r(op.out);
-      strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a),
-                   diag_strides(a.shape(), op.attrs.axes[0], op.attrs.axes[1]), op.out.shape, elem);
-      return r;
-    }
-    case OpKind::EmbedDiag: {
-      Tensor r(op.out);  // zero-filled: the off-diagonal entries
-      strided_copy(bytes(r), diag_strides(op.out.shape, op.attrs.axes[0], op.attrs.axes[1]), bytes(a),
-                   row_major_strides(a.shape()), a.shape(), elem);
-      return r;
-    }
-    default: break;
+  const auto& dims = op.attrs.get<BroadcastDims>().dims;
+  Tensor r(op.out);
+  const Strides as = row_major_strides(a.shape());
+  Strides src(op.out.rank(), 0);  // stride 0 repeats the operand along broadcast axes
+  for (std::size_t i = 0; i < a.rank(); ++i) {
+    const auto axis = static_cast<std::size_t>(dims[i]);
+    if (a.shape()[i] == op.out.shape[axis]) src[axis] = as[i];
   }
-  throw Error("eval_structural: " + op.name() + " is not a structural op");
+  strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a), src, op.out.shape, dtype_size(a.dtype()));
+  return r;
 }
+
+Tensor eval_extract_diag(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  const DiagAxes& d = op.attrs.get<DiagAxes>();
+  Tensor r(op.out);
+  strided_copy(bytes(r), row_major_strides(op.out.shape), bytes(a), diag_strides(a.shape(), d.axis1, d.axis2),
+               op.out.shape, dtype_size(a.dtype()));
+  return r;
+}
+
+Tensor eval_embed_diag(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  const DiagAxes& d = op.attrs.get<DiagAxes>();
+  Tensor r(op.out);  // zero-filled: the off-diagonal entries
+  strided_copy(bytes(r), diag_strides(op.out.shape, d.axis1, d.axis2), bytes(a), row_major_strides(a.shape()),
+               a.shape(), dtype_size(a.dtype()));
+  return r;
+}
+}  // namespace
 
 // ---- JVP rules ---------------------------------------------------------------------------------
 
+namespace {
 Tangents jvp_structural(const StdTensorOp& op, const JvpArgs& a) {
   // Linear ops: the tangent map is the op itself. Integer and bool results carry no tangent.
   if (!is_inexact(op.out.dtype) || !is_inexact(type_of(a.x[0]).dtype)) return {std::nullopt};
   Emit e(a.b);
   return {e.linear(op, {Emit::local(*a.t[0])}, {true})};
 }
+}  // namespace
 
 // ---- transpose rules ---------------------------------------------------------------------------
 // Adjoints for <a, b> = Re(sum conj(a) * b) (DESIGN.md complex convention). All maps here have
@@ -216,7 +209,7 @@ namespace {
 /// supplies with length 1 where the result is longer), then restore the operand's axis order and
 /// its length-1 axes.
 LocalValueId unbroadcast(Emit& e, const StdTensorOp& op, const TensorType& in, LocalValueId ct) {
-  const auto& dims = op.attrs.axes;
+  const auto& dims = op.attrs.get<BroadcastDims>().dims;
   std::vector<std::int64_t> summed;
   std::vector<std::size_t> kept;  // operand axes that survive the sum
   for (std::int64_t r = 0; r < static_cast<std::int64_t>(op.out.rank()); ++r) {
@@ -256,31 +249,114 @@ LocalValueId unconvert(Emit& e, const TensorType& in, LocalValueId ct) {
   }
   return v;
 }
+
+/// The operand type and cotangent of a structural op's transpose (its one operand must be active).
+struct StructuralCt {
+  const TensorType& in;
+  PV ct;
+  const TensorType& ct_type;
+};
+StructuralCt structural_ct(Emit& e, const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
+  const PV ct = Emit::local(a.ct());
+  return {e.type(a.x[0]), ct, e.type(ct)};
+}
+
+Tangents transpose_transpose(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  return {e.linear(ops::transpose(ct_type, inverse_permutation(op.attrs.get<Permutation>().perm)), {ct}, {true})};
+}
+Tangents transpose_reshape(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  return {e.linear(ops::reshape(ct_type, in.shape), {ct}, {true})};
+}
+Tangents transpose_broadcast(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  return {unbroadcast(e, op, in, a.ct())};
+}
+Tangents transpose_convert(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  if (!is_inexact(in.dtype) || !is_inexact(op.out.dtype)) {
+    not_linear(op, "a conversion to or from an integer or bool dtype carries no tangent");
+  }
+  return {unconvert(e, in, a.ct())};
+}
+Tangents transpose_extract_diag(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  const DiagAxes& d = op.attrs.get<DiagAxes>();
+  return {e.linear(ops::embed_diag(ct_type, d.axis1, d.axis2), {ct}, {true})};
+}
+Tangents transpose_embed_diag(const StdTensorOp& op, const TransposeArgs& a) {
+  Emit e(a.b);
+  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  const DiagAxes& d = op.attrs.get<DiagAxes>();
+  return {e.linear(ops::extract_diag(ct_type, d.axis1, d.axis2), {ct}, {true})};
+}
 }  // namespace
 
-Tangents transpose_structural(const StdTensorOp& op, const TransposeArgs& a) {
-  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  Emit e(a.b);
-  const TensorType& in = e.type(a.x[0]);
-  const PV ct = Emit::local(a.ct);
-  const TensorType& ct_type = e.type(ct);
-  switch (op.kind) {
-    case OpKind::Transpose:
-      return {e.linear(ops::transpose(ct_type, inverse_permutation(op.attrs.axes)), {ct}, {true})};
-    case OpKind::Reshape: return {e.linear(ops::reshape(ct_type, in.shape), {ct}, {true})};
-    case OpKind::BroadcastInDim: return {unbroadcast(e, op, in, a.ct)};
-    case OpKind::Convert:
-      if (!is_inexact(in.dtype) || !is_inexact(op.out.dtype)) {
-        not_linear(op, "a conversion to or from an integer or bool dtype carries no tangent");
-      }
-      return {unconvert(e, in, a.ct)};
-    case OpKind::ExtractDiag:
-      return {e.linear(ops::embed_diag(ct_type, op.attrs.axes[0], op.attrs.axes[1]), {ct}, {true})};
-    case OpKind::EmbedDiag:
-      return {e.linear(ops::extract_diag(ct_type, op.attrs.axes[0], op.attrs.axes[1]), {ct}, {true})};
-    default: break;
-  }
-  throw tidu::ADRuleError::missing(op.name(), tidu::RuleKind::Transpose);
+// ---- definitions -------------------------------------------------------------------------------
+// Every op here is linear: its JVP is the op itself (jvp_structural).
+
+const OpDef& def_Transpose() {
+  static const OpDef d{.name = "transpose", .kind = OpKind::Transpose, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::transpose(t[0], a.get<Permutation>().perm).out;
+                       }),
+                       .kernel = single_result(eval_transpose), .jvp = jvp_structural, .transpose = transpose_transpose};
+  return d;
+}
+const OpDef& def_Reshape() {
+  static const OpDef d{.name = "reshape", .kind = OpKind::Reshape, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::reshape(t[0], a.get<ReshapeTo>().shape).out;
+                       }),
+                       .kernel = single_result(eval_reshape), .jvp = jvp_structural, .transpose = transpose_reshape};
+  return d;
+}
+const OpDef& def_BroadcastInDim() {
+  static const OpDef d{.name = "broadcast_in_dim", .kind = OpKind::BroadcastInDim, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         const auto& b = a.get<BroadcastDims>();
+                         return ops::broadcast_in_dim(t[0], b.shape, b.dims).out;
+                       }),
+                       .kernel = single_result(eval_broadcast), .jvp = jvp_structural,
+                       .transpose = transpose_broadcast};
+  return d;
+}
+/// Linear between float and complex dtypes; to or from i64 and bool there is no tangent (the JVP
+/// rule gives none, the transpose rule refuses).
+const OpDef& def_Convert() {
+  static const OpDef d{.name = "convert", .kind = OpKind::Convert, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::convert(t[0], a.get<ConvertTo>().dtype).out;
+                       }),
+                       .kernel = single_result(eval_convert), .jvp = jvp_structural, .transpose = transpose_convert};
+  return d;
+}
+const OpDef& def_ExtractDiag() {
+  static const OpDef d{.name = "extract_diag", .kind = OpKind::ExtractDiag, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         const DiagAxes& axes = a.get<DiagAxes>();
+                         return ops::extract_diag(t[0], axes.axis1, axes.axis2).out;
+                       }),
+                       .kernel = single_result(eval_extract_diag), .jvp = jvp_structural,
+                       .transpose = transpose_extract_diag};
+  return d;
+}
+const OpDef& def_EmbedDiag() {
+  static const OpDef d{.name = "embed_diag", .kind = OpKind::EmbedDiag, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         const DiagAxes& axes = a.get<DiagAxes>();
+                         return ops::embed_diag(t[0], axes.axis1, axes.axis2).out;
+                       }),
+                       .kernel = single_result(eval_embed_diag), .jvp = jvp_structural,
+                       .transpose = transpose_embed_diag};
+  return d;
 }
 
 }  // namespace detail

@@ -225,18 +225,6 @@ class Checker {
     return false;
   }
 
-  /// Whether the program has a logsumexp-family call over a long axis (see check_against_widened).
-  bool uses_long_logsumexp() const {
-    for (const auto& n : p_.nodes) {
-      const bool family = n.op == FuzzOp::Logsumexp || n.op == FuzzOp::Softmax || n.op == FuzzOp::LogSoftmax ||
-                          n.op == FuzzOp::CrossEntropy;
-      if (family && std::any_of(p_.inputs.begin(), p_.inputs.end(), [](const Tensor& t) { return t.numel() > 64; })) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   /// Whether a call may run a GEMM (dot_general, matmul).
   bool calls_blas() const {
     for (const auto& n : p_.nodes) {
@@ -352,12 +340,6 @@ class Checker {
     // Gradients jump at kinks too: a maximum of nearly equal values may pick another side in
     // single precision.
     if (at_tie(true) || inner_checker.at_tie(true)) return skip("single:tie");
-    // The gradient of logsumexp (softmax, log_softmax, cross_entropy) at the maximum element
-    // carries an error of about n eps: the shift by the maximum is differentiated, and its
-    // derivative, n (1 - sum(softmax)), cancels only in exact arithmetic (about 0.08 at
-    // n = 20011 in f32). Until stop_gradient exists to detach the shift, long single-precision
-    // reductions of this family are not compared with the twin.
-    if (uses_long_logsumexp()) return skip("single:logsumexp_max_gradient");
     step_ = "single";
     const double tol = 2e-3;
     const Tensor twin_value = inner_checker.traced([](const RandomProgram& p, const std::vector<Traced>& args) {

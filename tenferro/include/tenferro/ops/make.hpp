@@ -1,8 +1,8 @@
 #pragma once
-// Factories of StdTensorOp descriptors. Each applies its op's shape/dtype rule to the operand types
-// and returns a descriptor with the result type, or throws ShapeError/DTypeError whose message names
-// the op, the operand types and what was expected. The rules live with their op families in
-// src/ops/*.cpp.
+// Factories of the built-in StdTensorOp descriptors. Each applies its op's shape/dtype rule to the
+// operand types and returns a descriptor with the result types, or throws ShapeError/DTypeError
+// whose message names the op, the operand types and what was expected. The rules live with their
+// op families in src/ops/*.cpp; make_op (std_tensor_op.hpp) builds any op from its definition.
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +30,9 @@ StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims);
 
 // reductions over `axes` (any order, no repeats; the result drops them)
 StdTensorOp reduce(OpKind kind, const TensorType& a, Axes axes);
+/// reduce_max_index / reduce_min_index over one axis: two results, the extremal values (a's dtype)
+/// and the index of the first extremal element along `axis` (i64); real dtypes, axis length >= 1.
+StdTensorOp reduce_index(OpKind kind, const TensorType& a, std::int64_t axis);
 
 // structural
 StdTensorOp transpose(const TensorType& a, Axes perm);
@@ -41,6 +44,9 @@ StdTensorOp convert(const TensorType& a, DType dtype);
 StdTensorOp extract_diag(const TensorType& a, std::int64_t axis1, std::int64_t axis2);
 /// Inverse placement of extract_diag: inserts axis2 (length of axis1), zeros off the diagonal.
 StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axis2);
+
+/// The identity whose derivative is zero: its result carries no tangent and passes no cotangent.
+StdTensorOp stop_gradient(const TensorType& a);
 
 // constants
 StdTensorOp constant(Tensor value);

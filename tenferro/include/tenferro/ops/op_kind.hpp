@@ -1,89 +1,36 @@
 #pragma once
-// The closed primitive set StdTensorOp, listed exactly once (STYLE.md practice 6).
-// X(Enum, "printed name", arity, flags). Arity is the number of operands.
-// Flags: E = elementwise (operands and result share a shape), L = linear in all its operands
-// (needs only a transpose rule for its linear uses), C = creates a value from attributes only.
+// The list of built-in operations: one line per op, naming its definition (ops/op_def.hpp). The
+// definition itself (name, arity, outputs, linearity, attributes, shape rule, kernel, JVP and
+// transpose rules) lives in the op family's file under src/ops/; this list only gives built-in ops
+// a dense id, so that the executor can switch over the elementwise ones it fuses.
+// Adding an op: write its definition in its family file, then add one line here.
 #include <cstdint>
 
 namespace tenferro {
 
-#define TENFERRO_STD_TENSOR_OPS(X)                 \
-  /* elementwise arithmetic */                     \
-  X(Add, "add", 2, "EL")                           \
-  X(Mul, "mul", 2, "E")                            \
-  X(Neg, "neg", 1, "EL")                           \
-  X(Div, "div", 2, "E")                            \
-  X(Conj, "conj", 1, "EL")                         \
-  X(Real, "real", 1, "EL")                         \
-  X(Imag, "imag", 1, "EL")                         \
-  X(Abs, "abs", 1, "E")                            \
-  X(Sign, "sign", 1, "E")                          \
-  X(Maximum, "maximum", 2, "E")                    \
-  X(Minimum, "minimum", 2, "E")                    \
-  X(Compare, "compare", 2, "E")                    \
-  X(Select, "select", 3, "E")                      \
-  X(Clamp, "clamp", 3, "E")                        \
-  /* analytic */                                   \
-  X(Exp, "exp", 1, "E")                            \
-  X(Log, "log", 1, "E")                            \
-  X(Sin, "sin", 1, "E")                            \
-  X(Cos, "cos", 1, "E")                            \
-  X(Tanh, "tanh", 1, "E")                          \
-  X(Sqrt, "sqrt", 1, "E")                          \
-  X(Rsqrt, "rsqrt", 1, "E")                        \
-  X(Pow, "pow", 2, "E")                            \
-  X(Expm1, "expm1", 1, "E")                        \
-  X(Log1p, "log1p", 1, "E")                        \
-  /* contraction */                                \
-  X(DotGeneral, "dot_general", 2, "")              \
-  /* reductions */                                 \
-  X(ReduceSum, "reduce_sum", 1, "L")               \
-  X(ReduceProd, "reduce_prod", 1, "")              \
-  X(ReduceMax, "reduce_max", 1, "")                \
-  X(ReduceMin, "reduce_min", 1, "")                \
-  /* structural */                                 \
-  X(Transpose, "transpose", 1, "L")                \
-  X(Reshape, "reshape", 1, "L")                    \
-  X(BroadcastInDim, "broadcast_in_dim", 1, "L")    \
-  X(Convert, "convert", 1, "L")                    \
-  X(ExtractDiag, "extract_diag", 1, "L")           \
-  X(EmbedDiag, "embed_diag", 1, "L")               \
-  /* constants */                                  \
-  X(Constant, "constant", 0, "C")                  \
-  X(Iota, "iota", 0, "C")                          \
-  X(Zeros, "zeros", 0, "C")
+#define TENFERRO_BUILTIN_OPS(X)                                                            \
+  /* arith.cpp */ X(Add) X(Mul) X(Neg) X(Div) X(Conj) X(Real) X(Imag)                      \
+  /* minmax_select.cpp */ X(Abs) X(Sign) X(Maximum) X(Minimum) X(Compare) X(Select)        \
+  X(Clamp)                                                                                 \
+  /* analytic.cpp */ X(Exp) X(Log) X(Sin) X(Cos) X(Tanh) X(Sqrt) X(Rsqrt) X(Pow) X(Expm1)  \
+  X(Log1p)                                                                                 \
+  /* dot_general.cpp */ X(DotGeneral)                                                      \
+  /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \
+  /* reduce_index.cpp */ X(ReduceMaxIndex) X(ReduceMinIndex)                                               \
+  /* structural.cpp */ X(Transpose) X(Reshape) X(BroadcastInDim) X(Convert) X(ExtractDiag) \
+  X(EmbedDiag)                                                                             \
+  /* stop_gradient.cpp */ X(StopGradient)                                                  \
+  /* constants.cpp */ X(Constant) X(Iota) X(Zeros)
 
+/// Dense ids of the built-in ops, in list order; Custom marks every registered op (op_def.hpp).
 enum class OpKind : std::uint8_t {
-#define TENFERRO_ENUM(name, str, arity, flags) name,
-  TENFERRO_STD_TENSOR_OPS(TENFERRO_ENUM)
+#define TENFERRO_ENUM(name) name,
+  TENFERRO_BUILTIN_OPS(TENFERRO_ENUM)
 #undef TENFERRO_ENUM
+  Custom
 };
 
-struct OpInfo {
-  const char* name;
-  std::uint8_t arity;
-  bool elementwise;
-  bool linear;
-  bool creation;
-};
-
-namespace detail {
-constexpr bool has_flag(const char* flags, char f) {
-  for (; *flags; ++flags) {
-    if (*flags == f) return true;
-  }
-  return false;
-}
-}  // namespace detail
-
-inline constexpr OpInfo kOpInfo[] = {
-#define TENFERRO_INFO(name, str, arity, flags) \
-  {str, arity, detail::has_flag(flags, 'E'), detail::has_flag(flags, 'L'), detail::has_flag(flags, 'C')},
-    TENFERRO_STD_TENSOR_OPS(TENFERRO_INFO)
-#undef TENFERRO_INFO
-};
-
-constexpr const OpInfo& op_info(OpKind kind) { return kOpInfo[static_cast<std::size_t>(kind)]; }
+inline constexpr std::size_t kBuiltinOpCount = static_cast<std::size_t>(OpKind::Custom);
 
 /// Directions of `compare`.
 enum class CompareDir : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };

@@ -1,12 +1,12 @@
 #pragma once
-// StdTensorOp: one application descriptor of the closed primitive set (op_kind.hpp) plus its static
-// attributes and result type. Ops are typed: every descriptor carries the TensorType of its result,
-// computed by the op's shape/dtype rule when it is made (ops/make.hpp), so the type of any value is
-// an O(1) look-up (type_of) and shape errors surface when a program is traced, not when it runs.
+// StdTensorOp: one application of an operation: its definition (ops/op_def.hpp: a built-in op or a
+// registered one), its static attributes and its result types. Ops are typed: every descriptor
+// carries the TensorType of each result, computed by the op's shape/dtype rule when it is made
+// (make_op, ops/make.hpp), so the type of any value is an O(1) look-up (type_of) and shape errors
+// surface when a program is traced, not when it runs.
 //
-// StdTensorOp satisfies computegraph::EvaluableGraphOperation and tidu::Primitive. Rules, kernels and
-// shape rules live in one source file per op family (src/ops/*.cpp); dispatch.cpp switches over
-// OpKind with -Wswitch-enum, so an op without a kernel or rule is a build error.
+// StdTensorOp satisfies computegraph::EvaluableGraphOperation and tidu::Primitive; every member
+// reads the definition (src/ops/op_registry.cpp), so adding an op never touches this file.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,30 +16,12 @@
 
 #include "computegraph/compiled_program.hpp"
 #include "computegraph/value_key.hpp"
-#include "tenferro/ops/op_kind.hpp"
+#include "tenferro/ops/builtin_attrs.hpp"
+#include "tenferro/ops/op_def.hpp"
 #include "tenferro/tensor.hpp"
 #include "tidu/primitive.hpp"
 
 namespace tenferro {
-
-/// Dimension numbers of dot_general (StableHLO's): batch dims pair up one to one, contracting
-/// dims pair up and are summed. Result dims: batch, then lhs free dims, then rhs free dims.
-struct DotDims {
-  std::vector<std::int64_t> lhs_batch, rhs_batch, lhs_contract, rhs_contract;
-  bool operator==(const DotDims&) const = default;
-};
-
-/// Static attributes; each op reads only its own (the rest stay default, so equality is exact).
-struct OpAttrs {
-  /// reduce_*: reduced axes (sorted); transpose: permutation; broadcast_in_dim: for each operand
-  /// axis, the result axis it maps to; extract_diag/embed_diag: the two diagonal axes.
-  std::vector<std::int64_t> axes;
-  DotDims dot;
-  CompareDir compare = CompareDir::Eq;
-  std::int64_t dim = 0;                     // iota: the counting dimension
-  std::shared_ptr<const Tensor> constant;   // constant: the value (compared by content)
-  bool operator==(const OpAttrs& other) const;
-};
 
 /// Graph input identity: a name plus the input's static type. Names of user inputs must not
 /// contain ':' (reserved: "t<pass>:<name>" tangents, "ct<pass>:<index>" cotangent seeds,
@@ -66,21 +48,26 @@ struct StdTensorOp {
   using InputKey = TensorKey;
   using ADContext = TensorADContext;
 
-  OpKind kind = OpKind::Add;
+  const OpDef* def = &op_def(OpKind::Add);  // never null
+  OpKind kind = OpKind::Add;                // def->kind (a dense id for the executor's switches)
   OpAttrs attrs;
-  TensorType out;  // the result type
+  TensorType out;                           // the type of result 0
+  std::vector<TensorType> more_outs;        // the types of results 1.. of a multi-output op
+
+  /// The type of result `slot`.
+  const TensorType& output_type(std::size_t slot) const { return slot == 0 ? out : more_outs[slot - 1]; }
 
   // computegraph::GraphOperation
-  std::size_t input_count() const { return op_info(kind).arity; }
-  std::size_t output_count() const { return 1; }
+  std::size_t input_count() const { return def->arity(); }
+  std::size_t output_count() const { return def->outputs; }
   bool operator==(const StdTensorOp& other) const {
-    return kind == other.kind && out == other.out && attrs == other.attrs;
+    return def == other.def && out == other.out && more_outs == other.more_outs && attrs == other.attrs;
   }
   std::size_t hash() const;
   /// The op's name with its attributes, e.g. "reduce_sum[axes=[0]]"; deterministic.
   std::string name() const;
-  /// Evaluates into out[0]; throws ShapeError/DTypeError if the operands do not match the op's
-  /// static operand types.
+  /// Evaluates into out (one tensor per result); throws ShapeError/DTypeError if the operands do
+  /// not match the op's static operand types.
   void eval(ExecContext& ctx, std::span<const Tensor* const> in, std::span<Tensor> out) const;
   /// Runs a compiled program through tenferro's executor (fused kernels, buffer pool, threads;
   /// exec_options.hpp); generic code reaches it through computegraph::run_compiled.
@@ -109,12 +96,15 @@ struct StdTensorOp {
   static TensorKey residual_key(const computegraph::ValueKey<StdTensorOp>& value, std::size_t index);
 };
 
-using TensorValueKey = computegraph::ValueKey<StdTensorOp>;
-
 /// The static type of a value: its input key's type or its producer's result type. O(1).
 inline const TensorType& type_of(const TensorValueKey& key) {
-  return key.is_input() ? key.input_key().type : key.producer_op().out;
+  return key.is_input() ? key.input_key().type : key.producer_op().output_type(key.output_slot());
 }
+
+/// Applies `def`'s shape rule to the operand types and returns the descriptor with its result
+/// types. Throws Error if the operand count is wrong, ShapeError/DTypeError from the shape rule.
+StdTensorOp make_op(const OpDef& def, std::span<const TensorType> operands, OpAttrs attrs = {});
+StdTensorOp make_op(const OpDef& def, std::initializer_list<TensorType> operands, OpAttrs attrs = {});
 
 }  // namespace tenferro
 

@@ -1,0 +1,108 @@
+#pragma once
+// OpDef: everything the system knows about one operation, in one place.
+//
+// A definition holds the op's name, operand and output counts, how each operand enters the op
+// (its linearity), the shape/dtype rule, the CPU kernel, the JVP rule and, for ops linear in some
+// operand, the transpose rule. Built-in ops define theirs in their family file (src/ops/*.cpp) and
+// are listed once in ops/op_kind.hpp; everything generic (printing, hashing, compile-cache identity,
+// evaluation, the AD entry points, closure checks) reads the definition. Users register their own
+// operations through the same type (register_op), see tenferro/custom_op.hpp.
+//
+// Contracts of the rules:
+// - shape_rule(operand types, attrs) returns one TensorType per output or throws ShapeError or
+//   DTypeError whose message names the op, the operand types and what was expected.
+// - kernel(op, operands, results) fills `results` (one Tensor per output, of the op's output
+//   types); operands already match the op's operand types (checked by the caller).
+// - jvp(op, args) returns one tangent per output (nullopt where it is zero), emitting linear ops
+//   with linear_role(active mask) and fixed values with the primary role; args.t[i] is nullopt for
+//   operands without a tangent. Ops whose operands are all NonDifferentiable need no JVP rule.
+// - transpose(op, args) returns one cotangent per operand (nullopt for fixed operands); only
+//   operands declared Linear or Bilinear are ever active when it is called (checked by the caller,
+//   with an ADRuleError naming the op and operand otherwise).
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "computegraph/value_key.hpp"
+#include "tenferro/ops/op_attrs.hpp"
+#include "tenferro/ops/op_kind.hpp"
+#include "tenferro/tensor.hpp"
+#include "tidu/primitive.hpp"
+
+namespace tenferro {
+
+struct StdTensorOp;
+using TensorValueKey = computegraph::ValueKey<StdTensorOp>;
+
+/// How an operand enters an op, as seen by differentiation.
+enum class Linearity : std::uint8_t {
+  Linear,             ///< the op is linear in this operand (others fixed): transposable
+  Bilinear,           ///< linear in this operand while the other Bilinear operands are fixed (mul)
+  Nonlinear,          ///< differentiable, not linear: JVP only
+  NonDifferentiable,  ///< no tangent flows through it (a predicate, an index, a compared value)
+};
+const char* linearity_name(Linearity l);
+
+/// What a JVP rule sees: the builder, primal operand and result keys, and the operand tangents.
+struct JvpArgs {
+  tidu::PrimitiveBuilder<StdTensorOp>& b;
+  std::span<const TensorValueKey> x;
+  std::span<const TensorValueKey> y;
+  std::span<const std::optional<tidu::LocalValueId>> t;
+};
+
+/// What a transpose rule sees: the builder, the result cotangents (nullopt where none flows), the
+/// operands (all External: fixed ones are values, active ones only name slots) and the role.
+struct TransposeArgs {
+  tidu::PrimitiveBuilder<StdTensorOp>& b;
+  std::span<const std::optional<tidu::LocalValueId>> cts;
+  std::span<const tidu::PrimitiveValue<StdTensorOp>> x;
+  const computegraph::OperationRole& role;
+  /// The cotangent of output `slot`; the caller guarantees that output 0 of a single-output op has one.
+  tidu::LocalValueId ct(std::size_t slot = 0) const { return *cts[slot]; }
+};
+
+using ShapeRule = std::function<std::vector<TensorType>(std::span<const TensorType> operands, const OpAttrs& attrs)>;
+using Kernel = std::function<void(const StdTensorOp& op, std::span<const Tensor* const> operands,
+                                  std::span<Tensor> results)>;
+using JvpRule = std::function<tidu::Tangents(const StdTensorOp& op, const JvpArgs& args)>;
+using TransposeRule = std::function<tidu::Tangents(const StdTensorOp& op, const TransposeArgs& args)>;
+
+struct OpDef {
+  std::string name;               ///< printed name; unique among registered ops
+  OpKind kind = OpKind::Custom;   ///< built-in id (op_kind.hpp), Custom for registered ops
+  std::vector<Linearity> operands = {};  ///< one entry per operand
+  std::size_t outputs = 1;
+  bool elementwise = false;  ///< operands and results share one shape, element by element
+  ShapeRule shape_rule = {};
+  Kernel kernel = {};
+  JvpRule jvp = {};              ///< may be empty only if every operand is NonDifferentiable
+  TransposeRule transpose = {};  ///< required if some operand is Linear or Bilinear
+  /// Optional: prints the bracketed attribute text (default: the attributes' own print).
+  std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
+
+  std::size_t arity() const { return operands.size(); }
+  /// True if some operand is Linear or Bilinear.
+  bool has_linear_operand() const;
+  /// True if no operand carries a tangent (the op's results never have one).
+  bool never_differentiable() const;
+};
+
+/// The definition of a built-in op.
+const OpDef& op_def(OpKind kind);
+
+/// Registers a user-defined op and returns its definition, valid for the life of the process.
+/// Throws Error if the name is taken (built-in or registered), if `kind` is not Custom, or if a
+/// rule the declared linearity requires is missing (a shape rule and a kernel always are).
+const OpDef& register_op(OpDef def);
+
+/// Every op the process knows: the built-ins in list order, then registered ops in order.
+std::vector<const OpDef*> registered_ops();
+
+/// The op definition named `name`, or nullptr.
+const OpDef* find_op(const std::string& name);
+
+}  // namespace tenferro

@@ -1,0 +1,28 @@
+// stop_gradient: the identity on values whose derivative is zero. Its operand is declared
+// NonDifferentiable, so no tangent flows through it (and it has no cotangent to pass back); the
+// value is unchanged, so programs compute the same numbers with and without it. It detaches a
+// quantity that only steers a computation, such as the shift in logsumexp, from differentiation.
+// Order: shape/dtype rule, kernel, definition.
+#include "family.hpp"
+
+namespace tenferro {
+
+namespace ops {
+StdTensorOp stop_gradient(const TensorType& a) { return detail::make(OpKind::StopGradient, a); }
+}  // namespace ops
+
+namespace detail {
+namespace {
+// Shares the operand's storage (kernels never write their operands).
+Tensor eval_stop_gradient(const StdTensorOp&, Operands in) { return *in[0]; }
+}  // namespace
+
+const OpDef& def_StopGradient() {
+  static const OpDef d{.name = "stop_gradient", .kind = OpKind::StopGradient, .operands = {kNoGrad},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return t[0]; }),
+                       .kernel = single_result(eval_stop_gradient)};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro
