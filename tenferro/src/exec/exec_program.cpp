@@ -1,6 +1,7 @@
 // Lowering a compiled program into the executor's IR, and printing and checking that IR.
 #include "exec_program.hpp"
 
+#include <numeric>
 #include <sstream>
 
 #include "computegraph/error.hpp"
@@ -70,6 +71,9 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     p.inputs.push_back(input_slots[i]);
   }
   const auto& instructions = program.instructions();
+  // Slots that hold the same value as an earlier slot (results of stop_gradient) read that slot.
+  std::vector<ValueId> same_value(program.slot_count());
+  std::iota(same_value.begin(), same_value.end(), ValueId{0});
   // Values with both a sin and a cos (of a real float dtype, so fusible): bit 0 sin, bit 1 cos.
   std::vector<std::uint8_t> trig_uses(program.slot_count(), 0);
   auto is_fusible_trig = [](const StdTensorOp& op) {
@@ -82,7 +86,12 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const auto& ins = instructions[i];
     Step step;
-    for (auto s : program.operands(i)) step.in.push_back(s);
+    for (auto s : program.operands(i)) step.in.push_back(same_value[s]);
+    if (ins.operation.kind == OpKind::StopGradient) {  // the identity on values: no step
+      same_value[ins.first_output] = step.in[0];
+      p.types[ins.first_output] = ins.operation.out;
+      continue;
+    }
     for (std::uint32_t k = 0; k < ins.output_count; ++k) {
       step.out.push_back(ins.first_output + k);
       p.types[ins.first_output + k] = ins.operation.output_type(k);
@@ -120,7 +129,7 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     }
     p.steps.push_back(std::move(step));
   }
-  for (auto s : program.output_slots()) p.outputs.push_back(s);
+  for (auto s : program.output_slots()) p.outputs.push_back(same_value[s]);
   return p;
 }
 
