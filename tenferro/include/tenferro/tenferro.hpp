@@ -1,6 +1,7 @@
 #pragma once
 // tenferro: tensors, the StdTensorOp primitive set and the traced API.
 #include "tenferro/buffer_pool.hpp"
+#include "tenferro/custom_op.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
 #include "tenferro/math_accuracy.hpp"

@@ -81,12 +81,7 @@ const OpDef& register_op(OpDef def) {
   if (def.outputs == 0) throw Error(who + ": an op needs at least one output");
   if (!def.shape_rule) throw Error(who + ": missing shape rule");
   if (!def.kernel) throw Error(who + ": missing kernel");
-  if (!def.jvp && !def.never_differentiable()) {
-    throw Error(who + ": missing JVP rule (declare every operand NonDifferentiable if the op has no derivative)");
-  }
-  if (!def.transpose && def.has_linear_operand()) {
-    throw Error(who + ": missing transpose rule for its linear operands (or declare them Nonlinear)");
-  }
+  if (def.operands.size() > 64) throw Error(who + ": at most 64 operands");
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   if (find_builtin(def.name) || r.by_name.count(def.name)) {

@@ -79,8 +79,8 @@ struct OpDef {
   bool elementwise = false;  ///< operands and results share one shape, element by element
   ShapeRule shape_rule = {};
   Kernel kernel = {};
-  JvpRule jvp = {};              ///< may be empty only if every operand is NonDifferentiable
-  TransposeRule transpose = {};  ///< required if some operand is Linear or Bilinear
+  JvpRule jvp = {};              ///< built-in ops: empty only if every operand is NonDifferentiable
+  TransposeRule transpose = {};  ///< built-in ops: present if some operand is Linear or Bilinear
   /// Optional: prints the bracketed attribute text (default: the attributes' own print).
   std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
 
@@ -95,8 +95,9 @@ struct OpDef {
 const OpDef& op_def(OpKind kind);
 
 /// Registers a user-defined op and returns its definition, valid for the life of the process.
-/// Throws Error if the name is taken (built-in or registered), if `kind` is not Custom, or if a
-/// rule the declared linearity requires is missing (a shape rule and a kernel always are).
+/// Throws Error if the name is empty or taken (built-in or registered), if `kind` is not Custom,
+/// or if the shape rule or the kernel is missing. The AD rules may be left out for an op that is
+/// never differentiated: differentiating it then throws ADRuleError naming the op and the rule.
 const OpDef& register_op(OpDef def);
 
 /// Every op the process knows: the built-ins in list order, then registered ops in order.
