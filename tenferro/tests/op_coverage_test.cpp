@@ -1,0 +1,160 @@
+// Exhaustiveness of the op registry, as a test: every registered op has a shape rule, a kernel, a
+// JVP rule (or no differentiable operand), a transpose rule if some operand is linear, and a case
+// below whose program uses it and passes check_grads (finite differences and the adjoint identity,
+// forward and reverse, to order 2) in f64 and, where its dtype rule allows, in c128. An op added to
+// the list without these fails here, by name.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "op_test_util.hpp"
+#include "tenferro/tenferro.hpp"
+
+namespace tf = tenferro;
+using T = tf::Traced;
+
+namespace {
+
+struct Case {
+  /// Two arguments of these shapes; the program returns a float or complex value.
+  tf::Shape a, b;
+  bool complex_ok;
+  std::function<T(T, T)> f;
+};
+
+T op1(const tf::StdTensorOp& op, const T& x) { return tf::apply(op, {x}); }
+T op2(const tf::StdTensorOp& op, const T& x, const T& y) { return tf::apply(op, {x, y}); }
+T shifted(const T& x, double s) { return x + s; }  // away from zeros, kinks and branch cuts
+/// An op without operands, recorded in `like`'s trace.
+T created(const T& like, const tf::StdTensorOp& op) { return T(like.trace(), like.trace()->builder.add(op, {})); }
+
+/// One program per op name, built from the op's own factory (not a composite that might avoid it).
+std::map<std::string, Case> cases() {
+  namespace ops = tf::ops;
+  using K = tf::OpKind;
+  auto unary = [](K k) { return [k](T a, T b) { return op1(ops::unary(k, a.type()), a) * b; }; };
+  std::map<std::string, Case> c;
+  c["add"] = {{3}, {3}, true, [](T a, T b) { return op2(ops::add(a.type(), b.type()), a, b) * a; }};
+  c["mul"] = {{3}, {3}, true, [](T a, T b) { return op2(ops::mul(a.type(), b.type()), a, b); }};
+  c["neg"] = {{3}, {3}, true, unary(K::Neg)};
+  c["div"] = {{3}, {3}, true, [](T a, T b) { return op2(ops::div(a.type(), b.type()), a, shifted(b, 3)); }};
+  c["conj"] = {{3}, {3}, true, unary(K::Conj)};
+  c["real"] = {{3}, {3}, true, [](T a, T b) { return tf::astype(op1(ops::unary(K::Real, a.type()), a), b.dtype()) * b; }};
+  c["imag"] = {{3}, {3}, true, [](T a, T b) { return tf::astype(op1(ops::unary(K::Imag, a.type()), a), b.dtype()) * b; }};
+  c["abs"] = {{3}, {3}, true, [](T a, T b) { return tf::astype(op1(ops::unary(K::Abs, a.type()), shifted(a, 3)), b.dtype()) * b; }};
+  c["sign"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Sign, a.type()), shifted(a, 3)) * b; }};
+  c["maximum"] = {{4}, {4}, false, [](T a, T b) { return op2(ops::maximum(a.type(), b.type()), a, b * 2.0) * a; }};
+  c["minimum"] = {{4}, {4}, false, [](T a, T b) { return op2(ops::minimum(a.type(), b.type()), a, b * 2.0) * a; }};
+  c["compare"] = {{4}, {4}, true, [](T a, T b) {
+    const T p = op2(ops::compare(tf::CompareDir::Ne, a.type(), b.type()), a, b);
+    return tf::where(p, a * b, b);
+  }};
+  c["select"] = {{4}, {4}, true, [](T a, T b) {
+    const T p = tf::gt(tf::real(a), tf::real(b));
+    return tf::apply(ops::select(p.type(), a.type(), b.type()), {p, a * a, b}) * a;
+  }};
+  c["clamp"] = {{4}, {4}, false, [](T a, T b) {
+    return tf::apply(ops::clamp(b.type(), a.type(), b.type()), {b - 0.6, a * 2.0, b + 0.6}) * a;
+  }};
+  c["exp"] = {{3}, {3}, true, unary(K::Exp)};
+  c["log"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Log, a.type()), shifted(a, 2)) * b; }};
+  c["sin"] = {{3}, {3}, true, unary(K::Sin)};
+  c["cos"] = {{3}, {3}, true, unary(K::Cos)};
+  c["tanh"] = {{3}, {3}, true, unary(K::Tanh)};
+  c["sqrt"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Sqrt, a.type()), shifted(a, 2)) * b; }};
+  c["rsqrt"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Rsqrt, a.type()), shifted(a, 2)) * b; }};
+  c["pow"] = {{3}, {3}, true, [](T a, T b) { return op2(ops::pow(a.type(), b.type()), shifted(a, 2), b); }};
+  c["expm1"] = {{3}, {3}, true, unary(K::Expm1)};
+  c["log1p"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Log1p, a.type()), a * 0.5) * b; }};
+  c["dot_general"] = {{2, 3}, {3, 2}, true, [](T a, T b) {
+    return op2(ops::dot_general(a.type(), b.type(), tf::DotDims{{}, {}, {1}, {0}}), a, b);
+  }};
+  auto reduce = [](K k) { return [k](T a, T b) { return op1(ops::reduce(k, a.type(), {1}), a * b); }; };
+  c["reduce_sum"] = {{2, 3}, {2, 3}, true, reduce(K::ReduceSum)};
+  c["reduce_prod"] = {{2, 3}, {2, 3}, true, reduce(K::ReduceProd)};
+  c["reduce_max"] = {{2, 3}, {2, 3}, false, reduce(K::ReduceMax)};
+  c["reduce_min"] = {{2, 3}, {2, 3}, false, reduce(K::ReduceMin)};
+  auto reduce_index = [](K k) {
+    return [k](T a, T b) {
+      const T x = a * b;
+      const T operand[] = {x};
+      auto r = tf::apply_outputs(ops::reduce_index(k, x.type(), 1), operand);
+      return r[0] * tf::astype(r[1] + 1, x.dtype());
+    };
+  };
+  c["reduce_max_index"] = {{2, 3}, {2, 3}, false, reduce_index(K::ReduceMaxIndex)};
+  c["reduce_min_index"] = {{2, 3}, {2, 3}, false, reduce_index(K::ReduceMinIndex)};
+  c["transpose"] = {{2, 3}, {3, 2}, true, [](T a, T b) { return op1(ops::transpose(a.type(), {1, 0}), a) * b; }};
+  c["reshape"] = {{2, 3}, {3, 2}, true, [](T a, T b) { return op1(ops::reshape(a.type(), {3, 2}), a) * b; }};
+  c["broadcast_in_dim"] = {{3}, {2, 3}, true, [](T a, T b) {
+    return op1(ops::broadcast_in_dim(a.type(), {2, 3}, {1}), a) * b;
+  }};
+  // Real to complex (a change of precision would round, which finite differences cannot follow).
+  c["convert"] = {{3}, {3}, true, [](T a, T b) {
+    const T x = tf::is_complex(a.dtype()) ? tf::imag(a) : a;
+    return op1(ops::convert(x.type(), tf::DType::C128), x * x) * tf::astype(b, tf::DType::C128);
+  }};
+  c["extract_diag"] = {{3, 3}, {3}, true, [](T a, T b) { return op1(ops::extract_diag(a.type(), 0, 1), a * a) * b; }};
+  c["embed_diag"] = {{3}, {3, 3}, true, [](T a, T b) { return op1(ops::embed_diag(a.type(), 0, 1), a * a) * b; }};
+  // exp(ab - sg(a)) exp(sg(a)) = exp(ab): a detached shift, as in logsumexp, leaves the
+  // derivative that finite differences see.
+  c["stop_gradient"] = {{3}, {3}, true, [](T a, T b) {
+    const T s = op1(ops::stop_gradient(a.type()), a);
+    return tf::exp(a * b - s) * tf::exp(s);
+  }};
+  c["constant"] = {{3}, {3}, true, [](T a, T b) {
+    return created(a, ops::constant(tf::Tensor::scalar(0.5, a.dtype()))) * a * b;
+  }};
+  c["iota"] = {{3}, {3}, true, [](T a, T b) { return created(a, ops::iota({3}, 0, a.dtype())) * a * b; }};
+  c["zeros"] = {{3}, {3}, true, [](T a, T b) { return (created(a, ops::zeros(a.type())) + a) * a * b; }};
+  return c;
+}
+
+bool uses(const computegraph::GraphPtr<tf::StdTensorOp>& g, const tf::OpDef& def) {
+  for (const auto& node : g->operations()) {
+    if (node.operation.def == &def) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(OpCoverage, EveryOpHasItsRules) {
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    SCOPED_TRACE(d->name);
+    EXPECT_FALSE(d->name.empty());
+    EXPECT_TRUE(static_cast<bool>(d->shape_rule)) << d->name << " has no shape rule";
+    EXPECT_TRUE(static_cast<bool>(d->kernel)) << d->name << " has no kernel";
+    EXPECT_TRUE(d->jvp || d->never_differentiable()) << d->name << " has no JVP rule";
+    EXPECT_TRUE(d->transpose || !d->has_linear_operand()) << d->name << " has no transpose rule";
+    EXPECT_GE(d->outputs, 1u);
+    EXPECT_EQ(tf::find_op(d->name), d) << "two ops named " << d->name;
+  }
+}
+
+TEST(OpCoverage, EveryOpPassesCheckGradsToOrderTwo) {
+  auto all = cases();
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    SCOPED_TRACE(d->name);
+    auto it = all.find(d->name);
+    if (it == all.end()) {
+      ADD_FAILURE() << "op " << d->name << " has no check_grads case in op_coverage_test.cpp";
+      continue;
+    }
+    const Case& c = it->second;
+    for (tf::DType dtype : {tf::DType::F64, tf::DType::C128}) {
+      if (dtype == tf::DType::C128 && !c.complex_ok) continue;
+      SCOPED_TRACE(tf::dtype_name(dtype));
+      const std::vector<tf::Tensor> args = {tf::test::random_tensor({dtype, c.a}, 1),
+                                            tf::test::random_tensor({dtype, c.b}, 2)};
+      auto f = [&](T a, T b) { return c.f(a, b); };
+      const auto graph = tf::detail::trace_graph(f, tf::detail::types_of(args));
+      EXPECT_TRUE(uses(graph, *d)) << "the case of " << d->name << " does not apply it";
+      const auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph),
+                                                     std::span<const tf::Tensor>(args), 2);
+      EXPECT_TRUE(result.ok) << d->name << " " << tf::dtype_name(dtype) << "\n" << result.message;
+      EXPECT_FALSE(result.checks.empty());
+    }
+  }
+}
