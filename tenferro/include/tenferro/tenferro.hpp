@@ -5,6 +5,7 @@
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
 #include "tenferro/math_accuracy.hpp"
+#include "tenferro/operand_space.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tensor.hpp"
 #include "tenferro/threads.hpp"

@@ -12,16 +12,18 @@
 // programs: a call costs a cache look-up plus the runs. The direct forms (jvp, vjp, hvp) trace on
 // every call, but compiled programs of equal structure come from a process-wide compile cache.
 // f may take up to 8 Traced arguments and return a Traced or a std::vector<Traced>.
+//
+// Only the tracing of f is a template here: everything after it (linearizing, transposing,
+// compiling, running, and tidu's machinery instantiated for StdTensorOp) is compiled once in
+// src/api/transformed.cpp, so a user's file that calls these compiles quickly.
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
-#include "tenferro/operand_space.hpp"
+#include "computegraph/compile_cache.hpp"
 #include "tenferro/traced.hpp"
-#include "tidu/transforms.hpp"
+#include "tidu/linearized_graph.hpp"
 
 namespace tenferro {
 
@@ -63,24 +65,15 @@ std::vector<Traced> call_traced(F& f, const std::vector<Traced>& args) {
   }
 }
 
+/// The graph of a list-of-arguments function on arguments of the given types: inputs x0, x1,
+/// ...; outputs its results (transformed.cpp).
+GraphPtr trace_function(const std::function<std::vector<Traced>(const std::vector<Traced>&)>& f,
+                        const std::vector<TensorType>& types);
+
 /// Builds the graph of f on arguments of the given types: inputs x0, x1, ...; outputs f's results.
 template <class F>
 GraphPtr trace_graph(F& f, const std::vector<TensorType>& types) {
-  auto state = std::make_shared<TraceState>();
-  std::vector<Traced> args;
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    args.emplace_back(state, state->builder.add_input(TensorKey{"x" + std::to_string(i), types[i]}));
-  }
-  std::vector<Traced> results = call_traced(f, args);
-  std::vector<computegraph::LocalValueId> outs;
-  for (const Traced& r : results) {
-    if (r.trace() != state) {
-      throw Error("tenferro: a traced function returned a value of another trace");
-    }
-    outs.push_back(r.id());
-  }
-  state->builder.set_outputs(std::move(outs));
-  return state->builder.finish();
+  return trace_function([&f](const std::vector<Traced>& args) { return call_traced(f, args); }, types);
 }
 
 std::vector<TensorType> types_of(const Tensors& args);
@@ -115,52 +108,43 @@ void store_matrix_row(Tensor& m, std::size_t row, const Tensor& values, bool con
 /// Throws ShapeError unless the graph has exactly one output (what jacfwd and jacrev return).
 void check_single_output(const char* what, const GraphPtr& graph);
 
-/// One transformed callable's state: f, its traces per signature, and the derived programs.
+/// f as a function of a list of traced arguments (call_traced).
+using TracedFunction = std::function<std::vector<Traced>(const std::vector<Traced>&)>;
 template <class F>
-class FunctionState {
- public:
-  explicit FunctionState(F f) : f_(std::move(f)), ad_(default_compile_cache()) {}
+TracedFunction erase_function(F f) {
+  return [f = std::move(f)](const std::vector<Traced>& args) mutable { return call_traced(f, args); };
+}
 
-  /// The graph of f for these arguments; traced (and restricted to `wrt`) on first use.
-  GraphPtr graph(const Tensors& args, const std::vector<std::size_t>* wrt) {
-    auto types = types_of(args);
-    std::lock_guard lock(mutex_);
-    auto it = graphs_.find(types);
-    if (it != graphs_.end()) return it->second;
-    GraphPtr g = trace_graph(f_, types);
-    if (wrt) {
-      std::vector<bool> mask(args.size(), false);
-      for (std::size_t j : *wrt) mask.at(j) = true;
-      ad_.set_wrt(g, std::move(mask));
-    }
-    graphs_.emplace(std::move(types), g);
-    return g;
-  }
-  tidu::Transforms<StdTensorOp>& ad() { return ad_; }
+struct TransformState;  // f, its traces per signature and tidu's transforms (transformed.cpp)
+
+/// A transformed callable without its function's type: every entry point is compiled once.
+class TransformedFunction {
+ public:
+  TransformedFunction(TracedFunction f, std::vector<std::size_t> argnums);
+  Tensor grad(const Tensors& args) const;
+  std::pair<Tensor, Tensor> value_and_grad(const Tensors& args) const;
+  std::pair<Tensor, Tensors> value_and_grads(const Tensors& args) const;
+  Tensor jacfwd(const Tensors& args) const;
+  Tensor jacrev(const Tensors& args) const;
+  Tensor hessian(const Tensors& args) const;
 
  private:
-  struct TypesLess {
-    bool operator()(const std::vector<TensorType>& a, const std::vector<TensorType>& b) const {
-      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                          [](const TensorType& x, const TensorType& y) {
-                                            return std::tie(x.dtype, x.shape) < std::tie(y.dtype, y.shape);
-                                          });
-    }
-  };
-  F f_;
-  tidu::Transforms<StdTensorOp> ad_;
-  std::mutex mutex_;
-  std::map<std::vector<TensorType>, GraphPtr, TypesLess> graphs_;
+  std::shared_ptr<TransformState> state_;
+  std::vector<std::size_t> argnums_;
 };
 
-/// What each transformed callable runs, given its state and the arguments.
+// The direct forms (transformed.cpp).
+std::pair<Tensor, Tensor> jvp_of(const TracedFunction& f, const Tensors& primals, const Tensors& tangents);
+std::pair<Tensor, Tensors> vjp_of(const TracedFunction& f, const Tensors& primals, const Tensor& cotangent);
+Tensors hvp_of(const TracedFunction& f, const Tensors& primals, const Tensors& directions);
+
+/// What each transformed callable runs.
 enum class Mode { Grad, ValueAndGrad, ValueAndGrads, JacFwd, JacRev, Hessian };
 
 template <class F, Mode M>
 class Transformed {
  public:
-  Transformed(F f, std::vector<std::size_t> argnums)
-      : state_(std::make_shared<FunctionState<F>>(std::move(f))), argnums_(std::move(argnums)), argnum_(argnums_.at(0)) {}
+  Transformed(F f, std::vector<std::size_t> argnums) : impl_(erase_function(std::move(f)), std::move(argnums)) {}
 
   template <class... A>
   auto operator()(const A&... args) const {
@@ -168,71 +152,23 @@ class Transformed {
   }
 
   auto call(const Tensors& args) const {
-    const char* name = M == Mode::Grad ? "grad" : M == Mode::JacFwd ? "jacfwd"
-                     : M == Mode::JacRev ? "jacrev" : M == Mode::Hessian ? "hessian" : "value_and_grad";
-    for (std::size_t j : argnums_) check_wrt(name, args, j);
-    GraphPtr g = state_->graph(args, &argnums_);
-    auto& ad = state_->ad();
-    if constexpr (M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::ValueAndGrads ||
-                  M == Mode::Hessian) {
-      check_scalar_loss(name, g);
-    }
     if constexpr (M == Mode::Grad) {
-      return ad.grad(g, args)[argnum_];
+      return impl_.grad(args);
     } else if constexpr (M == Mode::ValueAndGrad) {
-      auto [value, grads] = ad.value_and_grad(g, args);
-      return std::pair<Tensor, Tensor>{value, grads[argnum_]};
+      return impl_.value_and_grad(args);
     } else if constexpr (M == Mode::ValueAndGrads) {
-      auto [value, grads] = ad.value_and_grad(g, args);
-      Tensors selected;
-      for (std::size_t j : argnums_) selected.push_back(grads[j]);
-      return std::pair<Tensor, Tensors>{value, selected};
+      return impl_.value_and_grads(args);
+    } else if constexpr (M == Mode::JacFwd) {
+      return impl_.jacfwd(args);
+    } else if constexpr (M == Mode::JacRev) {
+      return impl_.jacrev(args);
     } else {
-      std::size_t col0 = 0;
-      for (std::size_t j = 0; j < argnum_; ++j) col0 += static_cast<std::size_t>(args[j].numel());
-      const Tensor& x = args[argnum_];
-      if constexpr (M == Mode::Hessian) {
-        Shape shape = x.shape();
-        shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-        Tensor h = Tensor::uninitialized(TensorType{x.dtype(), std::move(shape)});
-        // Only argument argnum_ is differentiated (set_wrt), so its columns are the only ones.
-        // Columns run on several threads (ParallelColumns) and store disjoint rows of h.
-        ad.hessian_columns(g, args, [&](std::size_t col, const Tensors& hv) {
-          store_hessian_column(h, col - col0, hv[argnum_]);
-        }, ParallelColumns{});
-        return h;
-      } else {
-        check_single_output(name, g);
-        const TensorType& out = type_of(g->key(g->outputs()[0]));
-        Shape shape = out.shape;
-        shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-        // jacfwd writes every entry; jacrev leaves zero the rows no vjp reaches.
-        Tensor j = M == Mode::JacFwd ? Tensor::uninitialized(TensorType{out.dtype, std::move(shape)})
-                                     : Tensor(TensorType{out.dtype, std::move(shape)});
-        // Columns (rows) run on several threads (ParallelColumns) and store disjoint entries of j.
-        if constexpr (M == Mode::JacFwd) {
-          // Column j of J is stored as row j of J^T (contiguous; a strided column store touches
-          // a page per element), then J^T is transposed by tiles.
-          const auto rows = static_cast<std::size_t>(out.numel()), cols = static_cast<std::size_t>(x.numel());
-          Tensor jt = Tensor::uninitialized(TensorType{out.dtype, {static_cast<std::int64_t>(cols), static_cast<std::int64_t>(rows)}});
-          ad.jacobian_columns(g, args, [&](std::size_t col, const Tensors& t) {
-            store_matrix_row(jt, col - col0, t[0], /*conjugate=*/false);
-          }, ParallelColumns{});
-          transpose_matrix_into(j, jt, cols, rows);
-        } else {
-          ad.jacobian_rows(g, args, [&](std::size_t row, const Tensors& c) {
-            store_matrix_row(j, row, c[argnum_], /*conjugate=*/true);  // J's row is conj(J^H e_row)
-          }, ParallelColumns{});
-        }
-        return j;
-      }
+      return impl_.hessian(args);
     }
   }
 
  private:
-  std::shared_ptr<FunctionState<F>> state_;
-  std::vector<std::size_t> argnums_;
-  std::size_t argnum_;
+  TransformedFunction impl_;
 };
 }  // namespace detail
 
@@ -262,28 +198,17 @@ auto hessian(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail
 /// (f(primals), J tangents) for a function with one output.
 template <class F>
 std::pair<Tensor, Tensor> jvp(F f, const Tensors& primals, const Tensors& tangents) {
-  detail::check_directions("jvp", "tangent", primals, tangents);
-  detail::FunctionState<F> state(std::move(f));
-  auto [values, dy] = state.ad().jvp(state.graph(primals, nullptr), primals, tangents);
-  return {values.at(0), dy.at(0)};
+  return detail::jvp_of(detail::erase_function(std::move(f)), primals, tangents);
 }
 /// (f(primals), J^* cotangent) for a function with one output; one cotangent per primal.
 template <class F>
 std::pair<Tensor, Tensors> vjp(F f, const Tensors& primals, const Tensor& cotangent) {
-  detail::FunctionState<F> state(std::move(f));
-  GraphPtr g = state.graph(primals, nullptr);
-  detail::check_cotangent("vjp", g, cotangent);
-  auto [values, ct] = state.ad().vjp(g, primals, Tensors{cotangent});
-  return {values.at(0), ct};
+  return detail::vjp_of(detail::erase_function(std::move(f)), primals, cotangent);
 }
 /// Hessian-vector product of a real scalar function: one direction per primal.
 template <class F>
 Tensors hvp(F f, const Tensors& primals, const Tensors& directions) {
-  detail::check_directions("hvp", "direction", primals, directions);
-  detail::FunctionState<F> state(std::move(f));
-  GraphPtr g = state.graph(primals, nullptr);
-  detail::check_scalar_loss("hvp", g);
-  return state.ad().hvp(g, primals, directions);
+  return detail::hvp_of(detail::erase_function(std::move(f)), primals, directions);
 }
 
 /// A traced program: the graph of f on arguments like `args`, for users who want the pipeline

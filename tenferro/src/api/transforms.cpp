@@ -10,6 +10,8 @@
 #include <type_traits>
 
 #include "computegraph/printer.hpp"
+#include "computegraph/resolve.hpp"
+#include "tidu/linearize.hpp"
 #include "exec/executor.hpp"
 #include "tenferro/threads.hpp"
 
