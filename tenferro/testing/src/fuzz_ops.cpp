@@ -60,6 +60,11 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Sum: return "sum";
     case FuzzOp::Prod: return "prod";
     case FuzzOp::Max: return "max";
+    case FuzzOp::MaxWithIndex: return "max_with_index";
+    case FuzzOp::MinWithIndex: return "min_with_index";
+    case FuzzOp::Argmax: return "argmax";
+    case FuzzOp::Argmin: return "argmin";
+    case FuzzOp::DetachedIdentity: return "stop_gradient";
     case FuzzOp::Min: return "min";
     case FuzzOp::MeanAll: return "mean";
     case FuzzOp::Mean: return "mean";
@@ -127,6 +132,11 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Sum: return sum(a(0), n.ints);
     case FuzzOp::Prod: return prod(a(0), n.ints);
     case FuzzOp::Max: return max(a(0), n.ints);
+    case FuzzOp::MaxWithIndex: return max_with_index(a(0), n.ints.at(0)).first;
+    case FuzzOp::MinWithIndex: return min_with_index(a(0), n.ints.at(0)).first;
+    case FuzzOp::Argmax: return argmax(a(0), n.ints.at(0));
+    case FuzzOp::Argmin: return argmin(a(0), n.ints.at(0));
+    case FuzzOp::DetachedIdentity: return (a(0) - stop_gradient(a(0))) + stop_gradient(a(0));
     case FuzzOp::Min: return min(a(0), n.ints);
     case FuzzOp::MeanAll: return mean(a(0));
     case FuzzOp::Mean: return mean(a(0), n.ints);
@@ -186,7 +196,13 @@ std::string node_cpp(const FuzzNode& n) {
           FuzzOp::Min, FuzzOp::Mean, FuzzOp::Var, FuzzOp::Logsumexp})) {
     return name + "(" + a(0) + ", " + list(n.ints) + ")";
   }
-  if (is({FuzzOp::Softmax, FuzzOp::LogSoftmax})) return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + ")";
+  if (is({FuzzOp::Softmax, FuzzOp::LogSoftmax, FuzzOp::Argmax, FuzzOp::Argmin})) {
+    return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + ")";
+  }
+  if (is({FuzzOp::MaxWithIndex, FuzzOp::MinWithIndex})) {
+    return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + ").first";
+  }
+  if (n.op == FuzzOp::DetachedIdentity) return "(" + a(0) + " - " + name + "(" + a(0) + ")) + " + name + "(" + a(0) + ")";
   if (n.op == FuzzOp::Astype) return name + "(" + a(0) + ", " + dtype_cpp(n.dtype) + ")";
   if (n.op == FuzzOp::DotGeneral) {
     return name + "(" + a(0) + ", " + a(1) + ", tf::DotDims{" + list(n.dims.lhs_batch) + ", " +

@@ -36,6 +36,8 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Max, 2},      {FuzzOp::Min, 2},        {FuzzOp::MeanAll, 1},    {FuzzOp::Mean, 2},
     {FuzzOp::Var, 2},      {FuzzOp::Logsumexp, 2},  {FuzzOp::Softmax, 2},    {FuzzOp::LogSoftmax, 2},
     {FuzzOp::DotGeneral, 4}, {FuzzOp::Matmul, 3},   {FuzzOp::CrossEntropy, 1},
+    {FuzzOp::MaxWithIndex, 1}, {FuzzOp::MinWithIndex, 1}, {FuzzOp::Argmax, 1}, {FuzzOp::Argmin, 1},
+    {FuzzOp::DetachedIdentity, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -297,6 +299,9 @@ class Generator {
       n.dtype = targets[below(6)];
     } else if (is({FuzzOp::Sum, FuzzOp::Prod, FuzzOp::Max, FuzzOp::Min, FuzzOp::Mean, FuzzOp::Var, FuzzOp::Logsumexp})) {
       n.ints = random_axes(ta.rank());
+    } else if (is({FuzzOp::MaxWithIndex, FuzzOp::MinWithIndex, FuzzOp::Argmax, FuzzOp::Argmin})) {
+      if (ta.rank() == 0) return;
+      n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank())};
     } else if (is({FuzzOp::Softmax, FuzzOp::LogSoftmax})) {
       n.ints = {ta.rank() == 0 ? 0 : static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank())};
     } else if (op == FuzzOp::DotGeneral) {

@@ -6,6 +6,12 @@
 namespace tenferro::testing {
 
 namespace {
+/// Reductions that pick an extremum: their derivative (or index) jumps where it is attained twice.
+bool extremum_op(FuzzOp op) {
+  return op == FuzzOp::Max || op == FuzzOp::Min || op == FuzzOp::MaxWithIndex || op == FuzzOp::MinWithIndex ||
+         op == FuzzOp::Argmax || op == FuzzOp::Argmin;
+}
+
 /// x's positions that hold its maximum (or minimum) over `axes`: the branch a max reduction took.
 Traced extremum_positions(const Traced& x, const Traced& reduced, std::vector<std::int64_t> axes) {
   Shape keep = x.shape();
@@ -25,7 +31,8 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     const Traced& v = values[inputs + k];
     auto arg = [&](std::size_t i) -> const Traced& { return values[static_cast<std::size_t>(n.args[i])]; };
     const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
-    if (compare || n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && !is_inexact(n.dtype))) {
+    if (compare || n.op == FuzzOp::Sign || n.op == FuzzOp::Argmax || n.op == FuzzOp::Argmin ||
+        (n.op == FuzzOp::Astype && !is_inexact(n.dtype))) {
       out.push_back(v);
       continue;
     }
@@ -55,6 +62,9 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
         break;
       case FuzzOp::Max:
       case FuzzOp::Min: out.push_back(extremum_positions(arg(0), v, n.ints)); break;
+      case FuzzOp::MaxWithIndex:
+      case FuzzOp::MinWithIndex: out.push_back(extremum_positions(arg(0), v, n.ints)); break;
+      case FuzzOp::Argmax: case FuzzOp::Argmin: case FuzzOp::DetachedIdentity:
       case FuzzOp::Neg: case FuzzOp::Exp: case FuzzOp::Log: case FuzzOp::Sin: case FuzzOp::Cos:
       case FuzzOp::Tanh: case FuzzOp::Sqrt: case FuzzOp::Rsqrt: case FuzzOp::Expm1: case FuzzOp::Log1p:
       case FuzzOp::Sign: case FuzzOp::Conj: case FuzzOp::Real: case FuzzOp::Imag: case FuzzOp::Sigmoid:
@@ -78,7 +88,6 @@ namespace tenferro::testing {
 
 std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
   std::vector<Traced> out;
-  const std::size_t inputs = p.inputs.size();
   // The smallest element, as an f64 scalar.
   auto smallest = [](const Traced& t) {
     std::vector<std::int64_t> axes(t.rank());
@@ -104,7 +113,7 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
       const Traced x = astype(arg(0), DType::F64);
       const Traced frac = abs(x - astype(astype(x, DType::I64), DType::F64));
       out.push_back(smallest(minimum(frac, 1.0 - frac)));
-    } else if (kinks && !is_complex(arg(0).dtype())) {
+    } else if ((kinks || n.op == FuzzOp::Argmax || n.op == FuzzOp::Argmin) && !is_complex(arg(0).dtype())) {
       auto gap = [&](const Traced& a, const Traced& b) {
         return smallest(abs(a - b) / (abs(a) + abs(b) + 1.0));
       };
@@ -115,13 +124,14 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
         out.push_back(gap(arg(0), arg(2)));
       } else if (n.op == FuzzOp::Abs || n.op == FuzzOp::Relu) {
         out.push_back(smallest(abs(arg(0))));
-      } else if ((n.op == FuzzOp::Max || n.op == FuzzOp::Min) && arg(0).type().numel() > 1) {
+      } else if (extremum_op(n.op) && arg(0).type().numel() > 1) {
         // The gap between the extremum and the runner-up (0 when it is attained twice).
         const Traced& x = arg(0);
-        const Traced at = extremum_positions(x, values[inputs + k], n.ints);
-        const Traced others = where(at, full_like(x, n.op == FuzzOp::Max ? -1e300 : 1e300), x);
-        const Traced runner_up = n.op == FuzzOp::Max ? max(others, n.ints) : min(others, n.ints);
-        const Traced extremum = values[inputs + k];
+        const bool is_max = n.op == FuzzOp::Max || n.op == FuzzOp::MaxWithIndex || n.op == FuzzOp::Argmax;
+        const Traced extremum = is_max ? max(x, n.ints) : min(x, n.ints);
+        const Traced at = extremum_positions(x, extremum, n.ints);
+        const Traced others = where(at, full_like(x, is_max ? -1e300 : 1e300), x);
+        const Traced runner_up = is_max ? max(others, n.ints) : min(others, n.ints);
         out.push_back(smallest(abs(extremum - runner_up) / (abs(extremum) + 1.0)));
         // Attained twice: `at` marks more than one element of some reduced slice.
         const Traced count = sum(astype(at, DType::F64), n.ints);

@@ -98,13 +98,7 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     }
     Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
     Values primal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(d.outputs.size()));
-    // Zeros only where no cotangent reaches (a zero tensor as large as x costs a memset).
-    std::vector<std::optional<Operand>> reached(x.size());
-    std::size_t k = d.outputs.size();
-    for (std::size_t w = 0; w < d.wrt_pos.size(); ++w) {
-      if (tr.tangent_outputs[w]) reached[d.wrt_pos[w]] = std::move(out[k++]);
-    }
-    return {std::move(primal), fill_zeros(std::move(reached), x)};
+    return {std::move(primal), per_argument(out, gradient_layout(d, tr), x)};
   }
 
   /// (f(x), grad f(x)) for a function with one output (a real loss, for the complex convention).
@@ -122,20 +116,13 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     auto& d = derived(f);
     auto prog = hvp_program(d);
     const auto& tr = *d.transpose;
-    const auto& second = *d.hvp_linear;
     Operand seed = unit_seed(d, x);  // also checks that f has one output
     Values in(x.begin(), x.end());
     // The transposed graph has no seed input when f does not depend on the differentiated inputs.
     if (!tr.tangent_inputs.empty()) in.push_back(std::move(seed));
     for (std::size_t j : d.wrt_pos) in.push_back(v[j]);
     Values out = computegraph::run_compiled(*prog, std::span<const Operand>(in));
-    // The second linearization's outputs follow the gradients that exist, in wrt order.
-    std::vector<std::optional<Operand>> reached(x.size());
-    for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
-      if (!tr.tangent_outputs[w]) continue;
-      if (second.tangent_outputs[g++]) reached[d.wrt_pos[w]] = std::move(out[k++]);
-    }
-    return fill_zeros(std::move(reached), x);
+    return per_argument(out, hvp_layout(d), x);
   }
 
   /// Jacobian: rows are output coordinates, columns input coordinates. The jvp program is split
@@ -216,29 +203,17 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     auto& d = derived(f);
     const auto& split = hvp_split(d);
     const auto& tr = *d.transpose;
-    const auto& second = *d.hvp_linear;
     Values fixed(x.begin(), x.end());
     if (!tr.tangent_inputs.empty()) fixed.push_back(unit_seed(d, x));
     Values prepared = split.prepare(fixed);
     const std::size_t first = prepared.size();
     for (std::size_t j : d.wrt_pos) prepared.push_back(Space::zeros_like(x[j]));
-    // Which program output holds each argument's part of H v (hvp's layout), or none.
-    std::vector<std::ptrdiff_t> source(x.size(), -1);
-    for (std::size_t w = 0, g = 0, k = 0; w < d.wrt_pos.size(); ++w) {
-      if (!tr.tangent_outputs[w]) continue;
-      if (second.tangent_outputs[g++]) source[d.wrt_pos[w]] = static_cast<std::ptrdiff_t>(k++);
-    }
-    Values zeros;
-    for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
+    const std::vector<std::ptrdiff_t> layout = hvp_layout(d);
+    const Values zeros = zeros_like_each(x);
     Helpers::sweep_scheduled(x, Helpers::basis_segments(x, d.wrt_pos), prepared, first, schedule,
                              [&](std::size_t col, const Values& in) {
       Values out = split.run(std::span<const Operand>(in));
-      Values hv;
-      hv.reserve(x.size());
-      for (std::size_t a = 0; a < x.size(); ++a) {
-        hv.push_back(source[a] >= 0 ? std::move(out[static_cast<std::size_t>(source[a])]) : zeros[a]);
-      }
-      visit(col, static_cast<const Values&>(hv));
+      visit(col, static_cast<const Values&>(per_argument(out, layout, zeros)));
     });
   }
 
@@ -337,20 +312,81 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
       seeded.push_back(i);
       prepared.push_back(Space::zeros_like(y[i]));
     }
-    Values zeros;
-    for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
+    const std::vector<std::ptrdiff_t> layout = gradient_layout(d, tr);
+    const Values zeros = zeros_like_each(x);
     Helpers::sweep_scheduled(y, Helpers::basis_segments(y, seeded), prepared, first, schedule,
                              [&](std::size_t row, const Values& in) {
       Values out = split.run(std::span<const Operand>(in));
-      Values c = zeros;
-      for (std::size_t w = 0, o = d.outputs.size(); w < d.wrt_pos.size(); ++w) {
-        if (tr.tangent_outputs[w]) c[d.wrt_pos[w]] = std::move(out[o++]);
-      }
-      visit(row, static_cast<const Values&>(c));
+      visit(row, static_cast<const Values&>(per_argument(out, layout, zeros)));
     });
   }
   using Keys = std::vector<ValueKey<Op>>;
   using ProgramPtr = typename computegraph::CompileCache<Op>::ProgramPtr;
+
+  // ---- where each argument's derivative sits among a program's outputs --------------------------
+
+  /// For each argument of f, the output of a vjp-layout program (primal outputs first, then the
+  /// cotangents of the differentiated arguments that the transpose reaches, in wrt order) holding
+  /// its cotangent, or -1.
+  template <class D>
+  static std::vector<std::ptrdiff_t> gradient_layout(const D& d, const LinearizedGraph<Op>& tr) {
+    std::vector<std::ptrdiff_t> at(d.inputs.size(), -1);
+    auto k = static_cast<std::ptrdiff_t>(d.outputs.size());
+    for (std::size_t w = 0; w < d.wrt_pos.size(); ++w) {
+      if (tr.tangent_outputs[w]) at[d.wrt_pos[w]] = k++;
+    }
+    return at;
+  }
+  /// The same for the hvp program: its outputs follow the gradients that exist, in wrt order, and
+  /// are present where the second linearization reaches them.
+  template <class D>
+  static std::vector<std::ptrdiff_t> hvp_layout(const D& d) {
+    std::vector<std::ptrdiff_t> at(d.inputs.size(), -1);
+    std::ptrdiff_t k = 0;
+    for (std::size_t w = 0, g = 0; w < d.wrt_pos.size(); ++w) {
+      if (!d.transpose->tangent_outputs[w]) continue;
+      if (d.hvp_linear->tangent_outputs[g++]) at[d.wrt_pos[w]] = k++;
+    }
+    return at;
+  }
+  /// Per argument: its output by `layout` (moved out of `out`), or a zero like `like[a]`.
+  static Values per_argument(Values& out, const std::vector<std::ptrdiff_t>& layout, std::span<const Operand> like) {
+    Values r;
+    r.reserve(layout.size());
+    for (std::size_t a = 0; a < layout.size(); ++a) {
+      // Zeros only where nothing reaches (a zero tensor as large as x costs a memset).
+      r.push_back(layout[a] >= 0 ? std::move(out[static_cast<std::size_t>(layout[a])]) : Space::zeros_like(like[a]));
+    }
+    return r;
+  }
+  static Values per_argument(Values& out, const std::vector<std::ptrdiff_t>& layout, const Values& zeros) {
+    Values r;
+    r.reserve(layout.size());
+    for (std::size_t a = 0; a < layout.size(); ++a) {
+      r.push_back(layout[a] >= 0 ? std::move(out[static_cast<std::size_t>(layout[a])]) : zeros[a]);
+    }
+    return r;
+  }
+  static Values zeros_like_each(std::span<const Operand> x) {
+    Values zeros;
+    for (const auto& xj : x) zeros.push_back(Space::zeros_like(xj));
+    return zeros;
+  }
+
+  /// The value of `slot`, built by `build()` on first use. The build runs outside the lock (it
+  /// may fill other slots); if two threads build at once, both build the same structure and the
+  /// first one stored is kept. A filled slot never changes, so the reference stays valid.
+  template <class Slot, class Build>
+  Slot& memo(Slot& slot, Build&& build) {
+    {
+      std::lock_guard lock(mutex_);
+      if (slot) return slot;
+    }
+    auto value = build();
+    std::lock_guard lock(mutex_);
+    if (!slot) slot = std::move(value);
+    return slot;
+  }
 
   /// What this object has derived from one function; built lazily, kept while f is cached.
   struct Derived {
@@ -391,36 +427,25 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   }
 
   const LinearizedGraph<Op>& linearized(Derived& d) {
-    std::lock_guard lock(mutex_);
-    if (!d.linear) {
-      d.linear = std::make_unique<LinearizedGraph<Op>>(
-          linearize(computegraph::resolve({d.f}), std::span<const ValueKey<Op>>(d.outputs),
-                    std::span<const typename Op::InputKey>(d.wrt)));
-    }
-    return *d.linear;
+    return *memo(d.linear, [&] {
+      return std::make_unique<LinearizedGraph<Op>>(linearize(computegraph::resolve({d.f}),
+                                                             std::span<const ValueKey<Op>>(d.outputs),
+                                                             std::span<const typename Op::InputKey>(d.wrt)));
+    });
   }
 
   const LinearizedGraph<Op>& transposed(Derived& d) {
-    const auto& lin = linearized(d);
-    std::lock_guard lock(mutex_);
-    if (!d.transpose) d.transpose = std::make_unique<LinearizedGraph<Op>>(linear_transpose(lin));
-    return *d.transpose;
+    return *memo(d.transpose, [&] { return std::make_unique<LinearizedGraph<Op>>(linear_transpose(linearized(d))); });
   }
 
   template <class MakeKeys>
   ProgramPtr program(ProgramPtr& slot, const Function&, MakeKeys&& make_keys,
                      std::initializer_list<computegraph::GraphPtr<Op>> roots) {
-    {
-      std::lock_guard lock(mutex_);
-      if (slot) return slot;
-    }
-    auto [outputs, leading] = make_keys();
-    auto prog = cache_->get_or_compile(computegraph::resolve(roots),
-                                      std::span<const ValueKey<Op>>(outputs),
-                                      std::span<const ValueKey<Op>>(leading));
-    std::lock_guard lock(mutex_);
-    slot = prog;
-    return prog;
+    return memo(slot, [&] {
+      auto [outputs, leading] = make_keys();
+      return cache_->get_or_compile(computegraph::resolve(roots), std::span<const ValueKey<Op>>(outputs),
+                                    std::span<const ValueKey<Op>>(leading));
+    });
   }
 
   ProgramPtr vjp_program(Derived& d) {
@@ -461,16 +486,13 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
 
   /// Forward-over-reverse: the gradient graph linearized again with respect to the primal inputs.
   const LinearizedGraph<Op>& hvp_linearized(Derived& d) {
-    const auto& tr = transposed(d);
-    std::lock_guard lock(mutex_);
-    if (!d.hvp_linear) {
+    return *memo(d.hvp_linear, [&] {
       Keys grads;
-      for (const auto& k : tr.tangent_output_keys()) if (k) grads.push_back(*k);
-      d.hvp_linear = std::make_unique<LinearizedGraph<Op>>(
-          linearize(computegraph::resolve({tr.graph}), std::span<const ValueKey<Op>>(grads),
-                    std::span<const typename Op::InputKey>(d.wrt)));
-    }
-    return *d.hvp_linear;
+      for (const auto& k : transposed(d).tangent_output_keys()) if (k) grads.push_back(*k);
+      return std::make_unique<LinearizedGraph<Op>>(linearize(computegraph::resolve({d.transpose->graph}),
+                                                             std::span<const ValueKey<Op>>(grads),
+                                                             std::span<const typename Op::InputKey>(d.wrt)));
+    });
   }
 
   ProgramPtr hvp_program(Derived& d) {
@@ -484,16 +506,11 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   const SplitProgram<Op>& split_program(std::shared_ptr<const SplitProgram<Op>>& slot, MakeKeys&& make_keys,
                                         std::initializer_list<computegraph::GraphPtr<Op>> roots,
                                         std::size_t varying_count) {
-    {
-      std::lock_guard lock(mutex_);
-      if (slot) return *slot;
-    }
-    auto [outputs, inputs] = make_keys();
-    auto built = std::make_shared<const SplitProgram<Op>>(*cache_, computegraph::resolve(roots), outputs,
-                                                          inputs, varying_count);
-    std::lock_guard lock(mutex_);
-    if (!slot) slot = std::move(built);
-    return *slot;
+    return *memo(slot, [&] {
+      auto [outputs, inputs] = make_keys();
+      return std::make_shared<const SplitProgram<Op>>(*cache_, computegraph::resolve(roots), outputs, inputs,
+                                                      varying_count);
+    });
   }
 
   const SplitProgram<Op>& jvp_split(Derived& d) {
@@ -513,18 +530,13 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
   /// The cotangent 1 shaped like the single output. Computed by one primal run the first time;
   /// an output's type is fixed by the graph, so it is reused afterwards.
   Operand unit_seed(Derived& d, std::span<const Operand> x) {
-    {
-      std::lock_guard lock(mutex_);
-      if (d.unit_seed) return *d.unit_seed;
-    }
-    if (d.outputs.size() != 1) {
-      throw computegraph::BindingError("grad/hvp: the function must have exactly one output, it has " +
-                                       std::to_string(d.outputs.size()));
-    }
-    Operand one = Space::basis_like(eval(d.f, x)[0], 0);
-    std::lock_guard lock(mutex_);
-    d.unit_seed = one;
-    return one;
+    return *memo(d.unit_seed, [&] {
+      if (d.outputs.size() != 1) {
+        throw computegraph::BindingError("grad/hvp: the function must have exactly one output, it has " +
+                                         std::to_string(d.outputs.size()));
+      }
+      return std::optional<Operand>(Space::basis_like(eval(d.f, x)[0], 0));
+    });
   }
 
   void check_arity(const char* what, const Function& f, std::span<const Operand> x,

@@ -23,6 +23,8 @@ enum class FuzzOp : std::uint8_t {
   // elementwise, unary
   Neg, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Expm1, Log1p, Abs, Sign, Conj, Real, Imag,
   Sigmoid, Relu, Softplus,
+  // (x - stop_gradient(x)) + stop_gradient(x): x, through a detached value
+  DetachedIdentity,
   // elementwise, binary (broadcasting)
   Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge,
   // with a double on one side: a + s, a - s, a * s, a / s, s - a, s / a
@@ -32,6 +34,8 @@ enum class FuzzOp : std::uint8_t {
   Transpose, TransposeAll, Reshape, BroadcastTo, Astype,
   // reductions
   SumAll, Sum, Prod, Max, Min, MeanAll, Mean, Var, Logsumexp, Softmax, LogSoftmax,
+  // value-and-index reductions over one axis: the values (max_with_index(x, k).first), the index
+  MaxWithIndex, MinWithIndex, Argmax, Argmin,
   // contractions
   DotGeneral, Matmul, CrossEntropy,
 };
