@@ -135,7 +135,50 @@ const tf::OpDef& sincos_op() {
   return def;
 }
 
+/// scale_pair(x) = (2x, -3x): linear with two results; its transpose takes one cotangent per
+/// result (zeros where none flows) and returns 2 ct0 - 3 ct1.
+const tf::OpDef& scale_pair_op() {
+  static const tf::OpDef& def = tf::register_op({
+      .name = "scale_pair",
+      .operands = {tf::Linearity::Linear},
+      .outputs = 2,
+      .shape_rule = [](std::span<const tf::TensorType> in, const tf::OpAttrs&) {
+        return std::vector<tf::TensorType>{in[0], in[0]};
+      },
+      .kernel = [](const tf::StdTensorOp& op, std::span<const tf::Tensor* const> in, std::span<tf::Tensor> out) {
+        out[0] = tf::Tensor(op.out);
+        out[1] = tf::Tensor(op.output_type(1));
+        map_inexact(*in[0], out[0], [](auto v) { return v * decltype(v)(2); });
+        map_inexact(*in[0], out[1], [](auto v) { return v * decltype(v)(-3); });
+      },
+      .jvp = tf::linear_jvp(),
+      .transpose = tf::traced_transpose([](const tf::StdTensorOp&, std::span<const std::optional<T>>,
+                                           std::span<const T> ct) {
+        return std::vector<std::optional<T>>{ct[0] * 2.0 - ct[1] * 3.0};
+      }),
+  });
+  return def;
+}
+
 }  // namespace
+
+TEST(CustomOp, LinearMultiOutputOpTransposesWithAbsentCotangents) {
+  const tf::Tensor x = tf::Tensor::from({1.0, -2.0});
+  auto both = [](T a) {
+    auto r = tf::call(scale_pair_op(), {a});
+    return tf::sum(r[0] * r[0] + r[1]);  // 4 x^2 - 3 x
+  };
+  EXPECT_TRUE(tf::test::near(tf::grad(both)(x), tf::Tensor::from({5.0, -19.0}), 0.0));
+  auto second = [](T a) { return tf::sum(tf::call(scale_pair_op(), {a})[1]); };  // only result 1
+  EXPECT_TRUE(tf::test::near(tf::grad(second)(x), tf::Tensor::from({-3.0, -3.0}), 0.0));
+  for (tf::DType d : {tf::DType::F64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(d));
+    expect_grads([](T a, T b) {
+      auto r = tf::call(scale_pair_op(), {a * b});
+      return tf::real(tf::sum(r[0] * b + r[1] * r[0]));
+    }, {uniform({3}, d, 8), uniform({3}, d, 9)});
+  }
+}
 
 TEST(CustomOp, NonlinearOpWithTracedJvpHasBothModesToOrderTwo) {
   const tf::Tensor x = tf::Tensor::from({0.5, -1.5, 2.0});

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 
@@ -43,7 +44,10 @@ class OpAttrs {
  public:
   /// No attributes.
   OpAttrs() = default;
-  template <OpAttributeType T>
+  // The first condition keeps OpAttrs itself out before the concept is checked (checking it
+  // for OpAttrs would ask whether OpAttrs is copyable, which asks this constructor again).
+  template <class T>
+    requires(!std::is_same_v<std::remove_cvref_t<T>, OpAttrs> && OpAttributeType<T>)
   explicit OpAttrs(T value) : model_(std::make_shared<const Model<T>>(std::move(value))) {}
 
   bool empty() const { return model_ == nullptr; }
