@@ -67,6 +67,35 @@ std::map<std::string, Case> cases() {
   c["pow"] = {{3}, {3}, true, [](T a, T b) { return op2(ops::pow(a.type(), b.type()), shifted(a, 2), b); }};
   c["expm1"] = {{3}, {3}, true, unary(K::Expm1)};
   c["log1p"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Log1p, a.type()), a * 0.5) * b; }};
+  auto binary = [](K k) { return [k](T a, T b) { return op2(ops::binary(k, a.type(), b.type()), a, b) * a; }; };
+  c["tan"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Tan, a.type()), a * 0.5) * b; }};
+  c["asin"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Asin, a.type()), a * 0.3) * b; }};
+  c["acos"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Acos, a.type()), a * 0.3) * b; }};
+  c["atan"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Atan, a.type()), a * 0.5) * b; }};
+  c["sinh"] = {{3}, {3}, true, unary(K::Sinh)};
+  c["cosh"] = {{3}, {3}, true, unary(K::Cosh)};
+  c["asinh"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Asinh, a.type()), a * 0.5) * b; }};
+  c["acosh"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Acosh, a.type()), shifted(a, 3)) * b; }};
+  c["atanh"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Atanh, a.type()), a * 0.3) * b; }};
+  c["atan2"] = {{3}, {3}, false, [](T a, T b) { return op2(ops::binary(K::Atan2, a.type(), b.type()), a, shifted(b, 3)) * a; }};
+  c["log2"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Log2, a.type()), shifted(a, 2)) * b; }};
+  c["log10"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::unary(K::Log10, a.type()), shifted(a, 2)) * b; }};
+  c["exp2"] = {{3}, {3}, true, unary(K::Exp2)};
+  c["cbrt"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Cbrt, a.type()), shifted(a, 3)) * b; }};
+  c["hypot"] = {{3}, {3}, false, binary(K::Hypot)};
+  c["erf"] = {{3}, {3}, false, unary(K::Erf)};
+  c["erfc"] = {{3}, {3}, false, unary(K::Erfc)};
+  // Piecewise constant: the program's derivative is that of the other factor (finite differences
+  // step far less than the distance to the nearest jump of these inputs).
+  auto rounding = [](K k) { return [k](T a, T b) { return op1(ops::unary(k, a.type()), a * 3.0) * a * b; }; };
+  c["floor"] = {{3}, {3}, false, rounding(K::Floor)};
+  c["ceil"] = {{3}, {3}, false, rounding(K::Ceil)};
+  c["round"] = {{3}, {3}, false, rounding(K::Round)};
+  c["trunc"] = {{3}, {3}, false, rounding(K::Trunc)};
+  c["fmod"] = {{3}, {3}, false, [](T a, T b) { return op2(ops::binary(K::Fmod, a.type(), b.type()), a * 3.0, shifted(b, 0.5)) * a; }};
+  c["remainder"] = {{3}, {3}, false, [](T a, T b) {
+    return op2(ops::binary(K::Remainder, a.type(), b.type()), a * 3.0, shifted(b, 0.5)) * a;
+  }};
   c["dot_general"] = {{2, 3}, {3, 2}, true, [](T a, T b) {
     return op2(ops::dot_general(a.type(), b.type(), tf::DotDims{{}, {}, {1}, {0}}), a, b);
   }};

@@ -4,6 +4,7 @@
 #include "tenferro/custom_op.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
+#include "tenferro/math.hpp"
 #include "tenferro/math_accuracy.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/ops/make.hpp"

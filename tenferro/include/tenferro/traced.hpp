@@ -50,7 +50,11 @@ Traced constant(const Traced& like, Tensor value);
 /// A scalar constant of `like`'s dtype broadcast to `like`'s shape.
 Traced full_like(const Traced& like, double value);
 
-// ---- elementwise (binary ones broadcast) ----
+/// The shape that a and b broadcast to (NumPy rules), or ShapeError naming `op`, both shapes and
+/// the first axis that does not broadcast.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
+// ---- elementwise (binary ones broadcast; more functions in tenferro/math.hpp) ----
 Traced add(const Traced& a, const Traced& b);
 Traced sub(const Traced& a, const Traced& b);
 Traced mul(const Traced& a, const Traced& b);

@@ -5,10 +5,6 @@
 
 namespace tenferro {
 
-namespace {
-using Ref = computegraph::ValueRef<StdTensorOp>;
-
-/// The result shape of broadcasting a and b (NumPy rules), or ShapeError naming `op`.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   const std::size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
@@ -24,6 +20,9 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   }
   return out;
 }
+
+namespace {
+using Ref = computegraph::ValueRef<StdTensorOp>;
 
 std::vector<std::int64_t> normalize_axes(const char* op, std::vector<std::int64_t> axes, std::size_t rank) {
   for (auto& a : axes) {

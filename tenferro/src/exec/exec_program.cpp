@@ -47,6 +47,7 @@ bool readable_as(DType source, DType kernel) {
 
 bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types) {
   if (op.kind == OpKind::Custom || !fused_kernel_implements(op.kind)) return false;
+  if (op.def->formula && !op.def->formula->covers(op.out.dtype)) return false;
   if (op.kind == OpKind::Compare) {
     return is_real_float(operand_types[0].dtype) && all_dtype(operand_types, operand_types[0].dtype);
   }

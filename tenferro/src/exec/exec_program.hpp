@@ -52,9 +52,10 @@ struct FusedInstr {
   DType to = DType::F64;  // Convert only: the result's dtype
 };
 
-/// True if the block interpreter (fused_kernel.cpp) has an instruction for the built-in elementwise op `kind` (on
-/// real float dtypes; exec_program.cpp's fusible_kind adds the dtype conditions). The one list of
-/// the interpreter's instruction set: an elementwise op missing here simply runs unfused.
+/// True if the block interpreter (fused_kernel.cpp) has an instruction for the built-in elementwise
+/// op `kind` (on real float dtypes; exec_program.cpp's fusible_kind adds the dtype conditions): the
+/// ops it has a case for, and every op given by a formula (OpDef::formula), which it evaluates from
+/// the formula. An elementwise op that is neither simply runs unfused.
 bool fused_kernel_implements(OpKind kind);
 
 /// The operand count of a fused instruction of `kind` (read from the op's definition once).

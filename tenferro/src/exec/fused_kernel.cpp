@@ -21,6 +21,33 @@ namespace tenferro::exec {
 
 namespace {
 
+/// The formula of built-in op `kind`, or nullptr: read from the definitions once.
+const ElementFormula* formula_of(OpKind kind) {
+  static const auto table = [] {
+    std::array<const ElementFormula*, kBuiltinOpCount> t{};
+    for (std::size_t k = 0; k < kBuiltinOpCount; ++k) {
+      const OpDef& def = op_def(static_cast<OpKind>(k));
+      t[k] = def.formula ? &*def.formula : nullptr;
+    }
+    return t;
+  }();
+  return table[static_cast<std::size_t>(kind)];
+}
+
+/// d[0..n) = f(a[j], b[j]) (b = a for unary ops) through the formula's block form, else its scalar
+/// function element by element.
+template <class T>
+void apply_formula(const VectorMathTable& vm, const ElementFormula& f, T* d, const T* a, const T* b, std::int64_t n) {
+  if (b == nullptr) b = a;
+  if constexpr (sizeof(T) == 8) {
+    if (f.f64_block != nullptr) return f.f64_block(vm.accuracy, a, b, d, n);
+    for (std::int64_t j = 0; j < n; ++j) d[j] = f.f64(a[j], b[j]);
+  } else {
+    if (f.f32_block != nullptr) return f.f32_block(vm.accuracy, a, b, d, n);
+    for (std::int64_t j = 0; j < n; ++j) d[j] = f.f32(a[j], b[j]);
+  }
+}
+
 /// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
 template <class T>
 void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
@@ -64,7 +91,9 @@ void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, c
         std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T));
       }
       return;
-    default: return;  // fused_kernel_implements admits no other kind
+    default:  // fused_kernel_implements admits no other kind: an op given by its formula
+      apply_formula(vm, *formula_of(ins.kind), d, a, b, n);
+      return;
   }
 }
 
@@ -256,7 +285,7 @@ bool fused_kernel_implements(OpKind kind) {
     case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Expm1: case OpKind::Log1p:
     case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Pow: case OpKind::Convert:
       return true;
-    default: return false;
+    default: return kind != OpKind::Custom && formula_of(kind) != nullptr;
   }
 }
 

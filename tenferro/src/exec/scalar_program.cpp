@@ -143,8 +143,9 @@ struct Lowering {
     return static_cast<std::uint32_t>(values.size() - 1);
   }
   /// r = op(operands): evaluated now into a constant register when every operand is constant.
-  std::uint32_t emit(Op op, DType d, std::span<const std::uint32_t> operands) {
-    ScalarInstruction ins{op, 0, 0, 0, 0, 0};
+  /// `c`: the c field of an instruction with fewer than three register operands (F64Call's op).
+  std::uint32_t emit(Op op, DType d, std::span<const std::uint32_t> operands, std::uint32_t c = 0) {
+    ScalarInstruction ins{op, 0, 0, 0, 0, c};
     bool all_const = true;
     std::uint32_t* fields[] = {&ins.a, &ins.b, &ins.c};
     for (std::size_t k = 0; k < operands.size(); ++k) {
@@ -293,9 +294,17 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
       case OpKind::Iota:
       case OpKind::ExtractDiag:
       case OpKind::EmbedDiag: return std::nullopt;  // no rank-0 form
-      // Every other op (multi-output ops, registered ops, ops added later) runs on the tensor
-      // path: the scalar path is an optimization, so an op it does not know is never wrong.
-      default: return std::nullopt;
+      // Ops given by a formula call its scalar function. Every other op (multi-output ops,
+      // registered ops) runs on the tensor path: the scalar path is an optimization, so an op
+      // it does not know is never wrong.
+      default: {
+        const bool call = op.kind != OpKind::Custom && op.def->formula && op.def->formula->covers(d) &&
+                          (d == DType::F64 || d == DType::F32);
+        if (!call) return std::nullopt;
+        const std::uint32_t operands2[] = {in[0], operands.size() > 1 ? in[1] : in[0]};
+        r = l.emit(d == DType::F64 ? Op::F64Call : Op::F32Call, d, operands2, static_cast<std::uint32_t>(op.kind));
+        break;
+      }
     }
     slot_reg[instructions[i].first_output] = r;
   }
@@ -388,9 +397,17 @@ std::string ScalarProgram::print() const {
   }
   for (const ScalarInstruction& ins : code_) {
     const OpcodeInfo& oi = info(ins.op);
-    os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = " << oi.name;
+    unsigned arity = oi.arity;
+    os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = ";
+    if (ins.op == ScalarOpcode::F64Call || ins.op == ScalarOpcode::F32Call) {  // f64.erf %3
+      const OpDef& def = op_def(static_cast<OpKind>(ins.c));
+      os << dtype_name(dtypes_[ins.dst]) << '.' << def.name;
+      arity = static_cast<unsigned>(def.arity());
+    } else {
+      os << oi.name;
+    }
     const std::uint32_t operands[] = {ins.a, ins.b, ins.c};
-    for (unsigned k = 0; k < oi.arity; ++k) os << " %" << operands[k];
+    for (unsigned k = 0; k < arity; ++k) os << " %" << operands[k];
     if (ins.op == ScalarOpcode::F64SinCos) os << ", cos -> %" << ins.c;
     os << '\n';
   }

@@ -16,7 +16,8 @@
 // float), so results are bitwise identical to CompiledProgram::run.
 //
 // Supported: dtypes f64, f32, i64 and bool (complex -> nullopt). Ops: every elementwise op of
-// op_kind.hpp on the dtypes its shape rule admits, dot_general, reduce_*, transpose, reshape,
+// op_kind.hpp on the dtypes its shape rule admits (those given by a formula through its scalar
+// functions), dot_general, reduce_*, transpose, reshape,
 // broadcast_in_dim, convert between supported dtypes, constant, zeros. iota, extract_diag and
 // embed_diag have no rank-0 form.
 #include <cstdint>
@@ -49,6 +50,7 @@ union ScalarReg {
   X(F64Cos, "f64.cos", 1) X(F64Tanh, "f64.tanh", 1) X(F64Sqrt, "f64.sqrt", 1)                  \
   X(F64Rsqrt, "f64.rsqrt", 1) X(F64Pow, "f64.pow", 2) X(F64Expm1, "f64.expm1", 1)              \
   X(F64Log1p, "f64.log1p", 1) X(F64Dot, "f64.dot", 2)                                          \
+  X(F64Call, "f64.call", 2) /* r[dst] = formula_c(r[a], r[b]): an op given by its formula */ \
   X(F64SinCos, "f64.sincos", 1) /* r[dst] = sin(r[a]), r[c] = cos(r[a]) */                   \
   X(F64Eq, "f64.eq", 2) X(F64Ne, "f64.ne", 2) X(F64Lt, "f64.lt", 2)                            \
   X(F64Le, "f64.le", 2) X(F64Gt, "f64.gt", 2) X(F64Ge, "f64.ge", 2)                            \
@@ -58,7 +60,7 @@ union ScalarReg {
   X(F32Exp, "f32.exp", 1) X(F32Log, "f32.log", 1) X(F32Sin, "f32.sin", 1)                      \
   X(F32Cos, "f32.cos", 1) X(F32Tanh, "f32.tanh", 1) X(F32Sqrt, "f32.sqrt", 1)                  \
   X(F32Rsqrt, "f32.rsqrt", 1) X(F32Pow, "f32.pow", 2) X(F32Expm1, "f32.expm1", 1)              \
-  X(F32Log1p, "f32.log1p", 1) X(F32Dot, "f32.dot", 2)                                          \
+  X(F32Log1p, "f32.log1p", 1) X(F32Dot, "f32.dot", 2) X(F32Call, "f32.call", 2)               \
   X(F32Eq, "f32.eq", 2) X(F32Ne, "f32.ne", 2) X(F32Lt, "f32.lt", 2)                            \
   X(F32Le, "f32.le", 2) X(F32Gt, "f32.gt", 2) X(F32Ge, "f32.ge", 2)                            \
   X(I64Add, "i64.add", 2) X(I64Mul, "i64.mul", 2) X(I64Neg, "i64.neg", 1)                      \
@@ -82,6 +84,8 @@ enum class ScalarOpcode : std::uint8_t {
 
 /// One instruction: r[dst] = op(r[a], r[b], r[c]) (unused operands are 0). `chain` bit k set:
 /// operand k is the previous instruction's f64 result, read from the interpreter's accumulator.
+/// F64Call and F32Call evaluate the formula (OpDef::formula) of the built-in op whose OpKind is
+/// `c` on r[a] and r[b] (r[b] = r[a] for unary ops).
 struct ScalarInstruction {
   ScalarOpcode op;
   std::uint8_t chain = 0;

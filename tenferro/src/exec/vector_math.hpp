@@ -16,7 +16,25 @@ namespace tenferro::exec {
 /// libmvec's are its Sin and Cos. The executor uses
 /// them for every sin and cos of a value that has both (exec_program.hpp, Trig), so that a fused
 /// kernel may compute the two with one call (sincos below) and still match unfused kernels.
-enum class MathFn : std::uint8_t { Exp, Log, Sin, Cos, Tanh, Expm1, Log1p, Sqrt, Rsqrt, SinOfSinCos, CosOfSinCos, kCount };
+///
+/// The one list of one-argument functions, X(Enum, name): the enum, each table's entries and their
+/// order are generated from it (vector_math_impl.inc defines name_d and name_f for every entry).
+#define TENFERRO_VECTOR_MATH_UNARY(X)                                                            \
+  X(Exp, exp) X(Log, log) X(Sin, sin) X(Cos, cos) X(Tanh, tanh) X(Expm1, expm1) X(Log1p, log1p)  \
+  X(Sqrt, sqrt) X(Rsqrt, rsqrt) X(SinOfSinCos, sin_of_sincos) X(CosOfSinCos, cos_of_sincos)      \
+  X(Tan, tan) X(Asin, asin) X(Acos, acos) X(Atan, atan) X(Sinh, sinh) X(Cosh, cosh)              \
+  X(Asinh, asinh) X(Acosh, acosh) X(Atanh, atanh) X(Erf, erf) X(Erfc, erfc) X(Lgamma, lgamma)    \
+  X(Log2, log2) X(Log10, log10) X(Exp2, exp2) X(Cbrt, cbrt)
+
+enum class MathFn : std::uint8_t {
+#define TENFERRO_MATH_FN_ENUM(Enum, name) Enum,
+  TENFERRO_VECTOR_MATH_UNARY(TENFERRO_MATH_FN_ENUM)
+#undef TENFERRO_MATH_FN_ENUM
+  kCount
+};
+
+/// Two-argument functions besides pow (which keeps its own entry): y = f(x, z).
+enum class MathFn2 : std::uint8_t { Atan2, Hypot, kCount };
 
 /// Elementwise arithmetic, IEEE-rounded like the scalar operators (no contraction into FMA), so
 /// every table gives the same bits; the tables only differ in vector width.
@@ -33,11 +51,14 @@ using SinCosArrayFn = void (*)(const T* x, T* s, T* c, std::int64_t n);
 struct VectorMathTable {
   const char* library;  // "sleef-u10" or "libmvec"
   const char* isa;      // "avx2" or "sse2"
+  MathAccuracy accuracy;  // the setting that selects this library
   UnaryArrayFn<double> f64[static_cast<int>(MathFn::kCount)];
   UnaryArrayFn<float> f32[static_cast<int>(MathFn::kCount)];
   /// y[i] = x[i] op z[i]; y may equal x or z.
   BinaryArrayFn<double> arith_f64[static_cast<int>(ArithFn::kCount)];
   BinaryArrayFn<float> arith_f32[static_cast<int>(ArithFn::kCount)];
+  BinaryArrayFn<double> math2_f64[static_cast<int>(MathFn2::kCount)];
+  BinaryArrayFn<float> math2_f32[static_cast<int>(MathFn2::kCount)];
   BinaryArrayFn<double> pow_f64;
   BinaryArrayFn<float> pow_f32;
   SinCosArrayFn<double> sincos_f64;
@@ -73,6 +94,15 @@ inline void apply_arith(const VectorMathTable& table, ArithFn fn, const T* x, co
     table.arith_f64[static_cast<int>(fn)](x, z, y, n);
   } else {
     table.arith_f32[static_cast<int>(fn)](x, z, y, n);
+  }
+}
+
+template <class T>
+inline void apply2(const VectorMathTable& table, MathFn2 fn, const T* x, const T* z, T* y, std::int64_t n) {
+  if constexpr (sizeof(T) == 8) {
+    table.math2_f64[static_cast<int>(fn)](x, z, y, n);
+  } else {
+    table.math2_f32[static_cast<int>(fn)](x, z, y, n);
   }
 }
 

@@ -63,6 +63,10 @@ StdTensorOp unary(OpKind kind, const TensorType& a) {
     throw Error("ops::unary: " + def.name + " is not an elementwise unary op");
   }
   const char* name = def.name.c_str();
+  if (def.formula) {
+    detail::require_dtype(name, a, def.formula->covers(a.dtype), detail::covered_dtypes(*def.formula).c_str());
+    return make(kind, a);
+  }
   if (kind == OpKind::Conj) return make(kind, a);
   if (kind == OpKind::Neg || kind == OpKind::Sign) {
     detail::require_dtype(name, a, a.dtype != DType::Bool, "a numeric dtype (not bool)");

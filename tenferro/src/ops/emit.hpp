@@ -62,6 +62,15 @@ class Emit {
     return primal(ops::compare(dir, type(lhs), type(rhs)), {lhs, rhs});
   }
 
+  // Fixed (primal) arithmetic on values, for the factors of JVP rules.
+  PV fixed(OpKind unary_kind, const PV& v) { return primal(ops::unary(unary_kind, type(v)), {v}); }
+  PV fixed_add(const PV& u, const PV& v) { return primal(ops::add(type(u), type(v)), {u, v}); }
+  PV fixed_sub(const PV& u, const PV& v) { return fixed_add(u, fixed(OpKind::Neg, v)); }
+  PV fixed_mul(const PV& u, const PV& v) { return primal(ops::mul(type(u), type(v)), {u, v}); }
+  PV fixed_div(const PV& u, const PV& v) { return primal(ops::div(type(u), type(v)), {u, v}); }
+  /// c * v for a constant c.
+  PV fixed_scaled(const PV& v, c128 c) { return fixed_mul(full(type(v), c), v); }
+
   Builder& builder() { return b_; }
 
  private:

@@ -47,6 +47,16 @@ void require_dtype(const char* op, const TensorType& a, bool ok, const char* exp
 /// applied the shape rule).
 StdTensorOp make(OpKind kind, TensorType out, OpAttrs attrs = {});
 
+/// "f32, f64": the dtypes `f` covers, for error messages.
+std::string covered_dtypes(const ElementFormula& f);
+/// The reference kernel of an op given by a formula: the formula mapped over the elements.
+Kernel formula_kernel(const ElementFormula& f);
+/// The definition of an elementwise op given by its formula (one or two operands, one result of
+/// the operands' type): shape rule ops::unary / ops::binary (which admit the dtypes the formula
+/// covers), kernel from the formula, and the JVP rule (empty if no operand is differentiable).
+OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands, ElementFormula formula,
+                 JvpRule jvp);
+
 /// The standard error of a transpose rule called on an op (or operand) that is not linear.
 [[noreturn]] void not_linear(const StdTensorOp& op, const char* why);
 

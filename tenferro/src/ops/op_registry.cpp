@@ -80,6 +80,12 @@ const OpDef& register_op(OpDef def) {
   if (def.kind != OpKind::Custom) throw Error(who + ": kind must be OpKind::Custom (built-in ids are taken)");
   if (def.outputs == 0) throw Error(who + ": an op needs at least one output");
   if (!def.shape_rule) throw Error(who + ": missing shape rule");
+  if (def.formula) {
+    if (def.outputs != 1 || def.operands.empty() || def.operands.size() > 2) {
+      throw Error(who + ": a formula defines an op with one or two operands and one result");
+    }
+    if (!def.kernel) def.kernel = detail::formula_kernel(*def.formula);
+  }
   if (!def.kernel) throw Error(who + ": missing kernel");
   if (def.operands.size() > 64) throw Error(who + ": at most 64 operands");
   Registry& r = registry();

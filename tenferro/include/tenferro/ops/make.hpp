@@ -22,8 +22,12 @@ StdTensorOp pow(const TensorType& a, const TensorType& b);      // float or comp
 StdTensorOp compare(CompareDir dir, const TensorType& a, const TensorType& b);  // -> bool
 StdTensorOp select(const TensorType& pred, const TensorType& on_true, const TensorType& on_false);
 StdTensorOp clamp(const TensorType& lo, const TensorType& x, const TensorType& hi);
-/// neg conj real imag abs sign exp log sin cos tanh sqrt rsqrt expm1 log1p.
+/// Any unary elementwise op (neg, exp, asin, erf, floor, ...). Ops given by a formula admit the
+/// dtypes their formula covers; the others f32, f64, c64 and c128 unless their family says more.
 StdTensorOp unary(OpKind kind, const TensorType& a);
+/// A binary elementwise op given by a formula (atan2, hypot, fmod, remainder): operands of one
+/// shape and a dtype the formula covers.
+StdTensorOp binary(OpKind kind, const TensorType& a, const TensorType& b);
 
 // contraction
 StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims);

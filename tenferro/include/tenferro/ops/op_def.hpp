@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "computegraph/value_key.hpp"
+#include "tenferro/math_accuracy.hpp"
 #include "tenferro/ops/op_attrs.hpp"
 #include "tenferro/ops/op_kind.hpp"
 #include "tenferro/tensor.hpp"
@@ -71,6 +72,29 @@ using Kernel = std::function<void(const StdTensorOp& op, std::span<const Tensor*
 using JvpRule = std::function<tidu::Tangents(const StdTensorOp& op, const JvpArgs& args)>;
 using TransposeRule = std::function<tidu::Tangents(const StdTensorOp& op, const TransposeArgs& args)>;
 
+/// The one-element formula of an elementwise op with one result and one or two operands: the single
+/// source of its arithmetic. The reference kernel (when the definition gives no kernel), the
+/// fused-kernel interpreter and the scalar interpreter all evaluate the op from it, so an op that
+/// has a formula needs no case in any executor file. Unary ops ignore the second argument (the
+/// callers pass the first again). A null member means the formula does not cover that dtype (the
+/// shape rule must then reject it, or the definition give a kernel that covers it).
+///
+/// The block forms are optional: y[0..n) = f(a[j], b[j]) for the fused kernels, typically through
+/// the vector math library that `accuracy` selects (SLEEF or libmvec, tenferro/math_accuracy.hpp);
+/// y may equal a or b. Without one a fused kernel loops over the scalar function. As for the
+/// built-in transcendental functions, a block form may differ from the scalar function in the last
+/// bits, within the library's documented ULP bound.
+struct ElementFormula {
+  float (*f32)(float, float) = nullptr;
+  double (*f64)(double, double) = nullptr;
+  c64 (*c64_fn)(c64, c64) = nullptr;
+  c128 (*c128_fn)(c128, c128) = nullptr;
+  void (*f32_block)(MathAccuracy accuracy, const float* a, const float* b, float* y, std::int64_t n) = nullptr;
+  void (*f64_block)(MathAccuracy accuracy, const double* a, const double* b, double* y, std::int64_t n) = nullptr;
+
+  bool covers(DType d) const;
+};
+
 struct OpDef {
   std::string name;               ///< printed name; unique among registered ops
   OpKind kind = OpKind::Custom;   ///< built-in id (op_kind.hpp), Custom for registered ops
@@ -81,6 +105,9 @@ struct OpDef {
   Kernel kernel = {};
   JvpRule jvp = {};              ///< built-in ops: empty only if every operand is NonDifferentiable
   TransposeRule transpose = {};  ///< built-in ops: present if some operand is Linear or Bilinear
+  /// Elementwise ops with one result: the formula (see ElementFormula). A definition with a formula
+  /// may leave `kernel` empty; register_op and the built-in table then derive it.
+  std::optional<ElementFormula> formula = {};
   /// Optional: prints the bracketed attribute text (default: the attributes' own print).
   std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
 

@@ -14,6 +14,11 @@ namespace tenferro {
   X(Clamp)                                                                                 \
   /* analytic.cpp */ X(Exp) X(Log) X(Sin) X(Cos) X(Tanh) X(Sqrt) X(Rsqrt) X(Pow) X(Expm1)  \
   X(Log1p)                                                                                 \
+  /* trig_hyperbolic.cpp */ X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh)  \
+  X(Atanh) X(Atan2)                                                                        \
+  /* powers_logs.cpp */ X(Log2) X(Log10) X(Exp2) X(Cbrt) X(Hypot)                          \
+  /* special.cpp */ X(Erf) X(Erfc)                                                         \
+  /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder)               \
   /* dot_general.cpp */ X(DotGeneral)                                                      \
   /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \
   /* reduce_index.cpp */ X(ReduceMaxIndex) X(ReduceMinIndex)                                               \

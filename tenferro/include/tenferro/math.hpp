@@ -1,0 +1,80 @@
+#pragma once
+// Elementwise mathematics on traced tensors beyond the core operators of traced.hpp: inverse
+// trigonometric and hyperbolic functions, logarithms and powers in other bases, the error
+// function, rounding and remainders, and composites built from them. Binary functions broadcast
+// (NumPy rules). Functions marked "real" accept f32 and f64 and throw DTypeError naming the
+// function and the dtype for complex (or integer) operands; the others also accept c64 and c128
+// (principal branches, as in NumPy, JAX and PyTorch).
+//
+// Accuracy: a function on a tensor runs through the vector math library that MathAccuracy selects
+// (tenferro/math_accuracy.hpp: SLEEF's 1-ULP functions (erfc 1.5 ULP, hypot 0.5 ULP) for
+// Precise, glibc's libmvec (within 4 ULP) for Fast); a rank-0 program and complex operands use
+// libm. lgamma's vector form is SLEEF's in both settings.
+#include "tenferro/traced.hpp"
+
+namespace tenferro {
+
+// ---- trigonometric and hyperbolic ----
+Traced tan(const Traced& x);
+Traced asin(const Traced& x);
+Traced acos(const Traced& x);
+Traced atan(const Traced& x);
+Traced sinh(const Traced& x);
+Traced cosh(const Traced& x);
+Traced asinh(const Traced& x);
+Traced acosh(const Traced& x);
+Traced atanh(const Traced& x);
+/// The angle of the point (x, y) in (-pi, pi], with IEEE signed zeros (atan2(+0, -1) = pi,
+/// atan2(-0, -1) = -pi); real.
+Traced atan2(const Traced& y, const Traced& x);
+
+// ---- logarithms, powers ----
+Traced log2(const Traced& x);
+Traced log10(const Traced& x);
+Traced exp2(const Traced& x);
+/// The real cube root (cbrt(-8) = -2); real.
+Traced cbrt(const Traced& x);
+/// sqrt(a^2 + b^2) without overflow or underflow of the squares; real.
+Traced hypot(const Traced& a, const Traced& b);
+/// log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)); real.
+Traced logaddexp(const Traced& a, const Traced& b);
+/// x log(y), and 0 where x == 0 (also for y == 0), as scipy.special.xlogy; real.
+Traced xlogy(const Traced& x, const Traced& y);
+/// x 2^e, with `e` an integer-valued tensor of any real dtype (i64 included); real x. Exact while
+/// 2^e is a finite number of x's dtype.
+Traced ldexp(const Traced& x, const Traced& e);
+
+// ---- error function and the normal distribution ----
+/// real.
+Traced erf(const Traced& x);
+/// 1 - erf(x), accurate where erf(x) is close to 1; real.
+Traced erfc(const Traced& x);
+/// The standard normal CDF, erfc(-x / sqrt 2) / 2 (accurate in the lower tail); real.
+Traced ndtr(const Traced& x);
+/// sin(pi x) / (pi x), 1 at 0 (a Taylor polynomial near 0, so derivatives of every order are
+/// right there); real.
+Traced sinc(const Traced& x);
+
+// ---- rounding and remainders (real) ----
+// The rounding functions are piecewise constant: their derivative is zero (also at the jumps,
+// where it does not exist), as in the peers.
+Traced floor(const Traced& x);
+Traced ceil(const Traced& x);
+/// To the nearest integer, ties to even (round(0.5) = 0, round(1.5) = 2), as NumPy, JAX, PyTorch.
+Traced round(const Traced& x);
+/// To `decimals` decimal places: round(x 10^d) / 10^d, as numpy.round (negative d rounds to tens,
+/// hundreds, ...).
+Traced round(const Traced& x, int decimals);
+Traced trunc(const Traced& x);
+/// The C remainder a - trunc(a / b) b (the dividend's sign), as std::fmod and torch.fmod.
+Traced fmod(const Traced& a, const Traced& b);
+/// The floored remainder a - floor(a / b) b (the divisor's sign), as Python's % and
+/// torch.remainder.
+Traced remainder(const Traced& a, const Traced& b);
+
+// ---- classification (bool results, never differentiated) ----
+Traced isnan(const Traced& x);
+Traced isinf(const Traced& x);
+Traced isfinite(const Traced& x);
+
+}  // namespace tenferro

@@ -1,0 +1,128 @@
+// The elementwise mathematics of tenferro/math.hpp: primitives recorded through their factories,
+// and composites whose derivatives come from the primitives' rules.
+#include "tenferro/math.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace tenferro {
+
+namespace {
+Traced unary(OpKind kind, const Traced& x) { return apply(ops::unary(kind, x.type()), {x}); }
+
+/// a and b broadcast to one shape.
+std::pair<Traced, Traced> broadcast_pair(const char* name, const Traced& a, const Traced& b) {
+  const Shape shape = broadcast_shapes(name, a.shape(), b.shape());
+  return {broadcast_to(a, shape), broadcast_to(b, shape)};
+}
+
+Traced binary(OpKind kind, const Traced& a, const Traced& b) {
+  auto [x, y] = broadcast_pair(op_def(kind).name.c_str(), a, b);
+  return apply(ops::binary(kind, x.type(), y.type()), {x, y});
+}
+
+/// DTypeError naming `name` unless x is f32 or f64.
+void require_real_float(const char* name, const Traced& x) {
+  if (!is_floating(x.dtype())) {
+    throw DTypeError(std::string(name) + ": operand " + x.type().to_string() +
+                     " has the wrong dtype; expected f32 or f64");
+  }
+}
+}  // namespace
+
+Traced tan(const Traced& x) { return unary(OpKind::Tan, x); }
+Traced asin(const Traced& x) { return unary(OpKind::Asin, x); }
+Traced acos(const Traced& x) { return unary(OpKind::Acos, x); }
+Traced atan(const Traced& x) { return unary(OpKind::Atan, x); }
+Traced sinh(const Traced& x) { return unary(OpKind::Sinh, x); }
+Traced cosh(const Traced& x) { return unary(OpKind::Cosh, x); }
+Traced asinh(const Traced& x) { return unary(OpKind::Asinh, x); }
+Traced acosh(const Traced& x) { return unary(OpKind::Acosh, x); }
+Traced atanh(const Traced& x) { return unary(OpKind::Atanh, x); }
+Traced atan2(const Traced& y, const Traced& x) { return binary(OpKind::Atan2, y, x); }
+
+Traced log2(const Traced& x) { return unary(OpKind::Log2, x); }
+Traced log10(const Traced& x) { return unary(OpKind::Log10, x); }
+Traced exp2(const Traced& x) { return unary(OpKind::Exp2, x); }
+Traced cbrt(const Traced& x) { return unary(OpKind::Cbrt, x); }
+Traced hypot(const Traced& a, const Traced& b) { return binary(OpKind::Hypot, a, b); }
+
+Traced logaddexp(const Traced& a, const Traced& b) {
+  require_real_float("logaddexp", a);
+  require_real_float("logaddexp", b);
+  auto [x, y] = broadcast_pair("logaddexp", a, b);
+  // Where x == y (both infinite included, where x - y is NaN) the gap is 0: log(2 e^x).
+  Traced gap = where(eq(x, y), full_like(x, 0.0), -abs(x - y));
+  return maximum(x, y) + log1p(exp(gap));
+}
+
+Traced xlogy(const Traced& x, const Traced& y) {
+  require_real_float("xlogy", x);
+  require_real_float("xlogy", y);
+  auto [a, b] = broadcast_pair("xlogy", x, y);
+  // Both branches are guarded ("double where"): log is never taken of the y of an x == 0
+  // element, so neither the value nor a derivative of any order is NaN there.
+  Traced zero = full_like(a, 0.0);
+  Traced x_zero = eq(a, zero);
+  Traced safe_y = where(x_zero, full_like(b, 1.0), b);
+  return where(x_zero, zero, a * log(safe_y));
+}
+
+Traced ldexp(const Traced& x, const Traced& e) {
+  require_real_float("ldexp", x);
+  if (is_complex(e.dtype()) || e.dtype() == DType::Bool) {
+    throw DTypeError("ldexp: exponent " + e.type().to_string() + " has the wrong dtype; expected an integer-valued real tensor");
+  }
+  return x * exp2(astype(e, x.dtype()));
+}
+
+Traced erf(const Traced& x) { return unary(OpKind::Erf, x); }
+Traced erfc(const Traced& x) { return unary(OpKind::Erfc, x); }
+
+Traced ndtr(const Traced& x) {
+  require_real_float("ndtr", x);
+  return erfc(x * -std::numbers::sqrt2 / 2) * 0.5;
+}
+
+Traced sinc(const Traced& x) {
+  require_real_float("sinc", x);
+  // Below |pi x| = 1e-2 the series 1 - z^2/6 + z^4/120 is exact to the last bit (the next term is
+  // z^6/5040 < 2e-16), and its derivatives are those of sinc to order 4 at 0; elsewhere
+  // sin(z) / z with z kept away from 0 (double where).
+  Traced z = x * std::numbers::pi;
+  Traced small = lt(abs(z), full_like(z, 1e-2));
+  Traced z2 = z * z;
+  Traced series = 1.0 - z2 * (1.0 / 6) + z2 * z2 * (1.0 / 120);
+  Traced safe_z = where(small, full_like(z, 1.0), z);
+  return where(small, series, sin(safe_z) / safe_z);
+}
+
+Traced floor(const Traced& x) { return unary(OpKind::Floor, x); }
+Traced ceil(const Traced& x) { return unary(OpKind::Ceil, x); }
+Traced round(const Traced& x) { return unary(OpKind::Round, x); }
+Traced round(const Traced& x, int decimals) {
+  require_real_float("round", x);
+  if (decimals == 0) return round(x);
+  if (decimals < 0) {  // by division, as numpy.round: 10^-d is then exact
+    const double scale = std::pow(10.0, -decimals);
+    return round(x / scale) * scale;
+  }
+  const double scale = std::pow(10.0, decimals);
+  return round(x * scale) / scale;
+}
+Traced trunc(const Traced& x) { return unary(OpKind::Trunc, x); }
+Traced fmod(const Traced& a, const Traced& b) { return binary(OpKind::Fmod, a, b); }
+Traced remainder(const Traced& a, const Traced& b) { return binary(OpKind::Remainder, a, b); }
+
+Traced isnan(const Traced& x) { return ne(x, x); }
+Traced isinf(const Traced& x) {
+  if (!is_inexact(x.dtype())) return ne(x, x);  // integers and bools are never infinite
+  return eq(abs(x), full_like(abs(x), std::numeric_limits<double>::infinity()));
+}
+Traced isfinite(const Traced& x) {
+  if (!is_inexact(x.dtype())) return eq(x, x);
+  return lt(abs(x), full_like(abs(x), std::numeric_limits<double>::infinity()));
+}
+
+}  // namespace tenferro

@@ -1,0 +1,76 @@
+// Rounding and remainders on f32 and f64: floor, ceil, round (to nearest, ties to even, as NumPy,
+// JAX and PyTorch round), trunc; fmod (the C remainder, the sign of the dividend) and remainder
+// (the floored remainder, the sign of the divisor, Python's % and torch.remainder). Each is given
+// by its formula (ElementFormula); all are exact, so the scalar function is also the block form.
+//
+// Derivatives: the rounding functions are piecewise constant, so their operand is declared
+// non-differentiable and their results carry no tangent (zero, as in the peers; at the jumps the
+// derivative does not exist and zero is returned too). fmod(a, b) = a - trunc(a / b) b and
+// remainder(a, b) = a - floor(a / b) b are piecewise linear: da - trunc(a / b) db and
+// da - floor(a / b) db.
+#include <cmath>
+
+#include "emit.hpp"
+#include "family.hpp"
+#include "vector_blocks.hpp"
+
+namespace tenferro::detail {
+
+namespace {
+constexpr auto floor_fn = [](auto x) { return std::floor(x); };
+constexpr auto ceil_fn = [](auto x) { return std::ceil(x); };
+// nearbyint rounds in the current rounding mode, which is to nearest, ties to even, unless a
+// program changes it (fesetround); it raises no inexact exception.
+constexpr auto round_fn = [](auto x) { return std::nearbyint(x); };
+constexpr auto trunc_fn = [](auto x) { return std::trunc(x); };
+constexpr auto fmod_fn = [](auto a, auto b) { return std::fmod(a, b); };
+/// a - floor(a / b) b computed exactly: fmod's result, moved by b when its sign differs from b's
+/// (a zero result takes b's sign, as in Python and PyTorch).
+constexpr auto remainder_fn = [](auto a, auto b) {
+  auto r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  if (r == 0) r = std::copysign(decltype(r)(0), b);
+  return r;
+};
+
+/// The JVP of a - q(a / b) b, q = trunc or floor: da - q(a / b) db.
+template <OpKind Quotient>
+Tangents jvp_remainder(const StdTensorOp&, const JvpArgs& args) {
+  Emit e(args.b);
+  std::optional<LocalValueId> db;
+  if (args.t[1]) {
+    PV quotient = e.fixed(Quotient, e.fixed_div(Emit::ext(args.x[0]), Emit::ext(args.x[1])));
+    db = e.scale(e.fixed(OpKind::Neg, quotient), *args.t[1]);
+  }
+  return {e.sum(args.t[0], db)};
+}
+}  // namespace
+
+const OpDef& def_Floor() {
+  static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {});
+  return d;
+}
+const OpDef& def_Ceil() {
+  static const OpDef d = formula_op("ceil", OpKind::Ceil, {kNoGrad}, unary_formula<ceil_fn, false>(), {});
+  return d;
+}
+const OpDef& def_Round() {
+  static const OpDef d = formula_op("round", OpKind::Round, {kNoGrad}, unary_formula<round_fn, false>(), {});
+  return d;
+}
+const OpDef& def_Trunc() {
+  static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {});
+  return d;
+}
+const OpDef& def_Fmod() {
+  static const OpDef d = formula_op("fmod", OpKind::Fmod, {kNonlinear, kNonlinear}, binary_formula<fmod_fn>(),
+                                    jvp_remainder<OpKind::Trunc>);
+  return d;
+}
+const OpDef& def_Remainder() {
+  static const OpDef d = formula_op("remainder", OpKind::Remainder, {kNonlinear, kNonlinear},
+                                    binary_formula<remainder_fn>(), jvp_remainder<OpKind::Floor>);
+  return d;
+}
+
+}  // namespace tenferro::detail
