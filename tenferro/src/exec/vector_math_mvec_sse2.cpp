@@ -3,6 +3,7 @@
 #include <emmintrin.h>
 #include <sleef.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "vector_math.hpp"

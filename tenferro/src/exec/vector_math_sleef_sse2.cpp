@@ -2,6 +2,7 @@
 #include <emmintrin.h>
 #include <sleef.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "vector_math.hpp"
