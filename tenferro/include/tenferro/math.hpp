@@ -38,7 +38,8 @@ Traced cbrt(const Traced& x);
 Traced hypot(const Traced& a, const Traced& b);
 /// log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)); real.
 Traced logaddexp(const Traced& a, const Traced& b);
-/// x log(y), and 0 where x == 0 (also for y == 0), as scipy.special.xlogy; real.
+/// x log(y), and 0 where x == 0 (also for y == 0), as scipy.special.xlogy; d/dx = log y also at
+/// x = 0; real.
 Traced xlogy(const Traced& x, const Traced& y);
 /// x 2^e, with `e` an integer-valued tensor of any real dtype (i64 included); real x. Exact while
 /// 2^e is a finite number of x's dtype.

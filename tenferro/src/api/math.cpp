@@ -61,12 +61,13 @@ Traced xlogy(const Traced& x, const Traced& y) {
   require_real_float("xlogy", x);
   require_real_float("xlogy", y);
   auto [a, b] = broadcast_pair("xlogy", x, y);
-  // Both branches are guarded ("double where"): log is never taken of the y of an x == 0
-  // element, so neither the value nor a derivative of any order is NaN there.
+  // Where x == y == 0, log(0) is replaced by log(1) inside and the result by 0 outside (both
+  // branches guarded, "double where"), so no value or derivative is NaN there. Elsewhere the
+  // product x log y itself, so d/dx = log y holds at x = 0 too.
   Traced zero = full_like(a, 0.0);
-  Traced x_zero = eq(a, zero);
-  Traced safe_y = where(x_zero, full_like(b, 1.0), b);
-  return where(x_zero, zero, a * log(safe_y));
+  Traced both_zero = eq(where(eq(a, zero), b, full_like(b, 1.0)), zero);
+  Traced safe_y = where(both_zero, full_like(b, 1.0), b);
+  return where(both_zero, zero, a * log(safe_y));
 }
 
 Traced ldexp(const Traced& x, const Traced& e) {

@@ -330,7 +330,8 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     ins.dst = perm[ins.dst];
     ins.a = arity > 0 ? perm[ins.a] : 0;
     ins.b = arity > 1 ? perm[ins.b] : 0;
-    ins.c = arity > 2 ? perm[ins.c] : 0;
+    const bool call = ins.op == Op::F64Call || ins.op == Op::F32Call;  // c names the op, not a register
+    ins.c = arity > 2 ? perm[ins.c] : call ? ins.c : 0;
   }
   fuse_sin_cos(p.code_);
   // Operands that are the previous instruction's f64 result read the accumulator (execute()).

@@ -1,0 +1,338 @@
+// The elementwise mathematics of tenferro/math.hpp on traced tensors: every function computes its
+// mathematical definition on the tensor path (fused kernels, vector math) and on the scalar path
+// (rank-0 programs, libm) in f64 and f32, complex functions match std::complex's principal
+// branches, special values are those of IEEE and the peers, composites are right at their
+// delicate points (with derivatives from closed forms), derivatives pass check_grads to order 2,
+// and bad input throws typed errors naming the function.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <random>
+
+#include "tenferro/tenferro.hpp"
+#include "tidu/testing/check.hpp"
+
+namespace tf = tenferro;
+using T = tf::Traced;
+using testing::HasSubstr;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct UnaryCase {
+  const char* name;
+  std::function<T(T)> f;
+  long double (*reference)(long double);
+  double lo, hi;
+};
+
+std::vector<UnaryCase> unary_cases() {
+  return {
+      {"tan", [](T x) { return tf::tan(x); }, [](long double x) { return tanl(x); }, -1.5, 1.5},
+      {"asin", [](T x) { return tf::asin(x); }, [](long double x) { return asinl(x); }, -1, 1},
+      {"acos", [](T x) { return tf::acos(x); }, [](long double x) { return acosl(x); }, -1, 1},
+      {"atan", [](T x) { return tf::atan(x); }, [](long double x) { return atanl(x); }, -20, 20},
+      {"sinh", [](T x) { return tf::sinh(x); }, [](long double x) { return sinhl(x); }, -20, 20},
+      {"cosh", [](T x) { return tf::cosh(x); }, [](long double x) { return coshl(x); }, -20, 20},
+      {"asinh", [](T x) { return tf::asinh(x); }, [](long double x) { return asinhl(x); }, -1e3, 1e3},
+      {"acosh", [](T x) { return tf::acosh(x); }, [](long double x) { return acoshl(x); }, 1, 1e3},
+      {"atanh", [](T x) { return tf::atanh(x); }, [](long double x) { return atanhl(x); }, -0.999, 0.999},
+      {"log2", [](T x) { return tf::log2(x); }, [](long double x) { return log2l(x); }, 1e-3, 1e6},
+      {"log10", [](T x) { return tf::log10(x); }, [](long double x) { return log10l(x); }, 1e-3, 1e6},
+      {"exp2", [](T x) { return tf::exp2(x); }, [](long double x) { return exp2l(x); }, -50, 50},
+      {"cbrt", [](T x) { return tf::cbrt(x); }, [](long double x) { return cbrtl(x); }, -1e3, 1e3},
+      {"erf", [](T x) { return tf::erf(x); }, [](long double x) { return erfl(x); }, -4, 4},
+      {"erfc", [](T x) { return tf::erfc(x); }, [](long double x) { return erfcl(x); }, -4, 20},
+      {"floor", [](T x) { return tf::floor(x); }, [](long double x) { return floorl(x); }, -5, 5},
+      {"ceil", [](T x) { return tf::ceil(x); }, [](long double x) { return ceill(x); }, -5, 5},
+      {"round", [](T x) { return tf::round(x); }, [](long double x) { return nearbyintl(x); }, -5, 5},
+      {"trunc", [](T x) { return tf::trunc(x); }, [](long double x) { return truncl(x); }, -5, 5},
+  };
+}
+
+std::vector<double> uniform(double lo, double hi, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> x(n);
+  for (auto& v : x) v = u(rng);
+  return x;
+}
+
+/// f on the whole tensor (one fused kernel) and on each element alone (the scalar path).
+template <class Real>
+void run_both(const std::function<T(T)>& f, const std::vector<double>& x, std::vector<double>& vec,
+              std::vector<double>& scalar) {
+  const tf::DType dtype = sizeof(Real) == 8 ? tf::DType::F64 : tf::DType::F32;
+  const std::vector<Real> xr(x.begin(), x.end());
+  const tf::Tensor xs = tf::Tensor::from(xr, {static_cast<std::int64_t>(x.size())});
+  const tf::Tensor y = tf::trace(f, xs).run({xs})[0];
+  vec.clear();
+  for (std::int64_t i = 0; i < y.numel(); ++i) vec.push_back(y.element(i).real());
+  const tf::Program one = tf::trace(f, tf::Tensor::scalar(0.5, dtype));
+  scalar.clear();
+  for (double v : x) scalar.push_back(one.run({tf::Tensor::scalar(v, dtype)})[0].element(0).real());
+}
+
+double relative_error(double got, long double want) {
+  if (want == 0) return got == 0 ? 0 : kInf;
+  return static_cast<double>(std::fabs((static_cast<long double>(got) - want) / want));
+}
+
+}  // namespace
+
+TEST(MathFunctions, EveryFunctionComputesItsDefinitionOnBothPathsInF64AndF32) {
+  for (const UnaryCase& c : unary_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<double> x = uniform(c.lo, c.hi, 301, 3);
+    std::vector<double> vec, scalar;
+    run_both<double>(c.f, x, vec, scalar);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const long double want = c.reference(x[i]);
+      // Within 4 ULP (libmvec's bound; SLEEF and glibc's scalar functions are tighter).
+      EXPECT_LE(relative_error(vec[i], want), 4 * 0x1p-53) << "tensor path at x = " << x[i];
+      EXPECT_LE(relative_error(scalar[i], want), 4 * 0x1p-53) << "scalar path at x = " << x[i];
+    }
+    run_both<float>(c.f, x, vec, scalar);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float xf = static_cast<float>(x[i]);
+      const long double want = c.reference(xf);
+      if (std::fabs(want) < 1e-30L) continue;  // f32 underflow (erfc of large x)
+      EXPECT_LE(relative_error(vec[i], want), 4 * 0x1p-24) << "f32 tensor path at x = " << xf;
+      EXPECT_LE(relative_error(scalar[i], want), 4 * 0x1p-24) << "f32 scalar path at x = " << xf;
+    }
+  }
+}
+
+TEST(MathFunctions, BinaryFunctionsComputeTheirDefinitionsAndBroadcast) {
+  const std::vector<double> a = uniform(-5, 5, 200, 4), b = uniform(-5, 5, 200, 5);
+  const auto n = static_cast<std::int64_t>(a.size());
+  const tf::Tensor ta = tf::Tensor::from(a, {n}), tb = tf::Tensor::from(b, {n});
+  struct Case {
+    const char* name;
+    std::function<T(T, T)> f;
+    long double (*reference)(long double, long double);
+  };
+  const Case cases[] = {
+      {"atan2", [](T y, T x) { return tf::atan2(y, x); }, [](long double y, long double x) { return atan2l(y, x); }},
+      {"hypot", [](T y, T x) { return tf::hypot(y, x); }, [](long double y, long double x) { return hypotl(y, x); }},
+      {"fmod", [](T y, T x) { return tf::fmod(y, x); }, [](long double y, long double x) { return fmodl(y, x); }},
+      {"remainder", [](T y, T x) { return tf::remainder(y, x); },
+       [](long double y, long double x) { return y - floorl(y / x) * x; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const tf::Tensor z = tf::trace(c.f, ta, tb).run({ta, tb})[0];
+    for (std::int64_t i = 0; i < n; ++i) {
+      const long double want = c.reference(a[i], b[i]);
+      EXPECT_LE(relative_error(z.data<double>()[i], want), 4 * 0x1p-53) << a[i] << ", " << b[i];
+    }
+  }
+  // Broadcasting: a column against a row.
+  const tf::Tensor col = tf::Tensor::from(std::vector<double>{1.0, -2.0}, {2, 1});
+  const tf::Tensor row = tf::Tensor::from(std::vector<double>{3.0, -4.0, 0.5}, {3});
+  const tf::Tensor h = tf::trace([](T y, T x) { return tf::hypot(y, x); }, col, row).run({col, row})[0];
+  ASSERT_EQ(h.shape(), (tf::Shape{2, 3}));
+  EXPECT_DOUBLE_EQ(h.data<double>()[1], 4.123105625617661);  // hypot(1, -4) = sqrt(17)
+  EXPECT_DOUBLE_EQ(h.data<double>()[3], std::sqrt(13.0));    // hypot(-2, 3)
+}
+
+TEST(MathFunctions, ComplexFunctionsAreTheStdPrincipalBranches) {
+  struct Case {
+    const char* name;
+    std::function<T(T)> f;
+    tf::c128 (*reference)(tf::c128);
+  };
+  const Case cases[] = {
+      {"tan", [](T x) { return tf::tan(x); }, [](tf::c128 z) { return std::tan(z); }},
+      {"asin", [](T x) { return tf::asin(x); }, [](tf::c128 z) { return std::asin(z); }},
+      {"acos", [](T x) { return tf::acos(x); }, [](tf::c128 z) { return std::acos(z); }},
+      {"atan", [](T x) { return tf::atan(x); }, [](tf::c128 z) { return std::atan(z); }},
+      {"sinh", [](T x) { return tf::sinh(x); }, [](tf::c128 z) { return std::sinh(z); }},
+      {"cosh", [](T x) { return tf::cosh(x); }, [](tf::c128 z) { return std::cosh(z); }},
+      {"asinh", [](T x) { return tf::asinh(x); }, [](tf::c128 z) { return std::asinh(z); }},
+      {"acosh", [](T x) { return tf::acosh(x); }, [](tf::c128 z) { return std::acosh(z); }},
+      {"atanh", [](T x) { return tf::atanh(x); }, [](tf::c128 z) { return std::atanh(z); }},
+      {"log2", [](T x) { return tf::log2(x); }, [](tf::c128 z) { return std::log(z) / std::numbers::ln2; }},
+      {"log10", [](T x) { return tf::log10(x); }, [](tf::c128 z) { return std::log10(z); }},
+      {"exp2", [](T x) { return tf::exp2(x); }, [](tf::c128 z) { return std::pow(tf::c128(2), z); }},
+  };
+  // Points on both sides of every branch cut (the real axis outside [-1, 1], the imaginary axis
+  // outside [-i, i], the negative real axis).
+  const std::vector<tf::c128> z = {{0.3, 0.4}, {-2.5, 1e-3}, {-2.5, -1e-3}, {2.5, 1e-3}, {1e-3, 2.5},
+                                   {-1e-3, -2.5}, {-0.7, -1.2}, {1.5, -0.2}};
+  const tf::Tensor t = tf::Tensor::from(z, {static_cast<std::int64_t>(z.size())});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const tf::Tensor y = tf::trace(c.f, t).run({t})[0];
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      const tf::c128 want = c.reference(z[i]);
+      EXPECT_LE(std::abs(y.data<tf::c128>()[i] - want), 1e-14 * std::abs(want)) << z[i];
+    }
+  }
+}
+
+TEST(MathFunctions, SpecialValuesAreThoseOfIeeeAndThePeers) {
+  auto eval1 = [](const std::function<T(T)>& f, std::vector<double> x) {
+    const tf::Tensor t = tf::Tensor::from(x, {static_cast<std::int64_t>(x.size())});
+    const tf::Tensor y = tf::trace(f, t).run({t})[0];
+    return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
+  };
+  auto eval2 = [](const std::function<T(T, T)>& f, std::vector<double> a, std::vector<double> b) {
+    const auto n = static_cast<std::int64_t>(a.size());
+    const tf::Tensor ta = tf::Tensor::from(a, {n}), tb = tf::Tensor::from(b, {n});
+    const tf::Tensor y = tf::trace(f, ta, tb).run({ta, tb})[0];
+    return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
+  };
+  // atan2 of signed zeros and infinities.
+  const auto at = eval2([](T y, T x) { return tf::atan2(y, x); }, {0.0, -0.0, 0.0, -0.0, kInf, 1.0},
+                        {-1.0, -1.0, 0.0, 0.0, kInf, -kInf});
+  EXPECT_EQ(at[0], std::numbers::pi);
+  EXPECT_EQ(at[1], -std::numbers::pi);
+  EXPECT_TRUE(at[2] == 0 && !std::signbit(at[2]));
+  EXPECT_TRUE(at[3] == 0 && std::signbit(at[3]));
+  EXPECT_EQ(at[4], std::numbers::pi / 4);
+  EXPECT_EQ(at[5], std::numbers::pi);
+  // Round half to even, and the sign of zero kept.
+  EXPECT_EQ(eval1([](T x) { return tf::round(x); }, {0.5, 1.5, 2.5, -0.5, -2.5, 3.7}),
+            (std::vector<double>{0.0, 2.0, 2.0, -0.0, -2.0, 4.0}));
+  EXPECT_TRUE(std::signbit(eval1([](T x) { return tf::round(x); }, {-0.5})[0]));
+  // fmod takes the dividend's sign, remainder the divisor's (Python: -1 % 3 == 2, 1 % -3 == -2).
+  EXPECT_EQ(eval2([](T a, T b) { return tf::fmod(a, b); }, {-1, 1, 7.5}, {3, -3, 2}), (std::vector<double>{-1, 1, 1.5}));
+  EXPECT_EQ(eval2([](T a, T b) { return tf::remainder(a, b); }, {-1, 1, 7.5, -6}, {3, -3, 2, 3}),
+            (std::vector<double>{2, -2, 1.5, 0}));
+  EXPECT_FALSE(std::signbit(eval2([](T a, T b) { return tf::remainder(a, b); }, {-6}, {3})[0]));
+  EXPECT_TRUE(std::signbit(eval2([](T a, T b) { return tf::remainder(a, b); }, {6}, {-3})[0]));
+  // Limits of the error function, logarithms at 0 and infinity, exact powers and roots.
+  EXPECT_EQ(eval1([](T x) { return tf::erf(x); }, {kInf, -kInf, 0.0}), (std::vector<double>{1, -1, 0}));
+  EXPECT_EQ(eval1([](T x) { return tf::erfc(x); }, {kInf, -kInf, 0.0}), (std::vector<double>{0, 2, 1}));
+  EXPECT_EQ(eval1([](T x) { return tf::log2(x); }, {0.0, kInf, 1024.0}), (std::vector<double>{-kInf, kInf, 10}));
+  EXPECT_EQ(eval1([](T x) { return tf::log10(x); }, {1000.0, 1e-5}), (std::vector<double>{3, -5}));
+  EXPECT_EQ(eval1([](T x) { return tf::exp2(x); }, {10.0, -1.0, -kInf}), (std::vector<double>{1024, 0.5, 0}));
+  // libmvec's cbrt is within 4 ULP, not exact on perfect cubes (SLEEF's and glibc's are).
+  const auto roots = eval1([](T x) { return tf::cbrt(x); }, {-8.0, 27.0, -kInf});
+  EXPECT_NEAR(roots[0], -2.0, 4 * 0x1p-52 * 2);
+  EXPECT_NEAR(roots[1], 3.0, 4 * 0x1p-52 * 3);
+  EXPECT_EQ(roots[2], -kInf);
+  EXPECT_EQ(eval1([](T x) { return tf::acosh(x); }, {1.0}), (std::vector<double>{0.0}));
+  EXPECT_EQ(eval1([](T x) { return tf::atanh(x); }, {1.0, -1.0}), (std::vector<double>{kInf, -kInf}));
+  EXPECT_TRUE(std::isnan(eval1([](T x) { return tf::asin(x); }, {1.5})[0]));
+  EXPECT_TRUE(std::isnan(eval1([](T x) { return tf::acosh(x); }, {0.5})[0]));
+  // hypot(inf, NaN) is inf (IEEE 754: an infinite operand wins over NaN).
+  EXPECT_EQ(eval2([](T a, T b) { return tf::hypot(a, b); }, {kInf, 3e300}, {kNaN, 4e300}),
+            (std::vector<double>{kInf, 5e300}));
+}
+
+TEST(MathComposites, ValuesAtTheirDelicatePoints) {
+  auto run2 = [](const std::function<T(T, T)>& f, double a, double b) {
+    return tf::trace(f, tf::Tensor::scalar(a), tf::Tensor::scalar(b)).run({tf::Tensor::scalar(a), tf::Tensor::scalar(b)})[0].item<double>();
+  };
+  auto logaddexp = [](T a, T b) { return tf::logaddexp(a, b); };
+  EXPECT_DOUBLE_EQ(run2(logaddexp, 1000.0, 1000.0), 1000.0 + std::numbers::ln2);  // exp overflows
+  EXPECT_DOUBLE_EQ(run2(logaddexp, -1000.0, -1001.0), -1000.0 + std::log1p(std::exp(-1.0)));
+  EXPECT_EQ(run2(logaddexp, -kInf, -kInf), -kInf);
+  EXPECT_EQ(run2(logaddexp, kInf, kInf), kInf);
+  EXPECT_DOUBLE_EQ(run2(logaddexp, 0.5, -0.25), std::log(std::exp(0.5) + std::exp(-0.25)));
+  auto xlogy = [](T x, T y) { return tf::xlogy(x, y); };
+  EXPECT_EQ(run2(xlogy, 0.0, 0.0), 0.0);
+  EXPECT_EQ(run2(xlogy, 0.0, 2.0), 0.0);
+  EXPECT_DOUBLE_EQ(run2(xlogy, 2.0, 3.0), 2 * std::log(3.0));
+  // d/dx x log y = log y, also at x = 0; d/dy = x / y.
+  const double dx = tf::grad(xlogy, 0)(tf::Tensor::scalar(0.0), tf::Tensor::scalar(2.0)).item<double>();
+  const double dy = tf::grad(xlogy, 1)(tf::Tensor::scalar(0.0), tf::Tensor::scalar(2.0)).item<double>();
+  EXPECT_DOUBLE_EQ(dx, std::log(2.0));
+  EXPECT_EQ(dy, 0.0);
+
+  auto sinc = [](T x) { return tf::sinc(x); };
+  auto run1 = [](const std::function<T(T)>& f, double x) {
+    return tf::trace(f, tf::Tensor::scalar(x)).run({tf::Tensor::scalar(x)})[0].item<double>();
+  };
+  EXPECT_EQ(run1(sinc, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(run1(sinc, 0.5), 2 / std::numbers::pi);
+  EXPECT_NEAR(run1(sinc, 1.0), 0.0, 1e-16);
+  // sinc''(0) = -pi^2 / 3, sinc'(0) = 0.
+  EXPECT_EQ(tf::grad(sinc)(tf::Tensor::scalar(0.0)).item<double>(), 0.0);
+  EXPECT_NEAR(tf::hessian(sinc)(tf::Tensor::scalar(0.0)).item<double>(), -std::numbers::pi * std::numbers::pi / 3, 1e-14);
+
+  auto ndtr = [](T x) { return tf::ndtr(x); };
+  EXPECT_EQ(run1(ndtr, 0.0), 0.5);
+  // The lower tail keeps its relative accuracy: Phi(-10) = erfc(10 / sqrt 2) / 2.
+  EXPECT_NEAR(run1(ndtr, -10.0), 7.619853024160527e-24, 1e-37);
+  // ldexp is exact; round to decimals as numpy.round.
+  EXPECT_EQ(run2([](T x, T e) { return tf::ldexp(x, e); }, 3.0, 4.0), 48.0);
+  EXPECT_EQ(run1([](T x) { return tf::round(x, 2); }, 1.23456), 1.23);
+  EXPECT_EQ(run1([](T x) { return tf::round(x, -2); }, 1250.0), 1200.0);  // half to even
+  // Classification.
+  const tf::Tensor special = tf::Tensor::from(std::vector<double>{0.0, kInf, -kInf, kNaN, 1.0}, {5});
+  auto flags = [&](const std::function<T(T)>& f) {
+    const tf::Tensor b = tf::trace(f, special).run({special})[0];
+    return std::vector<bool>(b.data<bool>(), b.data<bool>() + b.numel());
+  };
+  EXPECT_EQ(flags([](T x) { return tf::isnan(x); }), (std::vector<bool>{false, false, false, true, false}));
+  EXPECT_EQ(flags([](T x) { return tf::isinf(x); }), (std::vector<bool>{false, true, true, false, false}));
+  EXPECT_EQ(flags([](T x) { return tf::isfinite(x); }), (std::vector<bool>{true, false, false, false, true}));
+}
+
+TEST(MathComposites, DerivativesPassCheckGradsToOrderTwo) {
+  struct Case {
+    const char* name;
+    std::function<T(T, T)> f;
+  };
+  const Case cases[] = {
+      {"logaddexp", [](T a, T b) { return tf::sum(tf::logaddexp(a, b * 2.0)); }},
+      {"xlogy", [](T a, T b) { return tf::sum(tf::xlogy(a, b * b + 0.5)); }},
+      {"sinc", [](T a, T b) { return tf::sum(tf::sinc(a * 2.0) * b); }},
+      {"sinc near 0", [](T a, T b) { return tf::sum(tf::sinc(a * 1e-3) * b); }},
+      {"ndtr", [](T a, T b) { return tf::sum(tf::ndtr(a * 3.0) * b); }},
+      {"ldexp", [](T a, T b) { return tf::sum(tf::ldexp(a * b, tf::full_like(a, 3.0))); }},
+      {"round to decimals", [](T a, T b) { return tf::sum(tf::round(a, 1) * a * b); }},
+  };
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> a(5), b(5);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  const std::vector<tf::Tensor> args = {tf::Tensor::from(a, {5}), tf::Tensor::from(b, {5})};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto graph = tf::detail::trace_graph(c.f, tf::detail::types_of(args));
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+}
+
+TEST(MathFunctions, BadInputThrowsTypedErrorsNamingTheFunction) {
+  const tf::Tensor z = tf::Tensor::from(std::vector<tf::c128>{{1, 2}}, {1});
+  const tf::Tensor i = tf::Tensor::from(std::vector<std::int64_t>{3}, {1});
+  auto expect_dtype_error = [](auto f, const tf::Tensor& x, const char* name, const char* dtype) {
+    try {
+      tf::trace(f, x);
+      ADD_FAILURE() << name << " accepted " << dtype;
+    } catch (const tf::DTypeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(name));
+      EXPECT_THAT(e.what(), HasSubstr(dtype));
+    }
+  };
+  expect_dtype_error([](T x) { return tf::erf(x); }, z, "erf", "c128");
+  expect_dtype_error([](T x) { return tf::floor(x); }, z, "floor", "c128");
+  expect_dtype_error([](T x) { return tf::round(x, 2); }, z, "round", "c128");
+  expect_dtype_error([](T x) { return tf::cbrt(x); }, z, "cbrt", "c128");
+  expect_dtype_error([](T x) { return tf::floor(x); }, i, "floor", "i64");
+  expect_dtype_error([](T x) { return tf::asin(x); }, i, "asin", "i64");
+  expect_dtype_error([](T x) { return tf::atan2(x, x); }, z, "atan2", "c128");
+  expect_dtype_error([](T x) { return tf::logaddexp(x, x); }, z, "logaddexp", "c128");
+  expect_dtype_error([](T x) { return tf::sinc(x); }, z, "sinc", "c128");
+  const tf::Tensor a = tf::Tensor::zeros({2}), b = tf::Tensor::zeros({3});
+  EXPECT_THROW(tf::trace([](T x, T y) { return tf::hypot(x, y); }, a, b), tf::ShapeError);
+  try {
+    tf::trace([](T x, T y) { return tf::fmod(x, y); }, a, b);
+  } catch (const tf::ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("fmod"));
+  }
+}
