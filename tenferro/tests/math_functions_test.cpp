@@ -336,3 +336,26 @@ TEST(MathFunctions, BadInputThrowsTypedErrorsNamingTheFunction) {
     EXPECT_THAT(e.what(), HasSubstr("fmod"));
   }
 }
+
+TEST(Statistics, VarianceOfComplexIsRealAndTakesACorrection) {
+  // x = [1+1i, -1-1i]: mean 0, |x - m|^2 = 2 each. NumPy, JAX and PyTorch: var = 2 (real).
+  const tf::Tensor x = tf::Tensor::from(std::vector<tf::c128>{{1, 1}, {-1, -1}}, {2});
+  const tf::Tensor v = tf::trace([](T a) { return tf::var(a, {0}); }, x).run({x})[0];
+  EXPECT_EQ(v.dtype(), tf::DType::F64);
+  EXPECT_DOUBLE_EQ(v.item<double>(), 2.0);
+  const tf::Tensor v1 = tf::trace([](T a) { return tf::var(a, {0}, 1); }, x).run({x})[0];
+  EXPECT_DOUBLE_EQ(v1.item<double>(), 4.0);
+  const tf::Tensor s1 = tf::trace([](T a) { return tf::stddev(a, {0}, 1); }, x).run({x})[0];
+  EXPECT_DOUBLE_EQ(s1.item<double>(), 2.0);
+  // Real data: the sample variance of 1..4 is 5/3; n <= correction divides by zero.
+  const tf::Tensor r = tf::Tensor::from(std::vector<double>{1, 2, 3, 4}, {4});
+  EXPECT_DOUBLE_EQ(tf::trace([](T a) { return tf::var(a, {0}, 1); }, r).run({r})[0].item<double>(), 5.0 / 3);
+  EXPECT_EQ(tf::trace([](T a) { return tf::var(a, {0}, 4); }, r).run({r})[0].item<double>(), kInf);
+  // The gradient of the real variance of complex data, d var / d conj(x) convention as the rest of
+  // the library: 2 (x - m) / (n - correction) for each element (here (x - 0) with n - 1 = 1).
+  const tf::Tensor g = tf::grad([](T a) { return tf::var(a, {0}, 1); })(x);
+  EXPECT_NEAR(std::abs(g.data<tf::c128>()[0] - tf::c128(2, 2)), 0.0, 1e-15);
+  EXPECT_NEAR(std::abs(g.data<tf::c128>()[1] - tf::c128(-2, -2)), 0.0, 1e-15);
+  EXPECT_THROW(tf::trace([](T a) { return tf::var(a, {0}); }, tf::Tensor::from(std::vector<std::int64_t>{1, 2}, {2})),
+               tf::DTypeError);
+}

@@ -127,8 +127,14 @@ Traced argmax(const Traced& a, std::int64_t axis);
 Traced argmin(const Traced& a, std::int64_t axis);
 Traced mean(const Traced& a);
 Traced mean(const Traced& a, std::vector<std::int64_t> axes);
-/// Population variance (divides by the count).
-Traced var(const Traced& a, std::vector<std::int64_t> axes);
+/// Variance over `axes`: sum(|x - mean|^2) / (n - correction), n the number of reduced elements
+/// (correction 0: the population variance; 1: the unbiased sample variance, Bessel's correction).
+/// Real for complex operands (|x - m|^2 = re^2 + im^2), as in NumPy, JAX and PyTorch; n <=
+/// correction divides by zero. Float or complex operands.
+Traced var(const Traced& a, std::vector<std::int64_t> axes, double correction = 0);
+/// Standard deviation, sqrt(var(a, axes, correction)) (named stddev: `std` is the standard library's
+/// namespace).
+Traced stddev(const Traced& a, std::vector<std::int64_t> axes, double correction = 0);
 
 // ---- differentiation control ----
 /// The value of `a`, with derivative zero: no tangent flows through it and no cotangent back.

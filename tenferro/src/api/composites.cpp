@@ -29,10 +29,24 @@ Traced expand_back(const Traced& reduced, const Shape& full, const std::vector<s
 }
 }  // namespace
 
-Traced var(const Traced& a, std::vector<std::int64_t> axes) {
+Traced var(const Traced& a, std::vector<std::int64_t> axes, double correction) {
+  if (!is_inexact(a.dtype())) {
+    throw DTypeError("var: operand " + a.type().to_string() + " has the wrong dtype; expected f32, f64, c64 or c128");
+  }
   axes = normalized(std::move(axes), a.rank(), "var");
+  std::int64_t count = 1;
+  for (std::int64_t axis : axes) count *= a.shape()[static_cast<std::size_t>(axis)];
   Traced centered = a - expand_back(mean(a, axes), a.shape(), axes);
-  return mean(centered * centered, axes);
+  // |x - m|^2, real for complex x (as NumPy, JAX and PyTorch): re^2 + im^2, not (x - m)^2.
+  Traced squares = is_complex(a.dtype()) ? real(centered) * real(centered) + imag(centered) * imag(centered)
+                                         : centered * centered;
+  // count - correction <= 0 divides by zero (inf, or NaN for a zero sum), as in the peers.
+  const double divisor = std::max(static_cast<double>(count) - correction, 0.0);
+  return sum(squares, axes) / divisor;
+}
+
+Traced stddev(const Traced& a, std::vector<std::int64_t> axes, double correction) {
+  return sqrt(var(a, std::move(axes), correction));
 }
 
 Traced logsumexp(const Traced& x, std::vector<std::int64_t> axes) {

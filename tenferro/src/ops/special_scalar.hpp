@@ -289,7 +289,7 @@ inline double erfinv(double y) {
   const double q = 1.0 - a;
   for (int it = 0; it < 4; ++it) {
     const double f = tail ? std::erfc(x) - q : std::erf(x) - a;
-    const double fp = (tail ? -1.0 : 1.0) * (2 / std::numbers::sqrtpi) * std::exp(-x * x);
+    const double fp = (tail ? -1.0 : 1.0) * (2 * std::numbers::inv_sqrtpi) * std::exp(-x * x);
     const double dx = f / (fp + x * f);
     x -= dx;
     if (std::fabs(dx) <= 0x1p-24 * x) break;
