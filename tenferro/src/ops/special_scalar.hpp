@@ -127,7 +127,17 @@ inline double digamma_pos(double x) {
     bern += kBernoulliNum[k - 1] / (kBernoulliDen[k - 1] * (2 * k)) * h;
   }
   double s = std::log1p(d / b) / d + u * v * (0.5 + bern);
-  for (int k = N - 1; k >= 0; --k) s += 1.0 / ((x + k) * (x0_hi + k));
+  // Direct terms 1/((x+k)(x0+k)), each corrected to first order for the
+  // rounding of x + k, x0 + k, their product and the reciprocal (~1e-32).
+  for (int k = N - 1; k >= 0; --k) {
+    double p, pe, c, ce;
+    two_sum(x, k, p, pe);
+    two_sum(x0_hi, k, c, ce);
+    ce += x0_lo;
+    const double m = p * c, me = std::fma(p, c, -m);
+    const double t = 1.0 / m, te = std::fma(-t, m, 1.0);  // 1/m = t (1 + te + ...)
+    s += std::fma(t, te - me / m - pe / p - ce / c, t);
+  }
   return d * s;
 }
 
@@ -204,8 +214,8 @@ inline double bessel_asym_scaled(int nu, double x) {
     term *= ((2.0 * k - 1) * (2.0 * k - 1) - 4.0 * nu * nu) / (8.0 * k * x);
     sum += term;
   }
-  // 2 pi x would overflow beyond ~2.8e307; scale by 1/4 exactly instead.
-  const double root = x > 1e300 ? 2 * std::sqrt(2 * kPi * (0.25 * x)) : std::sqrt(2 * kPi * x);
+  // 2 pi x would overflow beyond ~2.8e307; scale by 1/16 (exact) instead.
+  const double root = x > 1e300 ? 4 * std::sqrt(2 * kPi * (x / 16)) : std::sqrt(2 * kPi * x);
   return sum / root;
 }
 
@@ -243,12 +253,15 @@ inline double polygamma(int n, double x) {
   const double sign = n % 2 == 1 ? 1.0 : -1.0;  // (-1)^(n+1)
   if (x > 0) return std::isinf(x) ? sign * 0.0 : sign * zeta_factorial(n, x, 0.0);
   if (std::isinf(x) || x == std::floor(x)) return kNaN;  // -inf and the poles
-  const double r = x - std::floor(x);  // exact, in (0, 1)
-  double omr, omr_lo, omx, omx_lo;
-  two_sum(1.0, -r, omr, omr_lo);
+  // r = x - floor(x) in (0, 1), 1 - r and 1 - x as unevaluated sums hi + lo
+  // (x - floor(x) rounds for x in (-1/2, 0); 1 - r = (1 + floor(x)) - x).
+  const double fl = std::floor(x);
+  double r, r_lo, omr, omr_lo, omx, omx_lo;
+  two_sum(x, -fl, r, r_lo);
+  two_sum(1.0 + fl, -x, omr, omr_lo);
   two_sum(1.0, -x, omx, omx_lo);
   // psi^(n)(x) = (-1)^(n+1) n! [zeta(s, r) + (-1)^(n+1) (zeta(s, 1-r) - zeta(s, 1-x))]
-  return sign * zeta_factorial(n, r, 0.0) +
+  return sign * zeta_factorial(n, r, r_lo) +
          (zeta_factorial(n, omr, omr_lo) - zeta_factorial(n, omx, omx_lo));
 }
 
@@ -258,36 +271,44 @@ inline double erfinv(double y) {
   const double a = std::fabs(y);
   if (a > 1) return kNaN;
   if (a == 1) return std::copysign(kInf, y);
+  if (a == 0) return y;  // keeps the sign of zero
   // erfinv(y) = (sqrt(pi)/2) (y + (pi/12) y^3 + ...); below 2^-30 the cubic term
   // is < 2^-62 relative. Two-term constant so the product is ~correctly rounded.
   constexpr double c_hi = 0.886226925452758, c_lo = -3.8332932499128993e-17;
   if (a < 0x1p-30) return std::fma(y, c_hi, y * c_lo);
-  // Giles' single precision approximation (relative error ~4e-7 for
-  // 1 - |y| >= 2^-24; further out still close enough for Halley to converge).
-  static constexpr double p1[9] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
-                                   -4.39150654e-06, 0.00021858087,  -0.00125372503,
-                                   -0.00417768164,  0.246640727,    1.50140941};
-  static constexpr double p2[9] = {-0.000200214257, 0.000100950558, 0.00134934322,
-                                   -0.00367342844,  0.00573950773,  -0.0076224613,
-                                   0.00943887047,   1.00167406,     2.83297682};
+  const double q = 1.0 - a;  // exact for a >= 0.5
   double w = -std::log((1.0 - a) * (1.0 + a));
-  const double* c = p1;
-  if (w < 5) {
-    w -= 2.5;
-  } else {
-    w = std::sqrt(w) - 3;
-    c = p2;
-  }
   double x = 0;
-  for (int i = 0; i < 9; ++i) x = x * w + c[i];
-  x *= a;
+  if (w <= 16) {
+    // Giles' single precision approximation, relative error ~4e-7 where it was
+    // fitted (1 - |y| >= 2^-24, i.e. w <= 16.6).
+    static constexpr double p1[9] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
+                                     -4.39150654e-06, 0.00021858087,  -0.00125372503,
+                                     -0.00417768164,  0.246640727,    1.50140941};
+    static constexpr double p2[9] = {-0.000200214257, 0.000100950558, 0.00134934322,
+                                     -0.00367342844,  0.00573950773,  -0.0076224613,
+                                     0.00943887047,   1.00167406,     2.83297682};
+    const double* c = w < 5 ? p1 : p2;
+    w = w < 5 ? w - 2.5 : std::sqrt(w) - 3;
+    for (int i = 0; i < 9; ++i) x = x * w + c[i];
+    x *= a;
+  } else {
+    // Deep tail (1 - |y| < 6e-8, where the fit above degrades): solve
+    // erfc(x) = e^-x^2 / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4)) = q for x^2 by
+    // fixed-point iteration (contraction ~1/(2x^2) < 0.04; error ~1e-4).
+    const double L = -std::log(q);
+    x = std::sqrt(L);
+    for (int i = 0; i < 3; ++i) {
+      const double t = 1.0 / (x * x);
+      x = std::sqrt(L + std::log(std::numbers::inv_sqrtpi / x) + std::log1p(t * (0.75 * t - 0.5)));
+    }
+  }
   // Halley on f(x) = erf(x) - a, or on erfc(x) - (1 - a) where the result is
   // ill-conditioned in erf (1 - a is exact for a >= 0.5). Both have
   // f'' = -2x f', so the step is f / (f' + x f). The error cubes per step;
   // after a step below 2^-24 relative the remaining error is < 1e-19.
   const bool tail = a >= 0.5;
-  const double q = 1.0 - a;
-  for (int it = 0; it < 4; ++it) {
+  for (int it = 0; it < 5; ++it) {
     const double f = tail ? std::erfc(x) - q : std::erf(x) - a;
     const double fp = (tail ? -1.0 : 1.0) * (2 * std::numbers::inv_sqrtpi) * std::exp(-x * x);
     const double dx = f / (fp + x * f);

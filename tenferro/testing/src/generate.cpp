@@ -38,6 +38,11 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::DotGeneral, 4}, {FuzzOp::Matmul, 3},   {FuzzOp::CrossEntropy, 1},
     {FuzzOp::MaxWithIndex, 1}, {FuzzOp::MinWithIndex, 1}, {FuzzOp::Argmax, 1}, {FuzzOp::Argmin, 1},
     {FuzzOp::DetachedIdentity, 1},
+    {FuzzOp::Sinh, 1},     {FuzzOp::Cosh, 1},       {FuzzOp::Atan, 1},       {FuzzOp::Asinh, 1},
+    {FuzzOp::Asin, 1},     {FuzzOp::Atanh, 1},      {FuzzOp::Erf, 1},        {FuzzOp::Erfc, 1},
+    {FuzzOp::Exp2, 1},     {FuzzOp::Log2, 1},       {FuzzOp::Log10, 1},      {FuzzOp::Floor, 1},
+    {FuzzOp::Round, 1},    {FuzzOp::Atan2, 1},      {FuzzOp::Hypot, 1},      {FuzzOp::Logaddexp, 1},
+    {FuzzOp::Remainder, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -191,6 +196,13 @@ class Generator {
     const int e = unary(FuzzOp::Exp, a);
     return e < 0 ? a : e;
   }
+  /// An operand inside (-1/2, 1/2) for asin and atanh: tanh(a) / 2, real a only (-1 for complex a,
+  /// whose branch cuts on the real axis these programs do not track).
+  int within_half(int a) {
+    if (!is_floating(type(a).dtype)) return -1;
+    const int t = unary(FuzzOp::Tanh, a);
+    return t < 0 ? -1 : add(FuzzNode{FuzzOp::MulScalar, {t}, {}, {}, DType::F64, 0.5});
+  }
   int boolean_for(int a) {
     int p = pick_value_where([&](int v) { return type(v).dtype == DType::Bool && broadcastable(type(v).shape, type(a).shape); });
     if (p >= 0 && chance(0.7)) return p;
@@ -252,8 +264,17 @@ class Generator {
     FuzzNode n{op, {a}, {}, {}, DType::F64, 0};
     const double scalars[] = {0.5, -1.5, 2.0, 3.0, 0.25, -0.75};
     auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
-    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p})) {
+    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p, FuzzOp::Log2, FuzzOp::Log10})) {
       n.args = {positive(a)};
+    } else if (is({FuzzOp::Asin, FuzzOp::Atanh})) {
+      const int b = within_half(a);
+      if (b < 0) return;
+      n.args = {b};
+    } else if (is({FuzzOp::Atan2, FuzzOp::Hypot, FuzzOp::Logaddexp})) {
+      n.args = {a, pick_partner(a)};
+      if (chance(0.5)) std::swap(n.args[0], n.args[1]);
+    } else if (op == FuzzOp::Remainder) {
+      n.args = {a, positive(pick_partner(a))};
     } else if (is({FuzzOp::Add, FuzzOp::Sub, FuzzOp::Mul, FuzzOp::Maximum, FuzzOp::Minimum, FuzzOp::Eq, FuzzOp::Ne,
                    FuzzOp::Lt, FuzzOp::Le, FuzzOp::Gt, FuzzOp::Ge})) {
       n.args = {a, pick_partner(a)};

@@ -38,8 +38,28 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     }
     // The branch cut of the complex log (and of sqrt, rsqrt and pow through it) along the
     // negative real axis (below -1 for log1p): which side of it the operand lies on.
+    if (n.op == FuzzOp::Floor || n.op == FuzzOp::Round) {  // piecewise constant: the value jumps
+      out.push_back(v);
+      continue;
+    }
+    if (n.op == FuzzOp::Remainder) {  // jumps where a / b crosses an integer
+      out.push_back(floor(arg(0) / arg(1)));
+      continue;
+    }
+    if (n.op == FuzzOp::Atan2) {  // the cut along the negative x axis: the sign of y where x < 0
+      const Traced left = lt(arg(1), full_like(arg(1), 0.0));
+      out.push_back(where(left, lt(arg(0), full_like(arg(0), 0.0)), left));
+      continue;
+    }
+    // atan and asinh cut the imaginary axis beyond +-i: the side of it, where |Im z| > 1.
+    if ((n.op == FuzzOp::Atan || n.op == FuzzOp::Asinh) && is_complex(arg(0).dtype())) {
+      const Traced re = real(arg(0)), im = imag(arg(0));
+      const Traced beyond = gt(abs(im), full_like(im, 1.0));
+      out.push_back(where(beyond, lt(re, full_like(re, 0.0)), beyond));
+      continue;
+    }
     const bool cut = n.op == FuzzOp::Log || n.op == FuzzOp::Log1p || n.op == FuzzOp::Sqrt || n.op == FuzzOp::Rsqrt ||
-                     n.op == FuzzOp::Pow;
+                     n.op == FuzzOp::Pow || n.op == FuzzOp::Log2 || n.op == FuzzOp::Log10;
     if (cut && is_complex(arg(0).dtype())) {
       const Traced re = real(arg(0)), im = imag(arg(0));
       const Traced left = lt(re, full_like(re, n.op == FuzzOp::Log1p ? -1.0 : 0.0));
@@ -76,6 +96,10 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::BroadcastTo: case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod:
       case FuzzOp::MeanAll: case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax:
       case FuzzOp::LogSoftmax: case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:
+      case FuzzOp::Sinh: case FuzzOp::Cosh: case FuzzOp::Atan: case FuzzOp::Asinh: case FuzzOp::Asin:
+      case FuzzOp::Atanh: case FuzzOp::Erf: case FuzzOp::Erfc: case FuzzOp::Exp2: case FuzzOp::Log2:
+      case FuzzOp::Log10: case FuzzOp::Floor: case FuzzOp::Round: case FuzzOp::Atan2: case FuzzOp::Hypot:
+      case FuzzOp::Logaddexp: case FuzzOp::Remainder:
         break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
     }
   }
@@ -108,6 +132,18 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
       out.push_back(smallest(gap / (size + 1.0)));
     } else if (n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && n.dtype == DType::Bool)) {
       out.push_back(smallest(abs(arg(0))));
+    } else if ((n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Remainder) &&
+               !is_complex(arg(0).dtype())) {
+      // Distance to the nearest jump: integers (floor, and a / b for remainder), half-integers (round).
+      const Traced x = astype(n.op == FuzzOp::Remainder ? arg(0) / arg(1) : arg(0), DType::F64);
+      const Traced shifted = n.op == FuzzOp::Round ? x + 0.5 : x;
+      const Traced frac = shifted - floor(shifted);
+      out.push_back(smallest(minimum(frac, 1.0 - frac)));
+    } else if (n.op == FuzzOp::Atan2) {
+      // |y| where x < 0 (the cut), relative to the point's size.
+      const Traced y = astype(arg(0), DType::F64), x = astype(arg(1), DType::F64);
+      const Traced left = lt(x, full_like(x, 0.0));
+      out.push_back(smallest(where(left, abs(y) / (abs(x) + 1.0), full_like(y, 1.0))));
     } else if (n.op == FuzzOp::Astype && n.dtype == DType::I64 && !is_complex(arg(0).dtype())) {
       // Conversion truncates: it jumps at every integer.
       const Traced x = astype(arg(0), DType::F64);

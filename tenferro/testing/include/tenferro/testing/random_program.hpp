@@ -23,10 +23,13 @@ enum class FuzzOp : std::uint8_t {
   // elementwise, unary
   Neg, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Expm1, Log1p, Abs, Sign, Conj, Real, Imag,
   Sigmoid, Relu, Softplus,
+  // tenferro/math.hpp: smooth ones, ones on a restricted domain, and piecewise constant ones
+  Sinh, Cosh, Atan, Asinh, Asin, Atanh, Erf, Erfc, Exp2, Log2, Log10, Floor, Round,
   // (x - stop_gradient(x)) + stop_gradient(x): x, through a detached value
   DetachedIdentity,
   // elementwise, binary (broadcasting)
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge,
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2, Hypot, Logaddexp, Remainder,
+  Eq, Ne, Lt, Le, Gt, Ge,
   // with a double on one side: a + s, a - s, a * s, a / s, s - a, s / a
   AddScalar, SubScalar, MulScalar, DivScalar, ScalarSub, ScalarDiv,
   Where, Clamp, FullLike,
