@@ -20,6 +20,9 @@ void run_elem_chain(const Options& options);
 void run_scalar_chain(const Options& options);
 /// Hessian and Hessian-vector product of sum(exp(a x)) with respect to x, n = 100 and 1000, f64.
 void run_hessian(const Options& options);
+/// erf, lgamma, atan2 and asinh on 10^7 f64: y = f(x) (special_fwd_<fn>) and the gradient of
+/// sum(f(x)) (special_grad_<fn>); atan2's second argument is a second vector.
+void run_special(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

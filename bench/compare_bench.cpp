@@ -2,7 +2,7 @@
 // PyTorch, plus hand-written and BLAS baselines, one DESIGN.md line per case and implementation
 // (format and measurement protocol in harness.hpp; the cases in cases.hpp).
 //
-//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul] [--budget S]
+//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special] [--budget S]
 //
 // --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
 // OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
@@ -29,5 +29,6 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "hessian")) bench::run_hessian(options);
   if (bench::wants(options, "jacobian")) bench::run_jacobian(options);
   if (bench::wants(options, "matmul")) bench::run_matmul(options);
+  if (bench::wants(options, "special")) bench::run_special(options);
   return 0;
 }

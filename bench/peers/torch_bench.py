@@ -27,7 +27,7 @@ except ImportError:
     sys.stderr.write("torch_bench: PyTorch is not installed (Debian: apt-get install python3-torch)\n")
     sys.exit(3)
 
-FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul")
+FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -200,6 +200,30 @@ def run_matmul(args):
         a = torch.randn(n, n, generator=gen, dtype=dtype)
         b = torch.randn(n, n, generator=gen, dtype=dtype)
         report("matmul", n, name, measure(lambda: torch.mm(a, b), args.budget))
+
+
+SPECIAL = {
+    "erf": (-3.0, 3.0, lambda a, b: torch.erf(a)),
+    "atan2": (-2.0, 2.0, lambda a, b: torch.atan2(a, b)),
+    "asinh": (-10.0, 10.0, lambda a, b: torch.asinh(a)),
+}
+
+
+def run_special(args):
+    n = 10_000_000
+    for name, (lo, hi, f) in SPECIAL.items():
+        x = midpoints(n, lo, hi)
+        y = midpoints(n, 2.0, 0.5)  # descending from 2 to 0.5, as bench_compare's second argument
+        xg = x.clone().requires_grad_()
+
+        def forward():
+            with torch.no_grad():
+                f(x, y)
+
+        report("special_fwd_" + name, n, "f64", measure(forward, args.budget))
+        report("special_grad_" + name, n, "f64",
+               measure(lambda: torch.autograd.grad(f(xg, y).sum(), xg), args.budget))
+        del x, y, xg
 
 
 def main():
