@@ -50,6 +50,9 @@ std::vector<UnaryCase> unary_cases() {
       {"cbrt", [](T x) { return tf::cbrt(x); }, [](long double x) { return cbrtl(x); }, -1e3, 1e3},
       {"erf", [](T x) { return tf::erf(x); }, [](long double x) { return erfl(x); }, -4, 4},
       {"erfc", [](T x) { return tf::erfc(x); }, [](long double x) { return erfcl(x); }, -4, 20},
+      // Away from the roots at 1 and 2, where the relative error of any lgamma grows without bound.
+      {"lgamma", [](T x) { return tf::lgamma(x); }, [](long double x) { return lgammal(x); }, 2.5, 30},
+      {"lgamma", [](T x) { return tf::lgamma(x); }, [](long double x) { return lgammal(x); }, 0.05, 0.9},
       {"floor", [](T x) { return tf::floor(x); }, [](long double x) { return floorl(x); }, -5, 5},
       {"ceil", [](T x) { return tf::ceil(x); }, [](long double x) { return ceill(x); }, -5, 5},
       {"round", [](T x) { return tf::round(x); }, [](long double x) { return nearbyintl(x); }, -5, 5},
@@ -358,4 +361,112 @@ TEST(Statistics, VarianceOfComplexIsRealAndTakesACorrection) {
   EXPECT_NEAR(std::abs(g.data<tf::c128>()[1] - tf::c128(-2, -2)), 0.0, 1e-15);
   EXPECT_THROW(tf::trace([](T a) { return tf::var(a, {0}); }, tf::Tensor::from(std::vector<std::int64_t>{1, 2}, {2})),
                tf::DTypeError);
+}
+
+TEST(SpecialFunctions, IdentitiesAndClosedFormsOnBothPaths) {
+  constexpr double kEulerGamma = 0.57721566490153286;
+  auto run1 = [](const std::function<T(T)>& f, double x) {
+    return tf::trace(f, tf::Tensor::scalar(x)).run({tf::Tensor::scalar(x)})[0].item<double>();
+  };
+  auto run_vec = [](const std::function<T(T)>& f, std::vector<double> x) {
+    const tf::Tensor t = tf::Tensor::from(x, {static_cast<std::int64_t>(x.size())});
+    const tf::Tensor y = tf::trace(f, t).run({t})[0];
+    return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
+  };
+  auto digamma = [](T x) { return tf::digamma(x); };
+  EXPECT_NEAR(run1(digamma, 1.0), -kEulerGamma, 1e-16);
+  EXPECT_NEAR(run1(digamma, 0.5), -kEulerGamma - 2 * std::numbers::ln2, 1e-15);
+  EXPECT_NEAR(run1([](T x) { return tf::polygamma(1, x); }, 1.0), std::numbers::pi * std::numbers::pi / 6, 1e-15);
+  // polygamma(2, 1) = -2 zeta(3).
+  EXPECT_NEAR(run1([](T x) { return tf::polygamma(2, x); }, 1.0), -2 * 1.2020569031595942, 1e-15);
+  // The recurrences psi(x + 1) = psi(x) + 1/x and lgamma(x + 1) = lgamma(x) + log x, on a vector.
+  const std::vector<double> xs = uniform(0.2, 30, 101, 21);
+  std::vector<double> xs1 = xs;
+  for (double& v : xs1) v += 1;
+  const auto d0 = run_vec(digamma, xs), d1 = run_vec(digamma, xs1);
+  const auto l0 = run_vec([](T x) { return tf::lgamma(x); }, xs), l1 = run_vec([](T x) { return tf::lgamma(x); }, xs1);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_NEAR(d1[i], d0[i] + 1 / xs[i], 1e-14 * (1 + std::abs(d1[i]))) << xs[i];
+    EXPECT_NEAR(l1[i], l0[i] + std::log(xs[i]), 1e-14 * (1 + std::abs(l1[i]))) << xs[i];
+  }
+  // erfinv inverts erf; i0, i1 and the scaled forms agree; I0(0) = 1, I1(0) = 0.
+  const auto round_trip = run_vec([](T x) { return tf::erfinv(tf::erf(x)); }, uniform(-3, 3, 101, 22));
+  const auto inputs = uniform(-3, 3, 101, 22);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    // erf rounds its result to a few ULP of y; erfinv then moves x by that over erf'(x), which is
+    // tiny where erf is near +-1 (the inverse is ill-conditioned there).
+    const double slope = 2 / std::sqrt(std::numbers::pi) * std::exp(-inputs[i] * inputs[i]);
+    const double tolerance = 4 * 0x1p-53 * (1 / slope + std::abs(inputs[i]));
+    EXPECT_NEAR(round_trip[i], inputs[i], tolerance) << inputs[i];
+  }
+  const auto scaled = run_vec([](T x) { return tf::i0e(x) * tf::exp(tf::abs(x)) - tf::i0(x); }, uniform(-20, 20, 51, 23));
+  for (double v : scaled) EXPECT_NEAR(v, 0.0, 1e-6);  // |i0| < 5e7 here: relative 1e-14
+  EXPECT_EQ(run1([](T x) { return tf::i0(x); }, 0.0), 1.0);
+  EXPECT_EQ(run1([](T x) { return tf::i1(x); }, 0.0), 0.0);
+  EXPECT_NEAR(run1([](T x) { return tf::i1(x); }, 1.0), 0.56515910399248503, 1e-16);
+  // Poles and limits, as SciPy and PyTorch give them.
+  const auto lg = run_vec([](T x) { return tf::lgamma(x); }, {0.0, -1.0, -2.0, kInf});
+  for (double v : lg) EXPECT_EQ(v, kInf);
+  EXPECT_EQ(run1(digamma, 0.0), -kInf);
+  EXPECT_TRUE(std::isnan(run1(digamma, -2.0)));
+  EXPECT_EQ(run_vec([](T x) { return tf::erfinv(x); }, {1.0, -1.0}), (std::vector<double>{kInf, -kInf}));
+  EXPECT_TRUE(std::isnan(run1([](T x) { return tf::erfinv(x); }, 1.5)));
+  EXPECT_GT(run1([](T x) { return tf::i0e(x); }, 1e300), 0.0);  // finite, ~1/sqrt(2 pi x)
+  // mvlgamma(x, 1) = lgamma(x); mvlgamma(x, 2) = log(pi)/2 + lgamma(x) + lgamma(x - 1/2).
+  EXPECT_DOUBLE_EQ(run1([](T x) { return tf::mvlgamma(x, 2); }, 3.0),
+                   0.5 * std::log(std::numbers::pi) + std::lgamma(3.0) + std::lgamma(2.5));
+  // Closed-form derivatives: d lgamma = digamma, d digamma = polygamma(1), i0' = i1, i1'(0) = 1/2.
+  EXPECT_NEAR(tf::grad([](T x) { return tf::lgamma(x); })(tf::Tensor::scalar(1.0)).item<double>(), -kEulerGamma, 1e-15);
+  EXPECT_NEAR(tf::grad(digamma)(tf::Tensor::scalar(1.0)).item<double>(), std::numbers::pi * std::numbers::pi / 6, 1e-15);
+  EXPECT_NEAR(tf::grad([](T x) { return tf::i0(x); })(tf::Tensor::scalar(1.0)).item<double>(), 0.56515910399248503, 1e-15);
+  EXPECT_EQ(tf::grad([](T x) { return tf::i1(x); })(tf::Tensor::scalar(0.0)).item<double>(), 0.5);
+  // i1''(0) = 0 and i0''(0) = 1/2 (I0 = 1 + x^2/4 + ...).
+  EXPECT_NEAR(tf::hessian([](T x) { return tf::i1(x); })(tf::Tensor::scalar(0.0)).item<double>(), 0.0, 1e-15);
+  EXPECT_NEAR(tf::hessian([](T x) { return tf::i0(x); })(tf::Tensor::scalar(0.0)).item<double>(), 0.5, 1e-15);
+  // erfinv' = sqrt(pi)/2 exp(erfinv^2): at 0, sqrt(pi)/2.
+  EXPECT_NEAR(tf::grad([](T x) { return tf::erfinv(x); })(tf::Tensor::scalar(0.0)).item<double>(),
+              std::sqrt(std::numbers::pi) / 2, 1e-15);
+}
+
+TEST(SpecialFunctions, DerivativesPassCheckGradsToOrderTwo) {
+  struct Case {
+    const char* name;
+    std::function<T(T, T)> f;
+  };
+  const Case cases[] = {
+      {"lgamma", [](T a, T b) { return tf::sum(tf::lgamma(a + 2.0) * b); }},
+      {"digamma", [](T a, T b) { return tf::sum(tf::digamma(a * 0.5 + 1.0) * b); }},
+      {"polygamma 3", [](T a, T b) { return tf::sum(tf::polygamma(3, a + 2.0) * b); }},
+      {"mvlgamma", [](T a, T b) { return tf::sum(tf::mvlgamma(a + 3.0, 3) * b); }},
+      {"erfinv", [](T a, T b) { return tf::sum(tf::erfinv(a * 0.9) * b); }},
+      {"i0", [](T a, T b) { return tf::sum(tf::i0(a * 4.0) * b); }},
+      {"i0e", [](T a, T b) { return tf::sum(tf::i0e(a * 4.0 + 5.0) * b); }},
+      {"i1", [](T a, T b) { return tf::sum(tf::i1(a * 4.0) * b); }},
+      {"i1 near 0", [](T a, T b) { return tf::sum(tf::i1(a * 1e-5) * b); }},
+      {"i1e", [](T a, T b) { return tf::sum(tf::i1e(a * 4.0 + 5.0) * b); }},
+  };
+  const std::vector<double> a = uniform(-1, 1, 5, 31), b = uniform(-1, 1, 5, 32);
+  const std::vector<tf::Tensor> args = {tf::Tensor::from(a, {5}), tf::Tensor::from(b, {5})};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto graph = tf::detail::trace_graph(c.f, tf::detail::types_of(args));
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+}
+
+TEST(SpecialFunctions, BadInputThrowsTypedErrors) {
+  const tf::Tensor z = tf::Tensor::from(std::vector<tf::c128>{{1, 2}}, {1});
+  const tf::Tensor x = tf::Tensor::from(std::vector<double>{1.5}, {1});
+  EXPECT_THROW(tf::trace([](T a) { return tf::lgamma(a); }, z), tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T a) { return tf::i0(a); }, z), tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T a) { return tf::polygamma(1, a); }, z), tf::DTypeError);
+  try {
+    tf::trace([](T a) { return tf::polygamma(-1, a); }, x);
+    ADD_FAILURE() << "polygamma accepted a negative order";
+  } catch (const tf::ValueError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("polygamma"));
+    EXPECT_THAT(e.what(), HasSubstr("-1"));
+  }
+  EXPECT_THROW(tf::trace([](T a) { return tf::mvlgamma(a, 0); }, x), tf::ValueError);
 }

@@ -85,6 +85,17 @@ std::map<std::string, Case> cases() {
   c["hypot"] = {{3}, {3}, false, binary(K::Hypot)};
   c["erf"] = {{3}, {3}, false, unary(K::Erf)};
   c["erfc"] = {{3}, {3}, false, unary(K::Erfc)};
+  c["erfinv"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Erfinv, a.type()), a * 0.5) * b; }};
+  c["lgamma"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Lgamma, a.type()), shifted(a, 2)) * b; }};
+  c["digamma"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Digamma, a.type()), shifted(a, 2)) * b; }};
+  c["polygamma"] = {{3}, {3}, false, [](T a, T b) {
+    const T x = shifted(a, 2);
+    return op2(ops::binary(K::Polygamma, x.type(), x.type()), tf::full_like(x, 2.0), x) * b;
+  }};
+  c["bessel_i0"] = {{3}, {3}, false, unary(K::BesselI0)};
+  c["bessel_i0e"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::BesselI0e, a.type()), shifted(a, 2)) * b; }};
+  c["bessel_i1"] = {{3}, {3}, false, unary(K::BesselI1)};
+  c["bessel_i1e"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::BesselI1e, a.type()), shifted(a, 2)) * b; }};
   // Piecewise constant: the program's derivative is that of the other factor (finite differences
   // step far less than the distance to the nearest jump of these inputs).
   auto rounding = [](K k) { return [k](T a, T b) { return op1(ops::unary(k, a.type()), a * 3.0) * a * b; }; };

@@ -17,6 +17,13 @@ class DTypeError : public computegraph::Error {
   using computegraph::Error::Error;
 };
 
+/// An argument value outside what an operation takes, other than a shape or a dtype (a negative
+/// order of polygamma, a dimension below 1 of mvlgamma).
+class ValueError : public computegraph::Error {
+ public:
+  using computegraph::Error::Error;
+};
+
 using computegraph::BindingError;
 using computegraph::Error;
 using computegraph::GraphError;

@@ -50,6 +50,26 @@ Traced ldexp(const Traced& x, const Traced& e);
 Traced erf(const Traced& x);
 /// 1 - erf(x), accurate where erf(x) is close to 1; real.
 Traced erfc(const Traced& x);
+/// The inverse of erf on [-1, 1]: erfinv(+-1) = +-inf, NaN outside; real.
+Traced erfinv(const Traced& x);
+
+// ---- gamma and Bessel functions (real) ----
+/// log |Gamma(x)|; +inf at 0 and the negative integers (the poles).
+Traced lgamma(const Traced& x);
+/// psi(x) = d/dx log Gamma(x); digamma(+0) = -inf, NaN at the negative integers.
+Traced digamma(const Traced& x);
+/// The n-th derivative of digamma, n >= 0 (ValueError naming polygamma and n otherwise).
+Traced polygamma(int n, const Traced& x);
+/// The multivariate log-gamma function of dimension p >= 1: p(p-1)/4 log(pi) + sum_{j<p}
+/// lgamma(x - j/2).
+Traced mvlgamma(const Traced& x, int p);
+/// Modified Bessel functions of the first kind of order 0 and 1, and their exponentially scaled
+/// forms i0e(x) = exp(-|x|) i0(x), i1e(x) = exp(-|x|) i1(x) (finite for every finite x).
+Traced i0(const Traced& x);
+Traced i0e(const Traced& x);
+Traced i1(const Traced& x);
+Traced i1e(const Traced& x);
+
 /// The standard normal CDF, erfc(-x / sqrt 2) / 2 (accurate in the lower tail); real.
 Traced ndtr(const Traced& x);
 /// sin(pi x) / (pi x), 1 at 0 (a Taylor polynomial near 0, so derivatives of every order are

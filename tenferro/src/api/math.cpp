@@ -81,6 +81,32 @@ Traced ldexp(const Traced& x, const Traced& e) {
 Traced erf(const Traced& x) { return unary(OpKind::Erf, x); }
 Traced erfc(const Traced& x) { return unary(OpKind::Erfc, x); }
 
+Traced erfinv(const Traced& x) { return unary(OpKind::Erfinv, x); }
+Traced lgamma(const Traced& x) { return unary(OpKind::Lgamma, x); }
+Traced digamma(const Traced& x) { return unary(OpKind::Digamma, x); }
+
+Traced polygamma(int n, const Traced& x) {
+  if (n < 0) throw ValueError("polygamma: order n = " + std::to_string(n) + "; expected n >= 0");
+  if (!is_floating(x.dtype())) {
+    throw DTypeError("polygamma: operand " + x.type().to_string() + " has the wrong dtype; expected f32 or f64");
+  }
+  // The order travels as an operand of x's type (exact for any order up to 2^24).
+  return apply(ops::binary(OpKind::Polygamma, x.type(), x.type()), {full_like(x, n), x});
+}
+
+Traced mvlgamma(const Traced& x, int p) {
+  if (p < 1) throw ValueError("mvlgamma: dimension p = " + std::to_string(p) + "; expected p >= 1");
+  require_real_float("mvlgamma", x);
+  Traced total = lgamma(x);
+  for (int j = 1; j < p; ++j) total = total + lgamma(x - 0.5 * j);
+  return total + 0.25 * p * (p - 1) * std::log(std::numbers::pi);
+}
+
+Traced i0(const Traced& x) { return unary(OpKind::BesselI0, x); }
+Traced i0e(const Traced& x) { return unary(OpKind::BesselI0e, x); }
+Traced i1(const Traced& x) { return unary(OpKind::BesselI1, x); }
+Traced i1e(const Traced& x) { return unary(OpKind::BesselI1e, x); }
+
 Traced ndtr(const Traced& x) {
   require_real_float("ndtr", x);
   return erfc(x * -std::numbers::sqrt2 / 2) * 0.5;

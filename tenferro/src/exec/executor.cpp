@@ -178,20 +178,21 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
     for (std::size_t o = 0; o < into.size(); ++o) {
       if (!dest[program_.outputs[o]]) dest[program_.outputs[o]] = &into[o];
     }
-    ExecContext ctx;
     std::vector<const Tensor*> args;
     std::vector<Tensor*> outs;
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
       const Step& s = program_.steps[i];
       args.clear();
       for (auto v : s.in) args.push_back(&*slots[v]);
+      // Operands have the op's built types (inputs were checked above; every other value is a
+      // result of its step's built type), so the kernel runs without re-deriving them.
       if (s.kind == StepKind::Op && s.out.size() == 1) {
         Tensor result[1];
-        s.op.eval(ctx, args, result);
+        s.op.run_kernel(args, result);
         slots[s.out[0]] = std::move(result[0]);
       } else if (s.kind == StepKind::Op) {  // a multi-output op
         std::vector<Tensor> results_of_op(s.out.size());
-        s.op.eval(ctx, args, results_of_op);
+        s.op.run_kernel(args, results_of_op);
         for (std::size_t o = 0; o < s.out.size(); ++o) slots[s.out[o]] = std::move(results_of_op[o]);
       } else {
         const auto& dying = releases_[i];

@@ -1,13 +1,24 @@
-// Special functions on f32 and f64: erf, erfc. Each is given by its formula (ElementFormula): the
-// libm function for one element, the vector math library's for fused blocks (SLEEF's erfc is its
-// 1.5-ULP variant).
+// Special functions on f32 and f64: erf, erfc, erfinv, lgamma, digamma, polygamma and the modified
+// Bessel functions i0, i0e, i1, i1e. Each is given by its formula (ElementFormula): libm's function
+// (erf, erfc, lgamma) or special_scalar.hpp's for one element, and the vector math library's for
+// fused blocks where it has one (erf, erfc: SLEEF's 1.5-ULP variant; lgamma: SLEEF's).
 //
-// JVP rules: erf: 2/sqrt(pi) exp(-x^2) dx; erfc: -2/sqrt(pi) exp(-x^2) dx.
+// JVP rules (x the operand, y the result):
+//   erf: 2/sqrt(pi) exp(-x^2) dx      erfc: -2/sqrt(pi) exp(-x^2) dx
+//   erfinv: sqrt(pi)/2 exp(y^2) dx    lgamma: digamma(x) dx    digamma: polygamma(1, x) dx
+//   polygamma(n, x): polygamma(n + 1, x) dx (the order n is a non-differentiable operand, an
+//     integer held in x's dtype, so the op is an ordinary binary formula that fuses)
+//   i0: i1 dx     i0e: (i1e - sign(x) i0e) dx
+//   i1: (i0 - i1/x) dx    i1e: (i0e - sign(x) i1e - i1e/x) dx, with i1(x)/x taken from its series
+//     1/2 + x^2/16 for |x| < 1e-4 (exact there to the last bit), so the rules are finite at 0 and
+//     differentiable again.
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "emit.hpp"
 #include "family.hpp"
+#include "special_scalar.hpp"
 #include "vector_blocks.hpp"
 
 namespace tenferro::detail {
@@ -17,6 +28,27 @@ using exec::MathFn;
 
 constexpr auto erf_fn = [](auto x) { return std::erf(x); };
 constexpr auto erfc_fn = [](auto x) { return std::erfc(x); };
+constexpr auto erfinv_fn = [](auto x) { return special::erfinv(x); };
+// lgamma_r: glibc's lgamma writes the global signgam, a data race between threads.
+constexpr auto lgamma_fn = [](auto x) {
+  int sign = 0;
+  if constexpr (sizeof(x) == 8) {
+    return ::lgamma_r(x, &sign);
+  } else {
+    return ::lgammaf_r(x, &sign);
+  }
+};
+constexpr auto digamma_fn = [](auto x) { return special::digamma(x); };
+/// polygamma(n, x) with the order held as a float; a negative or non-integer order gives NaN (the
+/// traced API rejects it before).
+constexpr auto polygamma_fn = [](auto n, auto x) {
+  if (!(n >= 0) || n != std::floor(n) || n > 1000) return static_cast<decltype(x)>(std::numeric_limits<double>::quiet_NaN());
+  return special::polygamma(static_cast<int>(n), x);
+};
+constexpr auto i0_fn = [](auto x) { return special::bessel_i0(x); };
+constexpr auto i0e_fn = [](auto x) { return special::bessel_i0e(x); };
+constexpr auto i1_fn = [](auto x) { return special::bessel_i1(x); };
+constexpr auto i1e_fn = [](auto x) { return special::bessel_i1e(x); };
 
 /// c exp(-x^2) dx.
 template <class Rule>
@@ -31,12 +63,106 @@ LocalValueId gaussian_times(Emit& e, const PV& x, double c, LocalValueId dx) {
   return e.scale(e.fixed_scaled(e.fixed(OpKind::Exp, minus_x2), c), dx);
 }
 constexpr double kTwoOverSqrtPi = 2 * std::numbers::inv_sqrtpi;
+
+/// polygamma(n, x) as a fixed value (n a value of x's type).
+PV fixed_polygamma(Emit& e, const PV& n, const PV& x) {
+  return e.primal(ops::binary(OpKind::Polygamma, e.type(n), e.type(x)), {n, x});
+}
+
+/// i1(x) / x, with its series 1/2 + x^2/16 where |x| < 1e-4 (the next term, x^4/384, is below
+/// the last bit there) and x kept away from 0 in the quotient (double where).
+PV i1_over_x(Emit& e, const PV& x) {
+  const TensorType& t = e.type(x);
+  PV small = e.compare(CompareDir::Lt, e.fixed(OpKind::Abs, x), e.full(t, 1e-4));
+  PV safe_x = e.primal(ops::select(e.type(small), t, t), {small, e.full(t, 1.0), x});
+  PV quotient = e.fixed_div(e.fixed(OpKind::BesselI1, safe_x), safe_x);
+  PV series = e.fixed_add(e.full(t, 0.5), e.fixed_scaled(e.fixed_mul(x, x), 1.0 / 16));
+  return e.primal(ops::select(e.type(small), t, t), {small, series, quotient});
+}
 }  // namespace
 
 const OpDef& def_Erf() {
   static const OpDef d = formula_op("erf", OpKind::Erf, {kNonlinear}, vectorized<MathFn::Erf>(unary_formula<erf_fn, false>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return gaussian_times(e, x, kTwoOverSqrtPi, dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Erfinv() {
+  static const OpDef d = formula_op("erfinv", OpKind::Erfinv, {kNonlinear}, unary_formula<erfinv_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
+                                      PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
+                                      return e.scale(e.fixed_scaled(exp_y2, std::sqrt(std::numbers::pi) / 2), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Lgamma() {
+  static const OpDef d = formula_op("lgamma", OpKind::Lgamma, {kNonlinear},
+                                    vectorized<MathFn::Lgamma>(unary_formula<lgamma_fn, false>()),
+                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
+                                      return e.scale(e.fixed(OpKind::Digamma, x), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Digamma() {
+  static const OpDef d = formula_op("digamma", OpKind::Digamma, {kNonlinear}, unary_formula<digamma_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
+                                      return e.scale(fixed_polygamma(e, e.full(e.type(x), 1.0), x), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Polygamma() {
+  static const OpDef d = formula_op("polygamma", OpKind::Polygamma, {kNoGrad, kNonlinear}, binary_formula<polygamma_fn>(),
+                                    [](const StdTensorOp&, const JvpArgs& a) -> Tangents {
+                                      if (!a.t[1]) return {std::nullopt};
+                                      Emit e(a.b);
+                                      const PV n = Emit::ext(a.x[0]);
+                                      const PV x = Emit::ext(a.x[1]);
+                                      PV next = e.fixed_add(n, e.full(e.type(n), 1.0));
+                                      return {e.scale(fixed_polygamma(e, next, x), *a.t[1])};
+                                    });
+  return d;
+}
+
+const OpDef& def_BesselI0() {
+  static const OpDef d = formula_op("bessel_i0", OpKind::BesselI0, {kNonlinear}, unary_formula<i0_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
+                                      return e.scale(e.fixed(OpKind::BesselI1, x), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_BesselI0e() {
+  static const OpDef d = formula_op("bessel_i0e", OpKind::BesselI0e, {kNonlinear}, unary_formula<i0e_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
+                                      PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
+                                      return e.scale(e.fixed_sub(e.fixed(OpKind::BesselI1e, x), sign_y), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_BesselI1() {
+  static const OpDef d = formula_op("bessel_i1", OpKind::BesselI1, {kNonlinear}, unary_formula<i1_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
+                                      PV i0 = e.fixed(OpKind::BesselI0, x);
+                                      return e.scale(e.fixed_sub(i0, i1_over_x(e, x)), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_BesselI1e() {
+  static const OpDef d = formula_op("bessel_i1e", OpKind::BesselI1e, {kNonlinear}, unary_formula<i1e_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
+                                      // i1e' = i0e - sign(x) i1e - i1e / x, and i1e / x = exp(-|x|) i1(x) / x.
+                                      PV scaled_quotient = e.fixed_mul(e.fixed(OpKind::Exp, e.fixed(OpKind::Neg, e.fixed(OpKind::Abs, x))),
+                                                                       i1_over_x(e, x));
+                                      PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
+                                      PV i0e = e.fixed(OpKind::BesselI0e, x);
+                                      return e.scale(e.fixed_sub(e.fixed_sub(i0e, sign_y), scaled_quotient), dx);
                                     }));
   return d;
 }

@@ -1,66 +1,55 @@
 #pragma once
-// Scalar special functions that neither libm nor SLEEF provide.
+// Scalar special functions that neither libm nor SLEEF provide; double versions
+// plus float overloads that evaluate in double and round once. Errors are in ulp
+// of the correctly rounded result, against 256-400 bit MPFR references in
+// tests/special_scalar_test.cpp, which asserts the bounds below ("measured":
+// worst seen over its sweeps). Needs IEEE arithmetic (no -ffast-math).
 //
-// Every function has a double version and a float overload that evaluates the
-// double version and rounds once. Errors are in ulp of the correctly rounded
-// result, measured against MPFR (256-400 bit references) by
-// tenferro/tests/special_scalar_test.cpp; "bound" is what that test asserts.
+// digamma(x) = psi(x) = d/dx ln Gamma(x). psi(+0) = -inf, psi(-0) = +inf, psi at
+//   the poles -1, -2, ... = NaN, psi(+inf) = +inf, psi(-inf) = NaN.
+//   x >= 10: ln x - 1/(2x) - sum_{k=1}^{10} B_2k / (2k x^2k) (truncation 3e-19).
+//   0 < x < 10: (x - x0) S(x), x0 = 1.46163... the positive root, S(x) =
+//   sum_k 1/((x+k)(x0+k)) > 0 (ten terms, then the divided difference of the
+//   asymptotic series at x + 10 and x0 + 10): a small *relative* error even at
+//   the root, where psi(x+N) - sum 1/(x+k) gives only a few ulp of 1 absolute.
+//   |x| < 1e-300: -1/x. x < 0: psi(1 - x) - pi cot(pi x), x reduced mod 1 for
+//   cot; the terms cancel near the negative roots (one in each (-n-1, -n)), so
+//   there the error is bounded in ulp of |psi(1 - x)| + |pi cot(pi x)|.
+//   Accuracy: x > 0 <= 2 ulp (measured 1.23; 0.86 near the root); x < 0 <= 4 ulp
+//   of that scale (measured 2.9); float <= 0.51 ulp.
 //
-// digamma(x) = psi(x) = d/dx log Gamma(x)
-//   Domain: all x except the poles 0, -1, -2, ...  Special values: psi(+0) = -inf,
-//   psi(-0) = +inf, psi(negative integer) = NaN, psi(+inf) = +inf,
-//   psi(-inf) = NaN, NaN -> NaN.
-//   Method: x >= 10: asymptotic series ln x - 1/(2x) - sum_k B_2k / (2k x^2k).
-//   0 < x < 10: psi(x) = (x - x0) * S(x) with x0 = 1.46163... the positive root
-//   and S(x) = sum_{k>=0} 1/((x+k)(x0+k)) (all terms positive; the tail from
-//   k = 10 on is the asymptotic series' divided difference), so the result has
-//   a small *relative* error even at the root. x < 0: reflection
-//   psi(x) = psi(1 - x) - pi cot(pi x) with cot(pi x) from x reduced mod 1.
-//   Accuracy: x > 0: <= 3 ulp measured 1.6 (double), 0.5 (float), including
-//   the neighbourhood of the root. x < 0: the two reflection terms cancel near
-//   the negative roots, so the error is bounded by 4 ulp of
-//   |psi(1-x)| + |pi cot(pi x)| (measured 1.3).
+// polygamma(n, x) = d^n/dx^n psi(x) = (-1)^(n+1) n! zeta(n+1, x) (n >= 1); n = 0:
+//   digamma; n < 0: NaN (the caller reports it); x = 0, -1, ..., -inf: NaN;
+//   +inf: (-1)^(n+1) 0. x > 0: Euler-Maclaurin for the Hurwitz zeta, the terms
+//   (x+k)^-(n+1) with x + k < 10 + n summed directly, then integral, half term
+//   and <= 12 Bernoulli terms (truncation < 3e-19 for every n). The powers of
+//   two of x and of (n-1)! are carried apart: no overflow or underflow unless
+//   the result does (tested n <= 30; valid while n + 1 < 1022).
+//   x < 0, non-integer: with r = x - floor(x) in (0, 1) the exact identity
+//   psi^(n)(x) = psi^(n)(r) + (-1)^(n+1) [psi^(n)(1 - r) - psi^(n)(1 - x)]
+//   (from psi^(n)(x) = (-1)^(n+1) n! sum_k (x+k)^-(n+1)) needs only x > 0; for
+//   even n it cancels near the negative roots, so the error is bounded in ulp
+//   of n! sum_k |x+k|^-(n+1).
+//   Accuracy (n = 1..4, 10, 30): x > 0 <= 2 ulp (measured 1.56); x < 0 (tested
+//   n <= 10, |x| <= 2000) <= 3 ulp of that scale (measured 2.1); float <= 0.51.
 //
-// polygamma(n, x) = d^n/dx^n psi(x) = (-1)^(n+1) n! zeta(n+1, x) (n >= 1)
-//   n == 0 is digamma; n < 0 -> NaN. x at a pole (0, -1, ...) or -inf -> NaN,
-//   +inf -> +-0 (sign of (-1)^(n+1)), NaN -> NaN.
-//   Method: x > 0: Euler-Maclaurin summation of the Hurwitz zeta function: the
-//   first N terms (x+k)^-(n+1) summed directly until x + N >= 10 + n, then the
-//   integral, the half term and 12 Bernoulli corrections (truncation < 3e-19
-//   relative for all n). The power of two of x is factored out and n! is kept
-//   as (mantissa, exponent), so nothing overflows or underflows unless the
-//   result does (tested n <= 30; valid while (n+1) < 1022, i.e. n <= 1000).
-//   x < 0 (non-integer): with r = x - floor(x) in (0, 1) the exact identity
-//   psi^(n)(x) = psi^(n)(r) + (-1)^(n+1) [psi^(n)(1-r) - psi^(n)(1-x)]
-//   needs only positive arguments (no cot derivatives); for even n the terms
-//   cancel near the roots, so the error is bounded relative to
-//   n! sum_k |x+k|^-(n+1).
-//   Accuracy (n = 1..4, 10): x > 0: <= 4 ulp, measured 2.3; x < 0: <= 6 ulp of
-//   the scale above, measured 2.7; float <= 0.51 ulp (x > 0).
+// erfinv(y): erf(erfinv(y)) = y on [-1, 1]; +-1 -> +-inf, |y| > 1 -> NaN, +-0 ->
+//   +-0. |y| < 2^-30: (sqrt(pi)/2) y (next term < 2^-62 relative). Otherwise a
+//   start from M. Giles' single precision polynomials ("Approximating the erfinv
+//   function", GPU Computing Gems, 2011; published coefficients), or for
+//   1 - |y| < 6e-8 from the asymptotic erfc, then Halley steps on erf(x) - |y|
+//   (|y| < 1/2) or erfc(x) - (1 - |y|) (|y| >= 1/2, 1 - |y| exact).
+//   Accuracy: <= 2 ulp (measured 1.2), subnormal y and y within 1e-16 of +-1
+//   included; float <= 0.51 ulp.
 //
-// erfinv(y): the x with erf(x) = y, y in [-1, 1]. erfinv(+-1) = +-inf,
-//   |y| > 1 -> NaN, erfinv(+-0) = +-0, NaN -> NaN.
-//   Method: |y| < 2^-30: x = (sqrt(pi)/2) y (the cubic term is < 2^-62
-//   relative). Otherwise M. Giles' single precision approximation ("Approximating
-//   the erfinv function", GPU Computing Gems, 2011; published coefficients)
-//   followed by Halley steps on erf(x) - |y| (|y| < 0.5) or on
-//   erfc(x) - (1 - |y|) (|y| >= 0.5, where 1 - |y| is exact), until a step is
-//   below 2^-24 relative (normally two steps).
-//   Accuracy: <= 2 ulp, measured 1.1 (double), 0.5 (float), including y within
-//   1e-16 of +-1 and subnormal y.
-//
-// bessel_i0(x), bessel_i1(x): modified Bessel functions of the first kind
-//   I_nu(x) = sum_k (x/2)^(2k+nu) / (k! (k+nu)!). I0 is even, I1 is odd.
-// bessel_i0e(x) = exp(-|x|) I0(x), bessel_i1e(x) = exp(-|x|) I1(x).
-//   I0(+-inf) = +inf, I1(+-inf) = +-inf, i0e(+-inf) = +0, i1e(+-inf) = +-0,
-//   NaN -> NaN. i0/i1 overflow to inf only where the true value does
-//   (|x| > ~713.98); i0e/i1e are finite for every finite x.
-//   Method: |x| < 20: the power series (positive terms, no cancellation).
-//   |x| >= 20: Hankel's asymptotic expansion
-//   I_nu(x) ~ e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k, whose smallest term
-//   at x = 20 is ~1e-17 relative (at x = 18 it is 3e-17, too large).
-//   Accuracy: <= 3 ulp, measured 1.8 (i0), 1.9 (i0e), 2.0 (i1), 2.0 (i1e) in
-//   double; 0.5 in float.
+// bessel_i0/i1(x): I_nu(x) = sum_k (x/2)^(2k+nu) / (k! (k+nu)!), I0 even, I1 odd;
+//   bessel_i0e/i1e(x) = e^-|x| I_nu(x). I0(+-inf) = +inf, I1(+-inf) = +-inf,
+//   i0e(+-inf) = +0, i1e(+-inf) = +-0. I0/I1 overflow only where the value does
+//   (|x| > 713.98...); i0e/i1e are finite for finite x. |x| < 20: power series
+//   (positive terms) in double-double; |x| >= 20: Hankel's expansion
+//   e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k.
+//   Accuracy: <= 2 ulp (measured 1.42 i0, 1.25 i0e, 1.40 i1, 1.30 i1e); float
+//   <= 0.51 ulp.
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -76,27 +65,53 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kBernoulliNum[12] = {1, -1, 1, -1, 5, -691, 7, -3617, 43867, -174611, 854513, -236364091};
 inline constexpr double kBernoulliDen[12] = {6, 30, 42, 30, 66, 2730, 6, 510, 798, 330, 138, 2730};
 
-// Error-free a + b = s + e (Knuth's TwoSum).
-inline void two_sum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double bb = s - a;
-  e = (a - (s - bb)) + (b - bb);
+// Unevaluated sum hi + lo (double-double, ~106 bits).
+struct DD { double hi, lo; };
+
+// Error-free a + b = hi + lo (Knuth's TwoSum).
+inline DD two_sum(double a, double b) {
+  const double s = a + b, bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+inline DD dd_norm(double h, double l) { return {h + l, l - ((h + l) - h)}; }  // needs |l| < |h|
+inline DD dd_add(DD a, DD b) {
+  const DD s = two_sum(a.hi, b.hi);
+  return dd_norm(s.hi, s.lo + (a.lo + b.lo));
+}
+inline DD dd_mul(DD a, DD b) {
+  const double p = a.hi * b.hi;
+  return dd_norm(p, std::fma(a.hi, b.hi, -p) + (a.hi * b.lo + a.lo * b.hi));
+}
+inline DD dd_div(DD a, double d) {  // d a small integer
+  const double h = a.hi / d;
+  return dd_norm(h, (std::fma(-h, d, a.hi) + a.lo) / d);
 }
 
-// cot(pi r) for r in [-1/2, 1/2], r != 0. sin/cos only ever see arguments in
-// [0, pi/4], where both have a small relative error.
-inline double cot_pi(double r) {
-  const double t = std::fabs(r);
-  double c, s;
-  if (t <= 0.25) {
-    c = std::cos(kPi * t);
-    s = std::sin(kPi * t);
-  } else {
-    const double u = 0.5 - t;  // exact (Sterbenz)
-    c = std::sin(kPi * u);
-    s = std::cos(kPi * u);
+// pi cot(pi r) for r in [-1/2, 1/2], r != 0. sin and cos only see arguments
+// in [0, pi/4]; the rounding of pi and of pi u is corrected to first order.
+inline double pi_cot_pi(double r) {
+  constexpr double pi_lo = 1.2246467991473532e-16;  // pi - kPi
+  const double t = std::fabs(r), u = t <= 0.25 ? t : 0.5 - t;  // exact
+  const double z = kPi * u, ze = std::fma(kPi, u, -z) + pi_lo * u;  // pi u = z + ze
+  const double sn = std::sin(z), cs = std::cos(z);
+  const double sz = std::fma(ze, cs, sn), cz = std::fma(-ze, sn, cs);  // of z + ze
+  const double c = t <= 0.25 ? cz / sz : sz / cz;  // cot(pi t) = tan(pi (1/2 - t))
+  return std::copysign(std::fma(kPi, c, pi_lo * c), r);
+}
+
+// erf(x) - a near the root, 0 <= x < 0.48, via erf(x) = K x (1 + Q), K = 2/sqrt(pi)
+// (double-double), Q = sum_{k>=1} (-x^2)^k / (k! (2k+1)) (|Q| < 0.08; 14 terms: 1e-21).
+// ~0.2 ulp of a, where std::erf's ~1 ulp of a can be 2 ulp of x (x's binade may be narrower).
+inline double erf_minus(double x, double a) {
+  constexpr double k_hi = 1.1283791670955126, k_lo = 1.533545961316588e-17;
+  const double x2 = x * x;
+  double term = 1, q = 0;
+  for (int k = 1; k <= 14; ++k) {
+    term *= -x2 / k;
+    q += term / (2 * k + 1);
   }
-  return std::copysign(c / s, r);
+  const double p = k_hi * x, pe = std::fma(k_hi, x, -p) + k_lo * x;
+  return (p - a) + (pe + p * q);  // p - a is exact (Sterbenz)
 }
 
 // psi(x) for x >= 1e-300 (finite or +inf).
@@ -111,50 +126,53 @@ inline double digamma_pos(double x) {
   // psi(x) - psi(x0) = (x - x0) S(x), S(x) = sum_{k>=0} 1 / ((x+k)(x0+k)).
   constexpr double x0_hi = 1.4616321449683622, x0_lo = 9.549995429965697e-17;
   constexpr int N = 10;
-  const double d = (x - x0_hi) - x0_lo;  // x - x0 to a relative error ~1e-16
-  // Tail T = (psi(a) - psi(b)) / d with a = x + N, b = x0 + N >= 10, from the
-  // asymptotic series term by term:
-  //   (ln a - ln b) / d = log1p(d / b) / d,  -(1/(2a) - 1/(2b)) / d = 1/(2ab),
-  //   (a^-2k - b^-2k) / d = -u v h_{2k-1}(u, v), u = 1/a, v = 1/b,
-  // where h_m(u, v) = sum_{i=0}^m u^(m-i) v^i (h_m = u h_{m-1} + v^m).
+  const DD d0 = two_sum(x, -x0_hi);
+  const auto [d, dl] = two_sum(d0.hi, d0.lo - x0_lo);  // x - x0 = d + dl (~1e-32 relative)
+  // Tail T = (psi(a) - psi(b)) / d, a = x + N, b = x0 + N >= 10, by the asymptotic
+  // series term by term: (ln a - ln b) / d = log1p(d / b) / d, -(1/(2a) - 1/(2b)) / d
+  // = 1/(2ab), (a^-2k - b^-2k) / d = -u v h_{2k-1}(u, v) with u = 1/a, v = 1/b and
+  // h_m(u, v) = sum_{i=0}^m u^(m-i) v^i = u h_{m-1} + v^m.
   const double a = x + N, b = x0_hi + N, u = 1.0 / a, v = 1.0 / b;
   double h = 1, vm = 1, bern = 0;
-  for (int k = 1; k <= 10; ++k) {
-    for (int step = k == 1 ? 1 : 2; step > 0; --step) {  // h_{2k-3} -> h_{2k-1}
-      vm *= v;
-      h = u * h + vm;
-    }
-    bern += kBernoulliNum[k - 1] / (kBernoulliDen[k - 1] * (2 * k)) * h;
+  for (int m = 1; m <= 19; ++m) {  // h_m; odd m = 2k - 1 gives the B_2k term
+    vm *= v;
+    h = u * h + vm;
+    if (m % 2 == 1) bern += kBernoulliNum[m / 2] / (kBernoulliDen[m / 2] * (m + 1)) * h;
   }
-  double s = std::log1p(d / b) / d + u * v * (0.5 + bern);
-  // Direct terms 1/((x+k)(x0+k)), each corrected to first order for the
-  // rounding of x + k, x0 + k, their product and the reciprocal (~1e-32).
+  DD s = {std::log1p(d / b) / d + u * v * (0.5 + bern), 0};
+  // Direct terms 1/((x+k)(x0+k)), corrected to first order for the rounding of
+  // x + k, x0 + k, their product and the reciprocal, summed in double-double:
+  // the tail's ~1.5 ulp, weighted by its share of S (< 1/3), is the main error.
   for (int k = N - 1; k >= 0; --k) {
-    double p, pe, c, ce;
-    two_sum(x, k, p, pe);
-    two_sum(x0_hi, k, c, ce);
-    ce += x0_lo;
+    const auto [p, pe] = two_sum(x, k);
+    const auto [c, ce] = two_sum(x0_hi, k);
     const double m = p * c, me = std::fma(p, c, -m);
     const double t = 1.0 / m, te = std::fma(-t, m, 1.0);  // 1/m = t (1 + te + ...)
-    s += std::fma(t, te - me / m - pe / p - ce / c, t);
+    s = dd_add(s, {std::fma(t, te - me / m - pe / p - (ce + x0_lo) / c, t), 0});
   }
-  return d * s;
+  return std::fma(d, s.hi, d * s.lo + dl * s.hi);
 }
 
-// n! * zeta(n + 1, x + xlo) for n >= 1, x > 0, |xlo| <= ulp(x) / 2 (xlo lets
+// n! * zeta(n + 1, x + xlo) for n >= 1, x > 0, |xlo| <= ulp(x) (xlo lets
 // callers pass an argument like 1 - x that is not a double).
 inline double zeta_factorial(int n, double x, double xlo) {
   const double s = n + 1.0;
-  // Direct terms until z = x + N >= 10 + n; there the 12 Bernoulli terms are
-  // enough (the ratio of successive terms is about ((s + 2j) / (2 pi z))^2).
+  // Direct terms until z = x + N >= 10 + n, where 12 Bernoulli terms suffice
+  // (successive ones shrink by about ((s + 2j) / (2 pi z))^2).
   const double zmin = 10.0 + n;
   const int N = x < zmin ? static_cast<int>(std::ceil(zmin - x)) : 0;
-  const int e = std::ilogb(x);  // all powers are taken of v / 2^e (exact)
-  double z, zlo;
-  two_sum(x, N, z, zlo);
-  zlo += xlo;
-  // Tail: zeta(s, z) - sum of nothing = z^-n * R,
-  // R = 1/n + 1/(2z) + sum_j B_2j / (2j)! (s)_{2j-1} z^-2j.
+  const int e = std::ilogb(x);  // powers are taken of v / 2^e (exact): no overflow
+  // Direct terms (x+k)^-s in units of 2^(-e s), smallest first, in double-double;
+  // (v + vlo)^-s = v^-s (1 - s vlo / v) to first order (vlo / v <= 2^-52).
+  DD direct = {0, 0};
+  for (int k = N - 1; k >= 0; --k) {
+    const auto [v, vlo] = two_sum(x, k);
+    const double p = std::pow(std::scalbn(v, -e), -s);
+    direct = dd_add(direct, {p, -p * (s * (vlo + xlo) / v)});
+  }
+  // Tail: zeta(s, z) = z^-n (1 + t) / n with
+  // t = n/(2z) + n sum_j B_2j / (2j)! (s)_{2j-1} z^-2j (and -n zlo / z for z + zlo).
+  const auto [z, zlo] = two_sum(x, N);
   const double w = 1.0 / (z * z);
   double poch = s, wj = w, fact2j = 2, corr = 0;
   for (int j = 1; j <= 12; ++j) {
@@ -165,85 +183,109 @@ inline double zeta_factorial(int n, double x, double xlo) {
     fact2j *= (2 * j + 1) * (2 * j + 2);
     wj *= w;
   }
-  const double R = 1.0 / n + (0.5 / z + corr);
-  // (z + zlo)^-n = z^-n (1 - n zlo / z) to first order (zlo / z <= 2^-52).
-  double p = std::pow(std::scalbn(z, -e), -n);
-  double sum = std::fma(-p, n * zlo / z, p) * R;  // scaled by 2^(e n)
+  const double t = n * ((0.5 / z + corr) - (zlo + xlo) / z);
+  const double p = std::pow(std::scalbn(z, -e), -n);  // z^-n in units of 2^(-e n)
+  // n! zeta = (n-1)! [n direct + z^-n (1 + t)]; the units are 2^(-e n) without
+  // direct terms (x may be huge), else 2^(-e s).
+  DD sum = {p, p * t};
   int shift = -e * n;
   if (N > 0) {
-    sum = std::scalbn(sum, e);  // now scaled by 2^(e s)
+    const double pe = std::scalbn(p, e);
+    sum = dd_add(dd_mul({static_cast<double>(n), 0}, direct), {pe, pe * t});
     shift = -e * (n + 1);
-    for (int k = N - 1; k >= 0; --k) {  // smallest terms first
-      double v, vlo;
-      two_sum(x, k, v, vlo);
-      vlo += xlo;
-      p = std::pow(std::scalbn(v, -e), -s);
-      sum += std::fma(-p, s * vlo / v, p);
-    }
   }
-  // n! as a double-double (exact for n <= 22, ~1e-32 beyond), rescaled so it
-  // cannot overflow for large n.
-  double fh = 1, fl = 0;
+  // (n-1)! as a double-double (exact for n <= 23), rescaled so it cannot overflow.
+  DD f = {1, 0};
   int fe = 0;
-  for (int k = 2; k <= n; ++k) {
-    const double ph = fh * k, pe = std::fma(fh, k, -ph);
-    two_sum(ph, fl * k + pe, fh, fl);
-    if (fh > 0x1p600) { fh = std::scalbn(fh, -600); fl = std::scalbn(fl, -600); fe += 600; }
+  for (int k = 2; k < n; ++k) {
+    f = dd_mul(f, {static_cast<double>(k), 0});
+    if (f.hi > 0x1p600) { f = {std::scalbn(f.hi, -600), std::scalbn(f.lo, -600)}; fe += 600; }
   }
-  return std::scalbn(fh * sum + fl * sum, shift + fe);
+  return std::scalbn(std::fma(f.hi, sum.hi, f.hi * sum.lo + f.lo * sum.hi), shift + fe);
 }
 
-// Power series sum_k q^k / (k! (k+nu)!), q = x^2 / 4, for 0 <= x < 20.
-inline double bessel_series(int nu, double x) {
-  const double q = 0.25 * x * x;
-  double term = 1, sum = 1;
-  for (int k = 1; term > 0x1p-56 * sum; ++k) {
-    term *= q / (k * (k + nu));
-    sum += term;
+// Power series sum_k q^k / (k! (k+nu)!), q = x^2 / 4, 0 <= x < 20, in double-double:
+// the terms are positive, but in double the roundings of q and of each step
+// t_k = t_{k-1} q / (k (k+nu)) add up along k (~9 ulp measured at x ~ 15).
+inline DD bessel_series(int nu, double x) {
+  const double xx = x * x;
+  const DD q = {0.25 * xx, 0.25 * std::fma(x, x, -xx)};  // exact (scaling by 1/4)
+  DD term = {1, 0}, sum = {1, 0};
+  for (int k = 1; term.hi > 0x1p-110 * sum.hi; ++k) {
+    term = dd_div(dd_mul(term, q), static_cast<double>(k) * (k + nu));
+    sum = dd_add(sum, term);
   }
   return sum;
 }
 
-// e^-x I_nu(x) for 20 <= x < inf from Hankel's expansion:
-// sum_k t_k / sqrt(2 pi x), t_k = t_{k-1} ((2k-1)^2 - 4 nu^2) / (8 k x).
-// For nu = 0 all terms are positive, for nu = 1 all terms after the first are
-// negative, so the sum has no cancellation.
-inline double bessel_asym_scaled(int nu, double x) {
-  double term = 1, sum = 1;
-  for (int k = 1; k < 40 && std::fabs(term) > 0x1p-56 * sum; ++k) {
+// e^-x I_nu(x), 20 <= x < inf, by Hankel's expansion sum_k t_k / sqrt(2 pi x),
+// t_k = t_{k-1} ((2k-1)^2 - 4 nu^2) / (8 k x), t_0 = 1: for nu = 0 all terms are
+// positive, for nu = 1 all after the first negative (no cancellation). The terms
+// after t_0 are summed apart (added one by one to 1 each would be rounded to
+// ulp(1): 7 ulp lost at x ~ 40); the roundings of 2 pi x, sqrt and 1/r are
+// corrected to first order.
+inline DD bessel_asym_scaled(int nu, double x) {
+  double term = 1, tail = 0;
+  for (int k = 1; k < 40 && std::fabs(term) > 0x1p-56; ++k) {
     term *= ((2.0 * k - 1) * (2.0 * k - 1) - 4.0 * nu * nu) / (8.0 * k * x);
-    sum += term;
+    tail += term;
   }
-  // 2 pi x would overflow beyond ~2.8e307; scale by 1/16 (exact) instead.
-  const double root = x > 1e300 ? 4 * std::sqrt(2 * kPi * (x / 16)) : std::sqrt(2 * kPi * x);
-  return sum / root;
+  constexpr double two_pi_hi = 6.283185307179586, two_pi_lo = 2.4492935982947064e-16;
+  const bool huge = x > 1e300;  // 2 pi x would overflow: use x / 16 and halve the root twice
+  const double xs = huge ? x / 16 : x;
+  const double p = two_pi_hi * xs, pe = std::fma(two_pi_hi, xs, -p) + two_pi_lo * xs;
+  const double r = std::sqrt(p), delta = (pe - std::fma(r, r, -p)) / (2 * p);  // root = r (1 + delta)
+  const double q = 1 / r, qe = std::fma(-q, r, 1.0) / r;                       // 1 / r = q + qe
+  // (1 + tail) (q + qe) (1 - delta) to first order.
+  const DD res = dd_norm(q, q * (tail - delta) + qe);
+  return huge ? DD{res.hi / 4, res.lo / 4} : res;
 }
 
-// e^x * r without overflowing early: for x > 700, e^x alone may overflow while
-// e^x r is finite (r ~ 1/sqrt(2 pi x)), so multiply by e^(x/2) twice.
-inline double times_exp(double r, double x) {
-  if (x <= 700) return std::exp(x) * r;
-  const double h = std::exp(0.5 * x);
-  return (r * h) * h;
+// I_nu(x), nu = 0, 1 (e^-|x| I_nu(x) if scaled). The switch to the asymptotic
+// series is at |x| = 20, where its smallest term is ~1e-17 relative (3e-17 at 18).
+inline double bessel_i(int nu, double x, bool scaled) {
+  const double ax = std::fabs(x);
+  if (std::isnan(x)) return x;
+  double r;
+  if (std::isinf(ax)) {
+    r = scaled ? 0.0 : kInf;
+  } else if (ax < 20) {
+    DD s = bessel_series(nu, ax);
+    if (nu == 1) s = dd_mul({0.5 * ax, 0}, s);  // I1 = (x/2) series
+    const double e = scaled ? std::exp(-ax) : 1.0;
+    r = std::fma(e, s.hi, e * s.lo);
+  } else if (scaled) {
+    const DD s = bessel_asym_scaled(nu, ax);
+    r = s.hi + s.lo;
+  } else if (ax <= 700) {
+    const DD s = bessel_asym_scaled(nu, ax);
+    const double e = std::exp(ax);
+    r = std::fma(e, s.hi, e * s.lo);
+  } else {
+    // e^x overflows beyond 709.78 but e^x / sqrt(2 pi x) only beyond 713.98:
+    // e^x = e^(x-700) e^700 (x - 700 exact, e^700 as hi + lo).
+    constexpr double e700_hi = 1.0142320547350045e+304, e700_lo = 1.6666571920734673e+287;
+    if (ax > 715) return std::copysign(kInf, nu == 1 ? x : 1.0);
+    const DD m = dd_mul({std::exp(ax - 700), 0}, bessel_asym_scaled(nu, ax));
+    r = std::fma(m.hi, e700_hi, m.hi * e700_lo + m.lo * e700_hi);
+  }
+  return nu == 1 ? std::copysign(r, x) : r;  // I0 even, I1 odd
 }
-
-constexpr double kBesselAsymFrom = 20;
 
 }  // namespace detail
 
 inline double digamma(double x) {
   using namespace detail;
   if (std::isnan(x)) return x;
-  // |x| < 1e-300 (and +-0): psi(x) = -1/x - gamma + O(x); gamma |x| is far
-  // below half an ulp of 1/x. Also keeps pi x and x x0 below away from subnormals.
+  // |x| < 1e-300, +-0: psi(x) = -1/x - gamma + O(x), gamma |x| << ulp(1/x) (also
+  // keeps pi x and x x0 below out of the subnormals).
   if (std::fabs(x) < 1e-300) return -1.0 / x;
   if (x > 0) return digamma_pos(x);
   if (std::isinf(x) || x == std::floor(x)) return kNaN;  // poles (every |x| >= 2^52 is an integer)
   const double r = x - std::round(x);  // exact, in [-1/2, 1/2], cot(pi x) = cot(pi r)
-  double y, ylo;
-  two_sum(1.0, -x, y, ylo);  // 1 - x = y + ylo; psi(y + ylo) ~ psi(y) + ylo psi'(y)
+  const auto [y, ylo] = two_sum(1.0, -x);  // 1 - x = y + ylo; psi(y + ylo) ~ psi(y) + ylo psi'(y)
   const double trigamma = (1.0 + (0.5 + 1.0 / (6 * y)) / y) / y;  // enough for a ~0.5 ulp correction
-  return (digamma_pos(y) + ylo * trigamma) - kPi * cot_pi(r);
+  return (digamma_pos(y) + ylo * trigamma) - pi_cot_pi(r);
 }
 
 inline double polygamma(int n, double x) {
@@ -256,46 +298,37 @@ inline double polygamma(int n, double x) {
   // r = x - floor(x) in (0, 1), 1 - r and 1 - x as unevaluated sums hi + lo
   // (x - floor(x) rounds for x in (-1/2, 0); 1 - r = (1 + floor(x)) - x).
   const double fl = std::floor(x);
-  double r, r_lo, omr, omr_lo, omx, omx_lo;
-  two_sum(x, -fl, r, r_lo);
-  two_sum(1.0 + fl, -x, omr, omr_lo);
-  two_sum(1.0, -x, omx, omx_lo);
+  const DD r = two_sum(x, -fl), omr = two_sum(1.0 + fl, -x), omx = two_sum(1.0, -x);
   // psi^(n)(x) = (-1)^(n+1) n! [zeta(s, r) + (-1)^(n+1) (zeta(s, 1-r) - zeta(s, 1-x))]
-  return sign * zeta_factorial(n, r, r_lo) +
-         (zeta_factorial(n, omr, omr_lo) - zeta_factorial(n, omx, omx_lo));
+  return sign * zeta_factorial(n, r.hi, r.lo) +
+         (zeta_factorial(n, omr.hi, omr.lo) - zeta_factorial(n, omx.hi, omx.lo));
 }
 
 inline double erfinv(double y) {
   using namespace detail;
-  if (std::isnan(y)) return y;
   const double a = std::fabs(y);
-  if (a > 1) return kNaN;
+  if (!(a <= 1)) return std::isnan(y) ? y : kNaN;
   if (a == 1) return std::copysign(kInf, y);
   if (a == 0) return y;  // keeps the sign of zero
-  // erfinv(y) = (sqrt(pi)/2) (y + (pi/12) y^3 + ...); below 2^-30 the cubic term
-  // is < 2^-62 relative. Two-term constant so the product is ~correctly rounded.
+  // (sqrt(pi)/2) (y + (pi/12) y^3 + ...), constant as hi + lo for a ~0.5 ulp product.
   constexpr double c_hi = 0.886226925452758, c_lo = -3.8332932499128993e-17;
   if (a < 0x1p-30) return std::fma(y, c_hi, y * c_lo);
   const double q = 1.0 - a;  // exact for a >= 0.5
   double w = -std::log((1.0 - a) * (1.0 + a));
   double x = 0;
   if (w <= 16) {
-    // Giles' single precision approximation, relative error ~4e-7 where it was
-    // fitted (1 - |y| >= 2^-24, i.e. w <= 16.6).
-    static constexpr double p1[9] = {2.81022636e-08,  3.43273939e-07, -3.5233877e-06,
-                                     -4.39150654e-06, 0.00021858087,  -0.00125372503,
-                                     -0.00417768164,  0.246640727,    1.50140941};
-    static constexpr double p2[9] = {-0.000200214257, 0.000100950558, 0.00134934322,
-                                     -0.00367342844,  0.00573950773,  -0.0076224613,
-                                     0.00943887047,   1.00167406,     2.83297682};
+    // Giles' single precision fit: ~4e-7 relative for 1 - |y| >= 2^-24 (w <= 16.6).
+    static constexpr double p1[9] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                                     0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
+    static constexpr double p2[9] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                                     0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
     const double* c = w < 5 ? p1 : p2;
     w = w < 5 ? w - 2.5 : std::sqrt(w) - 3;
     for (int i = 0; i < 9; ++i) x = x * w + c[i];
     x *= a;
   } else {
-    // Deep tail (1 - |y| < 6e-8, where the fit above degrades): solve
-    // erfc(x) = e^-x^2 / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4)) = q for x^2 by
-    // fixed-point iteration (contraction ~1/(2x^2) < 0.04; error ~1e-4).
+    // Deep tail, where the fit degrades: erfc(x) ~ e^-x^2 / (x sqrt(pi)) (1 - 1/(2x^2)
+    // + 3/(4x^4)) = q solved for x^2 by fixed-point iteration (contracts by < 0.04).
     const double L = -std::log(q);
     x = std::sqrt(L);
     for (int i = 0; i < 3; ++i) {
@@ -303,13 +336,12 @@ inline double erfinv(double y) {
       x = std::sqrt(L + std::log(std::numbers::inv_sqrtpi / x) + std::log1p(t * (0.75 * t - 0.5)));
     }
   }
-  // Halley on f(x) = erf(x) - a, or on erfc(x) - (1 - a) where the result is
-  // ill-conditioned in erf (1 - a is exact for a >= 0.5). Both have
-  // f'' = -2x f', so the step is f / (f' + x f). The error cubes per step;
-  // after a step below 2^-24 relative the remaining error is < 1e-19.
+  // Halley on f = erf(x) - a, or on erfc(x) - (1 - a) where erf would lose the
+  // result; both have f'' = -2x f', so the step is f / (f' + x f). The error cubes
+  // per step: after a step below 2^-24 relative, what remains is < 1e-19.
   const bool tail = a >= 0.5;
   for (int it = 0; it < 5; ++it) {
-    const double f = tail ? std::erfc(x) - q : std::erf(x) - a;
+    const double f = tail ? std::erfc(x) - q : erf_minus(x, a);
     const double fp = (tail ? -1.0 : 1.0) * (2 * std::numbers::inv_sqrtpi) * std::exp(-x * x);
     const double dx = f / (fp + x * f);
     x -= dx;
@@ -318,39 +350,10 @@ inline double erfinv(double y) {
   return std::copysign(x, y);
 }
 
-inline double bessel_i0(double x) {
-  using namespace detail;
-  const double ax = std::fabs(x);
-  if (!(ax >= kBesselAsymFrom)) return std::isnan(x) ? x : bessel_series(0, ax);
-  if (std::isinf(ax)) return kInf;
-  return times_exp(bessel_asym_scaled(0, ax), ax);
-}
-
-inline double bessel_i0e(double x) {
-  using namespace detail;
-  const double ax = std::fabs(x);
-  if (!(ax >= kBesselAsymFrom)) return std::isnan(x) ? x : std::exp(-ax) * bessel_series(0, ax);
-  if (std::isinf(ax)) return 0.0;
-  return bessel_asym_scaled(0, ax);
-}
-
-inline double bessel_i1(double x) {
-  using namespace detail;
-  const double ax = std::fabs(x);
-  if (std::isnan(x)) return x;
-  if (ax < kBesselAsymFrom) return std::copysign(0.5 * ax * bessel_series(1, ax), x);
-  if (std::isinf(ax)) return x;
-  return std::copysign(times_exp(bessel_asym_scaled(1, ax), ax), x);
-}
-
-inline double bessel_i1e(double x) {
-  using namespace detail;
-  const double ax = std::fabs(x);
-  if (std::isnan(x)) return x;
-  if (ax < kBesselAsymFrom) return std::copysign(std::exp(-ax) * (0.5 * ax * bessel_series(1, ax)), x);
-  if (std::isinf(ax)) return std::copysign(0.0, x);
-  return std::copysign(bessel_asym_scaled(1, ax), x);
-}
+inline double bessel_i0(double x) { return detail::bessel_i(0, x, false); }
+inline double bessel_i0e(double x) { return detail::bessel_i(0, x, true); }
+inline double bessel_i1(double x) { return detail::bessel_i(1, x, false); }
+inline double bessel_i1e(double x) { return detail::bessel_i(1, x, true); }
 
 // float overloads: evaluate in double, round once.
 inline float digamma(float x) { return static_cast<float>(digamma(static_cast<double>(x))); }

@@ -17,7 +17,8 @@ namespace tenferro {
   /* trig_hyperbolic.cpp */ X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh)  \
   X(Atanh) X(Atan2)                                                                        \
   /* powers_logs.cpp */ X(Log2) X(Log10) X(Exp2) X(Cbrt) X(Hypot)                          \
-  /* special.cpp */ X(Erf) X(Erfc)                                                         \
+  /* special.cpp */ X(Erf) X(Erfc) X(Erfinv) X(Lgamma) X(Digamma) X(Polygamma) X(BesselI0)   \
+  X(BesselI0e) X(BesselI1) X(BesselI1e)                                                    \
   /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder)               \
   /* dot_general.cpp */ X(DotGeneral)                                                      \
   /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \

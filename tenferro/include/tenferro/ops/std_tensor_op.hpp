@@ -69,6 +69,10 @@ struct StdTensorOp {
   /// Evaluates into out (one tensor per result); throws ShapeError/DTypeError if the operands do
   /// not match the op's static operand types.
   void eval(ExecContext& ctx, std::span<const Tensor* const> in, std::span<Tensor> out) const;
+  /// The kernel alone, for callers that guarantee the operands have the types the op was built for
+  /// (the executor: it checks a program's inputs, and every other operand is an op's result of its
+  /// built type), so the per-op shape rule is not run again.
+  void run_kernel(std::span<const Tensor* const> in, std::span<Tensor> out) const { def->kernel(*this, in, out); }
   /// Runs a compiled program through tenferro's executor (fused kernels, buffer pool, threads;
   /// exec_options.hpp); generic code reaches it through computegraph::run_compiled.
   static std::vector<Tensor> run_compiled(const computegraph::CompiledProgram<StdTensorOp>& program,
