@@ -65,6 +65,7 @@ void run_special(const Options& options) {
   using T = tf::Traced;
   const SpecialCase cases[] = {
       {"erf", -3, 3, [](T a, T) { return tf::erf(a); }, [](double a, double) { return std::erf(a); }},
+      {"lgamma", 0.1, 10, [](T a, T) { return tf::lgamma(a); }, [](double a, double) { return std::lgamma(a); }},
       {"atan2", -2, 2, [](T a, T b) { return tf::atan2(a, b); }, [](double a, double b) { return std::atan2(a, b); }},
       {"asinh", -10, 10, [](T a, T) { return tf::asinh(a); }, [](double a, double) { return std::asinh(a); }},
   };

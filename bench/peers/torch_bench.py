@@ -204,6 +204,7 @@ def run_matmul(args):
 
 SPECIAL = {
     "erf": (-3.0, 3.0, lambda a, b: torch.erf(a)),
+    "lgamma": (0.1, 10.0, lambda a, b: torch.lgamma(a)),
     "atan2": (-2.0, 2.0, lambda a, b: torch.atan2(a, b)),
     "asinh": (-10.0, 10.0, lambda a, b: torch.asinh(a)),
 }

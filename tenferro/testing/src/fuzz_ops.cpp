@@ -42,6 +42,10 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Log10: return "log10";
     case FuzzOp::Floor: return "floor";
     case FuzzOp::Round: return "round";
+    case FuzzOp::Lgamma: return "lgamma";
+    case FuzzOp::Digamma: return "digamma";
+    case FuzzOp::Erfinv: return "erfinv";
+    case FuzzOp::I1: return "i1";
     case FuzzOp::Atan2: return "atan2";
     case FuzzOp::Hypot: return "hypot";
     case FuzzOp::Logaddexp: return "logaddexp";
@@ -131,6 +135,10 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Log10: return log10(a(0));
     case FuzzOp::Floor: return floor(a(0));
     case FuzzOp::Round: return round(a(0));
+    case FuzzOp::Lgamma: return lgamma(a(0));
+    case FuzzOp::Digamma: return digamma(a(0));
+    case FuzzOp::Erfinv: return erfinv(a(0));
+    case FuzzOp::I1: return i1(a(0));
     case FuzzOp::Atan2: return atan2(a(0), a(1));
     case FuzzOp::Hypot: return hypot(a(0), a(1));
     case FuzzOp::Logaddexp: return logaddexp(a(0), a(1));

@@ -42,7 +42,8 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Asin, 1},     {FuzzOp::Atanh, 1},      {FuzzOp::Erf, 1},        {FuzzOp::Erfc, 1},
     {FuzzOp::Exp2, 1},     {FuzzOp::Log2, 1},       {FuzzOp::Log10, 1},      {FuzzOp::Floor, 1},
     {FuzzOp::Round, 1},    {FuzzOp::Atan2, 1},      {FuzzOp::Hypot, 1},      {FuzzOp::Logaddexp, 1},
-    {FuzzOp::Remainder, 1},
+    {FuzzOp::Remainder, 1}, {FuzzOp::Lgamma, 1},  {FuzzOp::Digamma, 1},    {FuzzOp::Erfinv, 1},
+    {FuzzOp::I1, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -264,9 +265,10 @@ class Generator {
     FuzzNode n{op, {a}, {}, {}, DType::F64, 0};
     const double scalars[] = {0.5, -1.5, 2.0, 3.0, 0.25, -0.75};
     auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
-    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p, FuzzOp::Log2, FuzzOp::Log10})) {
+    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p, FuzzOp::Log2, FuzzOp::Log10, FuzzOp::Lgamma,
+            FuzzOp::Digamma})) {
       n.args = {positive(a)};
-    } else if (is({FuzzOp::Asin, FuzzOp::Atanh})) {
+    } else if (is({FuzzOp::Asin, FuzzOp::Atanh, FuzzOp::Erfinv})) {
       const int b = within_half(a);
       if (b < 0) return;
       n.args = {b};

@@ -99,7 +99,8 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::Sinh: case FuzzOp::Cosh: case FuzzOp::Atan: case FuzzOp::Asinh: case FuzzOp::Asin:
       case FuzzOp::Atanh: case FuzzOp::Erf: case FuzzOp::Erfc: case FuzzOp::Exp2: case FuzzOp::Log2:
       case FuzzOp::Log10: case FuzzOp::Floor: case FuzzOp::Round: case FuzzOp::Atan2: case FuzzOp::Hypot:
-      case FuzzOp::Logaddexp: case FuzzOp::Remainder:
+      case FuzzOp::Logaddexp: case FuzzOp::Remainder: case FuzzOp::Lgamma: case FuzzOp::Digamma:
+      case FuzzOp::Erfinv: case FuzzOp::I1:
         break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
     }
   }
