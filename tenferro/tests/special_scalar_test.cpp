@@ -427,7 +427,7 @@ TEST(SpecialScalar, PolygammaReferenceSanity) {
 
 TEST(SpecialScalar, PolygammaPositive) {
   Rng rng;
-  for (int n : {1, 2, 3, 4, 10, 30}) {
+  for (int n : {1, 2, 3, 4, 10, 30, 100}) {
     char name_d[64], name_f[64];
     std::snprintf(name_d, sizeof name_d, "polygamma n=%d x>0 double", n);
     std::snprintf(name_f, sizeof name_f, "polygamma n=%d x>0 float", n);
@@ -466,6 +466,8 @@ TEST(SpecialScalar, PolygammaNegative) {
 TEST(SpecialScalar, PolygammaSpecialValues) {
   EXPECT_TRUE(std::isnan(sp::polygamma(-1, 1.0)));
   EXPECT_TRUE(std::isnan(sp::polygamma(-1, 1.0f)));
+  EXPECT_TRUE(std::isnan(sp::polygamma(1001, 1.0)));  // documented as unsupported
+  EXPECT_TRUE(std::isnan(sp::polygamma(std::numeric_limits<int>::max(), 1.0)));
   EXPECT_EQ(sp::polygamma(0, 2.5), sp::digamma(2.5));
   for (int n : {1, 2, 3, 10}) {
     for (double x : {0.0, -0.0, -1.0, -2.0, -1e300, -kInf, kNaN}) {
