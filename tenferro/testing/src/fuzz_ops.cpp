@@ -46,6 +46,17 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Digamma: return "digamma";
     case FuzzOp::Erfinv: return "erfinv";
     case FuzzOp::I1: return "i1";
+    case FuzzOp::Tan: return "tan";
+    case FuzzOp::Acos: return "acos";
+    case FuzzOp::Acosh: return "acosh";
+    case FuzzOp::Cbrt: return "cbrt";
+    case FuzzOp::Ceil: return "ceil";
+    case FuzzOp::Trunc: return "trunc";
+    case FuzzOp::I0: return "i0";
+    case FuzzOp::I0e: return "i0e";
+    case FuzzOp::I1e: return "i1e";
+    case FuzzOp::Trigamma: return "polygamma";
+    case FuzzOp::Fmod: return "fmod";
     case FuzzOp::Atan2: return "atan2";
     case FuzzOp::Hypot: return "hypot";
     case FuzzOp::Logaddexp: return "logaddexp";
@@ -139,6 +150,17 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Digamma: return digamma(a(0));
     case FuzzOp::Erfinv: return erfinv(a(0));
     case FuzzOp::I1: return i1(a(0));
+    case FuzzOp::Tan: return tan(a(0));
+    case FuzzOp::Acos: return acos(a(0));
+    case FuzzOp::Acosh: return acosh(a(0));
+    case FuzzOp::Cbrt: return cbrt(a(0));
+    case FuzzOp::Ceil: return ceil(a(0));
+    case FuzzOp::Trunc: return trunc(a(0));
+    case FuzzOp::I0: return i0(a(0));
+    case FuzzOp::I0e: return i0e(a(0));
+    case FuzzOp::I1e: return i1e(a(0));
+    case FuzzOp::Trigamma: return polygamma(1, a(0));
+    case FuzzOp::Fmod: return fmod(a(0), a(1));
     case FuzzOp::Atan2: return atan2(a(0), a(1));
     case FuzzOp::Hypot: return hypot(a(0), a(1));
     case FuzzOp::Logaddexp: return logaddexp(a(0), a(1));
@@ -244,6 +266,7 @@ std::string node_cpp(const FuzzNode& n) {
   if (is({FuzzOp::MaxWithIndex, FuzzOp::MinWithIndex})) {
     return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + ").first";
   }
+  if (n.op == FuzzOp::Trigamma) return name + "(1, " + a(0) + ")";
   if (n.op == FuzzOp::DetachedIdentity) return "(" + a(0) + " - " + name + "(" + a(0) + ")) + " + name + "(" + a(0) + ")";
   if (n.op == FuzzOp::Astype) return name + "(" + a(0) + ", " + dtype_cpp(n.dtype) + ")";
   if (n.op == FuzzOp::DotGeneral) {

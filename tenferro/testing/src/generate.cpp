@@ -43,7 +43,9 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Exp2, 1},     {FuzzOp::Log2, 1},       {FuzzOp::Log10, 1},      {FuzzOp::Floor, 1},
     {FuzzOp::Round, 1},    {FuzzOp::Atan2, 1},      {FuzzOp::Hypot, 1},      {FuzzOp::Logaddexp, 1},
     {FuzzOp::Remainder, 1}, {FuzzOp::Lgamma, 1},  {FuzzOp::Digamma, 1},    {FuzzOp::Erfinv, 1},
-    {FuzzOp::I1, 1},
+    {FuzzOp::I1, 1},       {FuzzOp::Tan, 1},        {FuzzOp::Acos, 1},       {FuzzOp::Acosh, 1},
+    {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
+    {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -266,16 +268,21 @@ class Generator {
     const double scalars[] = {0.5, -1.5, 2.0, 3.0, 0.25, -0.75};
     auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
     if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p, FuzzOp::Log2, FuzzOp::Log10, FuzzOp::Lgamma,
-            FuzzOp::Digamma})) {
+            FuzzOp::Digamma, FuzzOp::Trigamma, FuzzOp::Cbrt})) {
       n.args = {positive(a)};
-    } else if (is({FuzzOp::Asin, FuzzOp::Atanh, FuzzOp::Erfinv})) {
+    } else if (op == FuzzOp::Acosh) {  // 1 + exp(a) > 1
+      const int p = positive(a);
+      if (p < 0 || !is_floating(type(p).dtype)) return;
+      n.args = {add(FuzzNode{FuzzOp::AddScalar, {p}, {}, {}, DType::F64, 1.0})};
+      if (n.args[0] < 0) return;
+    } else if (is({FuzzOp::Asin, FuzzOp::Atanh, FuzzOp::Erfinv, FuzzOp::Acos, FuzzOp::Tan})) {
       const int b = within_half(a);
       if (b < 0) return;
       n.args = {b};
     } else if (is({FuzzOp::Atan2, FuzzOp::Hypot, FuzzOp::Logaddexp})) {
       n.args = {a, pick_partner(a)};
       if (chance(0.5)) std::swap(n.args[0], n.args[1]);
-    } else if (op == FuzzOp::Remainder) {
+    } else if (op == FuzzOp::Remainder || op == FuzzOp::Fmod) {
       n.args = {a, positive(pick_partner(a))};
     } else if (is({FuzzOp::Add, FuzzOp::Sub, FuzzOp::Mul, FuzzOp::Maximum, FuzzOp::Minimum, FuzzOp::Eq, FuzzOp::Ne,
                    FuzzOp::Lt, FuzzOp::Le, FuzzOp::Gt, FuzzOp::Ge})) {

@@ -38,12 +38,13 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     }
     // The branch cut of the complex log (and of sqrt, rsqrt and pow through it) along the
     // negative real axis (below -1 for log1p): which side of it the operand lies on.
-    if (n.op == FuzzOp::Floor || n.op == FuzzOp::Round) {  // piecewise constant: the value jumps
+    if (n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Ceil || n.op == FuzzOp::Trunc) {
+      // piecewise constant: the value jumps
       out.push_back(v);
       continue;
     }
-    if (n.op == FuzzOp::Remainder) {  // jumps where a / b crosses an integer
-      out.push_back(floor(arg(0) / arg(1)));
+    if (n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod) {  // jumps where a / b crosses an integer
+      out.push_back(n.op == FuzzOp::Fmod ? trunc(arg(0) / arg(1)) : floor(arg(0) / arg(1)));
       continue;
     }
     if (n.op == FuzzOp::Atan2) {  // the cut along the negative x axis: the sign of y where x < 0
@@ -72,7 +73,7 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     });
     if (!real_args) continue;  // the complex kinks (abs and sign at 0) have measure zero
     switch (n.op) {
-      case FuzzOp::Abs: out.push_back(sign(arg(0))); break;
+      case FuzzOp::Abs: case FuzzOp::I0e: case FuzzOp::I1e: out.push_back(sign(arg(0))); break;
       case FuzzOp::Relu: out.push_back(gt(arg(0), full_like(arg(0), 0.0))); break;
       case FuzzOp::Maximum:
       case FuzzOp::Minimum: out.push_back(gt(arg(0), arg(1))); break;
@@ -100,7 +101,9 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::Atanh: case FuzzOp::Erf: case FuzzOp::Erfc: case FuzzOp::Exp2: case FuzzOp::Log2:
       case FuzzOp::Log10: case FuzzOp::Floor: case FuzzOp::Round: case FuzzOp::Atan2: case FuzzOp::Hypot:
       case FuzzOp::Logaddexp: case FuzzOp::Remainder: case FuzzOp::Lgamma: case FuzzOp::Digamma:
-      case FuzzOp::Erfinv: case FuzzOp::I1:
+      case FuzzOp::Erfinv: case FuzzOp::I1: case FuzzOp::Tan: case FuzzOp::Acos: case FuzzOp::Acosh:
+      case FuzzOp::Cbrt: case FuzzOp::Ceil: case FuzzOp::Trunc: case FuzzOp::I0: case FuzzOp::Trigamma:
+      case FuzzOp::Fmod:
         break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
     }
   }
@@ -133,10 +136,13 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
       out.push_back(smallest(gap / (size + 1.0)));
     } else if (n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && n.dtype == DType::Bool)) {
       out.push_back(smallest(abs(arg(0))));
-    } else if ((n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Remainder) &&
+    } else if ((n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Remainder || n.op == FuzzOp::Ceil ||
+                n.op == FuzzOp::Trunc || n.op == FuzzOp::Fmod) &&
                !is_complex(arg(0).dtype())) {
-      // Distance to the nearest jump: integers (floor, and a / b for remainder), half-integers (round).
-      const Traced x = astype(n.op == FuzzOp::Remainder ? arg(0) / arg(1) : arg(0), DType::F64);
+      // Distance to the nearest jump: integers (floor, ceil, trunc, and a / b for remainder and
+      // fmod), half-integers (round).
+      const bool quotient = n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod;
+      const Traced x = astype(quotient ? arg(0) / arg(1) : arg(0), DType::F64);
       const Traced shifted = n.op == FuzzOp::Round ? x + 0.5 : x;
       const Traced frac = shifted - floor(shifted);
       out.push_back(smallest(minimum(frac, 1.0 - frac)));
@@ -159,7 +165,7 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
       } else if (n.op == FuzzOp::Clamp) {
         out.push_back(gap(arg(0), arg(1)));
         out.push_back(gap(arg(0), arg(2)));
-      } else if (n.op == FuzzOp::Abs || n.op == FuzzOp::Relu) {
+      } else if (n.op == FuzzOp::Abs || n.op == FuzzOp::Relu || n.op == FuzzOp::I0e || n.op == FuzzOp::I1e) {
         out.push_back(smallest(abs(arg(0))));
       } else if (extremum_op(n.op) && arg(0).type().numel() > 1) {
         // The gap between the extremum and the runner-up (0 when it is attained twice).

@@ -18,18 +18,18 @@
 
 namespace tenferro::testing {
 
-/// One call of the traced API. The spelling of each is to_cpp's; ops.cpp's table lists them.
+/// One call of the traced API (Trigamma is polygamma(1, x)). The spelling of each is to_cpp's; ops.cpp's table lists them.
 enum class FuzzOp : std::uint8_t {
   // elementwise, unary
   Neg, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Expm1, Log1p, Abs, Sign, Conj, Real, Imag,
   Sigmoid, Relu, Softplus,
   // tenferro/math.hpp: smooth ones, ones on a restricted domain, and piecewise constant ones
   Sinh, Cosh, Atan, Asinh, Asin, Atanh, Erf, Erfc, Exp2, Log2, Log10, Floor, Round,
-  Lgamma, Digamma, Erfinv, I1,
+  Lgamma, Digamma, Erfinv, I1, Tan, Acos, Acosh, Cbrt, Ceil, Trunc, I0, I0e, I1e, Trigamma,
   // (x - stop_gradient(x)) + stop_gradient(x): x, through a detached value
   DetachedIdentity,
   // elementwise, binary (broadcasting)
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2, Hypot, Logaddexp, Remainder,
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2, Hypot, Logaddexp, Remainder, Fmod,
   Eq, Ne, Lt, Le, Gt, Ge,
   // with a double on one side: a + s, a - s, a * s, a / s, s - a, s / a
   AddScalar, SubScalar, MulScalar, DivScalar, ScalarSub, ScalarDiv,
