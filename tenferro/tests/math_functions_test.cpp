@@ -374,8 +374,11 @@ TEST(SpecialFunctions, IdentitiesAndClosedFormsOnBothPaths) {
     return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
   };
   auto digamma = [](T x) { return tf::digamma(x); };
-  EXPECT_NEAR(run1(digamma, 1.0), -kEulerGamma, 1e-16);
-  EXPECT_NEAR(run1(digamma, 0.5), -kEulerGamma - 2 * std::numbers::ln2, 1e-15);
+  // Within 4 ULP of max(|psi|, 1): the bound of the fused form under MathAccuracy::Fast (a rank-0
+  // program runs as a fused kernel when the executor's passes are off).
+  const double psi_ulp = 0x1p-52;
+  EXPECT_NEAR(run1(digamma, 1.0), -kEulerGamma, 4 * psi_ulp);
+  EXPECT_NEAR(run1(digamma, 0.5), -kEulerGamma - 2 * std::numbers::ln2, 4 * 2 * psi_ulp);
   EXPECT_NEAR(run1([](T x) { return tf::polygamma(1, x); }, 1.0), std::numbers::pi * std::numbers::pi / 6, 1e-15);
   // polygamma(2, 1) = -2 zeta(3).
   EXPECT_NEAR(run1([](T x) { return tf::polygamma(2, x); }, 1.0), -2 * 1.2020569031595942, 1e-15);
@@ -386,7 +389,7 @@ TEST(SpecialFunctions, IdentitiesAndClosedFormsOnBothPaths) {
   const auto d0 = run_vec(digamma, xs), d1 = run_vec(digamma, xs1);
   const auto l0 = run_vec([](T x) { return tf::lgamma(x); }, xs), l1 = run_vec([](T x) { return tf::lgamma(x); }, xs1);
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    EXPECT_NEAR(d1[i], d0[i] + 1 / xs[i], 1e-14 * (1 + std::abs(d1[i]))) << xs[i];
+    EXPECT_NEAR(d1[i], d0[i] + 1 / xs[i], 16 * psi_ulp * (1 + std::abs(d1[i]) + 1 / xs[i])) << xs[i];
     EXPECT_NEAR(l1[i], l0[i] + std::log(xs[i]), 1e-14 * (1 + std::abs(l1[i]))) << xs[i];
   }
   // erfinv inverts erf; i0, i1 and the scaled forms agree; I0(0) = 1, I1(0) = 0.
