@@ -473,3 +473,78 @@ TEST(SpecialFunctions, BadInputThrowsTypedErrors) {
   }
   EXPECT_THROW(tf::trace([](T a) { return tf::mvlgamma(a, 0); }, x), tf::ValueError);
 }
+
+TEST(Norms, ValuesMatchClosedFormsWithoutOverflowAndGradientsPassCheckGrads) {
+  auto run = [](const std::function<T(T)>& f, const tf::Tensor& x) { return tf::trace(f, x).run({x})[0]; };
+  const tf::Tensor v = tf::Tensor::from(std::vector<double>{3, -4, 0, 12}, {4});
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x); }, v).item<double>(), 13.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x, 1); }, v).item<double>(), 19.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x, kInf); }, v).item<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x, -kInf); }, v).item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x, 0); }, v).item<double>(), 3.0);
+  EXPECT_NEAR(run([](T x) { return tf::vector_norm(x, 3); }, v).item<double>(), std::cbrt(27.0 + 64 + 1728), 1e-13);
+  // No overflow or underflow in the squares.
+  const tf::Tensor huge = tf::Tensor::from(std::vector<double>{3e200, 4e200}, {2});
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x); }, huge).item<double>(), 5e200);
+  const tf::Tensor tiny = tf::Tensor::from(std::vector<double>{3e-200, -4e-200}, {2});
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::vector_norm(x); }, tiny).item<double>(), 5e-200);
+  // Complex: |3+4i| = 5; over chosen axes.
+  const tf::Tensor z = tf::Tensor::from(std::vector<tf::c128>{{3, 4}, {0, 0}, {1, 0}, {0, -1}}, {2, 2});
+  const tf::Tensor rows = run([](T x) { return tf::vector_norm(x, 2, {1}); }, z);
+  EXPECT_EQ(rows.dtype(), tf::DType::F64);
+  EXPECT_DOUBLE_EQ(rows.data<double>()[0], 5.0);
+  EXPECT_DOUBLE_EQ(rows.data<double>()[1], std::sqrt(2.0));
+  // Matrix norms of [[1, -2], [3, 4]]: column sums 4, 6; row sums 3, 7; Frobenius sqrt(30).
+  const tf::Tensor m = tf::Tensor::from(std::vector<double>{1, -2, 3, 4}, {2, 2});
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x); }, m).item<double>(), std::sqrt(30.0));
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, 1); }, m).item<double>(), 6.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, -1); }, m).item<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, kInf); }, m).item<double>(), 7.0);
+  EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, -kInf); }, m).item<double>(), 3.0);
+  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, 2); }, m), tf::Error);
+  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, "nuc"); }, m), tf::Error);
+  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x); }, v), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x) { return tf::vector_norm(x, -1); }, v), tf::ValueError);
+  // The gradient of the 2-norm is x / |x|, and 0 at x = 0.
+  const tf::Tensor g = tf::grad([](T x) { return tf::vector_norm(x); })(v);
+  EXPECT_DOUBLE_EQ(g.data<double>()[0], 3.0 / 13);
+  EXPECT_DOUBLE_EQ(g.data<double>()[3], 12.0 / 13);
+  const tf::Tensor g0 = tf::grad([](T x) { return tf::vector_norm(x); })(tf::Tensor::zeros({3}));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(g0.data<double>()[i], 0.0);
+  // check_grads to order 2, real and complex.
+  struct Case {
+    const char* name;
+    std::function<T(T, T)> f;
+    bool complex_ok;
+  };
+  const Case cases[] = {
+      {"vector_norm 2", [](T a, T b) { return tf::vector_norm(a * b); }, true},
+      {"vector_norm 3 over an axis", [](T a, T b) { return tf::sum(tf::vector_norm(a + b, 3, {0})); }, true},
+      {"vector_norm 1", [](T a, T b) { return tf::vector_norm(a * b + 2.0, 1); }, false},
+      {"matrix_norm fro", [](T a, T b) { return tf::matrix_norm(tf::reshape(a * b, {2, 2})); }, true},
+      {"matrix_norm inf", [](T a, T b) { return tf::matrix_norm(tf::reshape(a * b, {2, 2}) + 3.0, kInf); }, false},
+  };
+  for (const Case& c : cases) {
+    for (tf::DType dtype : {tf::DType::F64, tf::DType::C128}) {
+      if (dtype == tf::DType::C128 && !c.complex_ok) continue;
+      SCOPED_TRACE(std::string(c.name) + " " + tf::dtype_name(dtype));
+      std::vector<tf::c128> a(4), b(4);
+      std::mt19937_64 rng(41);
+      std::uniform_real_distribution<double> u(0.2, 1.0);
+      for (auto& x : a) x = tf::c128(u(rng), dtype == tf::DType::C128 ? u(rng) : 0.0);
+      for (auto& x : b) x = tf::c128(u(rng), dtype == tf::DType::C128 ? u(rng) : 0.0);
+      std::vector<tf::Tensor> args;
+      if (dtype == tf::DType::F64) {
+        std::vector<double> ra, rb;
+        for (auto x : a) ra.push_back(x.real());
+        for (auto x : b) rb.push_back(x.real());
+        args = {tf::Tensor::from(ra, {4}), tf::Tensor::from(rb, {4})};
+      } else {
+        args = {tf::Tensor::from(a, {4}), tf::Tensor::from(b, {4})};
+      }
+      auto graph = tf::detail::trace_graph(c.f, tf::detail::types_of(args));
+      auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2);
+      EXPECT_TRUE(result.ok) << result.message;
+    }
+  }
+}

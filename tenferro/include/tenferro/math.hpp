@@ -10,6 +10,9 @@
 // (tenferro/math_accuracy.hpp: SLEEF's 1-ULP functions (erfc 1.5 ULP, hypot 0.5 ULP) for
 // Precise, glibc's libmvec (within 4 ULP) for Fast); a rank-0 program and complex operands use
 // libm. lgamma's vector form is SLEEF's in both settings.
+#include <string>
+#include <vector>
+
 #include "tenferro/traced.hpp"
 
 namespace tenferro {
@@ -92,6 +95,20 @@ Traced fmod(const Traced& a, const Traced& b);
 /// The floored remainder a - floor(a / b) b (the divisor's sign), as Python's % and
 /// torch.remainder.
 Traced remainder(const Traced& a, const Traced& b);
+
+// ---- norms (float or complex operands; real results) ----
+/// The vector p-norm over `axes` (all axes when omitted), as numpy.linalg.norm / torch.linalg.
+/// vector_norm: ord = 2 (default), 1, any p > 0, +-inf (max / min of |x|), 0 (the count of
+/// nonzeros, not differentiable). The 2- and p-norms are scaled by the detached max |x|, so they
+/// neither overflow nor underflow where the result is finite; at x = 0 the norm is 0 with
+/// gradient 0 (a subgradient, as PyTorch).
+Traced vector_norm(const Traced& x, double ord = 2);
+Traced vector_norm(const Traced& x, double ord, std::vector<std::int64_t> axes);
+/// Matrix norms over the last two axes (batched over the leading ones): "fro" (default), and by
+/// number 1 (max column sum of |x|), -1 (min column sum), inf (max row sum), -inf (min row sum).
+/// 2, -2 and "nuc" need singular values: Error naming them.
+Traced matrix_norm(const Traced& x, const std::string& ord = "fro");
+Traced matrix_norm(const Traced& x, double ord);
 
 // ---- classification (bool results, never differentiated) ----
 Traced isnan(const Traced& x);

@@ -142,6 +142,86 @@ Traced trunc(const Traced& x) { return unary(OpKind::Trunc, x); }
 Traced fmod(const Traced& a, const Traced& b) { return binary(OpKind::Fmod, a, b); }
 Traced remainder(const Traced& a, const Traced& b) { return binary(OpKind::Remainder, a, b); }
 
+namespace {
+std::vector<std::int64_t> every_axis(std::size_t rank) {
+  std::vector<std::int64_t> axes(rank);
+  for (std::size_t i = 0; i < rank; ++i) axes[i] = static_cast<std::int64_t>(i);
+  return axes;
+}
+
+/// The reduced value broadcast back over `axes` of x's shape (axes normalized, any order).
+Traced expand_over(const Traced& reduced, const Shape& shape, std::vector<std::int64_t> axes) {
+  Shape kept = shape;
+  for (auto a : axes) kept[static_cast<std::size_t>(a)] = 1;
+  return broadcast_to(reshape(reduced, kept), shape);
+}
+
+std::vector<std::int64_t> normalized_axes(const char* name, std::vector<std::int64_t> axes, std::size_t rank) {
+  for (auto& a : axes) {
+    if (a < -static_cast<std::int64_t>(rank) || a >= static_cast<std::int64_t>(rank)) {
+      throw ShapeError(std::string(name) + ": axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    }
+    if (a < 0) a += static_cast<std::int64_t>(rank);
+  }
+  return axes;
+}
+}  // namespace
+
+Traced vector_norm(const Traced& x, double ord) { return vector_norm(x, ord, every_axis(x.rank())); }
+
+Traced vector_norm(const Traced& x, double ord, std::vector<std::int64_t> axes) {
+  if (!is_inexact(x.dtype())) {
+    throw DTypeError("vector_norm: operand " + x.type().to_string() + " has the wrong dtype; expected f32, f64, c64 or c128");
+  }
+  if (std::isnan(ord) || ord < 0) {
+    if (!(ord == -std::numeric_limits<double>::infinity())) {
+      throw ValueError("vector_norm: ord = " + std::to_string(ord) + "; expected p >= 0 or +-inf");
+    }
+  }
+  axes = normalized_axes("vector_norm", std::move(axes), x.rank());
+  const Traced a = abs(x);  // real
+  if (ord == std::numeric_limits<double>::infinity()) return max(a, axes);
+  if (ord == -std::numeric_limits<double>::infinity()) return min(a, axes);
+  if (ord == 0) return sum(astype(ne(a, full_like(a, 0.0)), a.dtype()), axes);
+  if (ord == 1) return sum(a, axes);
+  // m (sum (|x| / m)^p)^(1/p) with m the detached max |x|: the value is exact in every range, and
+  // the derivative (m detached) is that of the norm. Where every |x| is 0, m = 1 inside and the
+  // result 0 outside (double where): value 0, gradient 0.
+  const Traced m = stop_gradient(max(a, axes));
+  const Traced zero = eq(m, full_like(m, 0.0));
+  const Traced safe_m = where(zero, full_like(m, 1.0), m);
+  const Traced scaled = a / expand_over(safe_m, a.shape(), axes);
+  const Traced powered = ord == 2 ? scaled * scaled : pow(scaled, full_like(scaled, ord));
+  Traced total = sum(powered, axes);
+  // The guard also keeps the root's derivative away from total = 0.
+  const Traced safe_total = where(zero, full_like(total, 1.0), total);
+  const Traced root = ord == 2 ? sqrt(safe_total) : pow(safe_total, full_like(safe_total, 1.0 / ord));
+  return where(zero, full_like(root, 0.0), root * safe_m);
+}
+
+Traced matrix_norm(const Traced& x, const std::string& ord) {
+  if (x.rank() < 2) throw ShapeError("matrix_norm: operand " + x.type().to_string() + " has rank < 2; expected a (batch of) matrices");
+  const auto r = static_cast<std::int64_t>(x.rank());
+  if (ord == "fro") return vector_norm(x, 2, {r - 2, r - 1});
+  throw Error("matrix_norm: ord \"" + ord + "\"" + (ord == "nuc" ? " needs singular values (no svd yet)" : " is not one of fro, nuc"));
+}
+
+Traced matrix_norm(const Traced& x, double ord) {
+  if (x.rank() < 2) throw ShapeError("matrix_norm: operand " + x.type().to_string() + " has rank < 2; expected a (batch of) matrices");
+  if (!is_inexact(x.dtype())) {
+    throw DTypeError("matrix_norm: operand " + x.type().to_string() + " has the wrong dtype; expected f32, f64, c64 or c128");
+  }
+  const auto r = static_cast<std::int64_t>(x.rank());
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const Traced a = abs(x);
+  if (ord == 1) return max(sum(a, {r - 2}), {r - 2});    // column sums, then over columns
+  if (ord == -1) return min(sum(a, {r - 2}), {r - 2});
+  if (ord == inf) return max(sum(a, {r - 1}), {r - 2});  // row sums, then over rows
+  if (ord == -inf) return min(sum(a, {r - 1}), {r - 2});
+  if (ord == 2 || ord == -2) throw Error("matrix_norm: ord " + std::to_string(static_cast<int>(ord)) + " needs singular values (no svd yet)");
+  throw ValueError("matrix_norm: ord = " + std::to_string(ord) + "; expected 1, -1, inf, -inf or \"fro\"");
+}
+
 Traced isnan(const Traced& x) { return ne(x, x); }
 Traced isinf(const Traced& x) {
   if (!is_inexact(x.dtype())) return ne(x, x);  // integers and bools are never infinite
