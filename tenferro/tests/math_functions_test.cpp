@@ -548,3 +548,32 @@ TEST(Norms, ValuesMatchClosedFormsWithoutOverflowAndGradientsPassCheckGrads) {
     }
   }
 }
+
+TEST(MathFunctions, FrexpAndLdexpAreExactInverses) {
+  // Every power of two of f64, subnormals included: ldexp(1, e) = 2^e exactly (on the fused path),
+  // and frexp takes it apart again.
+  std::vector<double> exponents;
+  for (int e = -1074; e <= 1023; ++e) exponents.push_back(e);
+  const auto n = static_cast<std::int64_t>(exponents.size());
+  const tf::Tensor e = tf::Tensor::from(exponents, {n});
+  const tf::Tensor one = tf::Tensor::full({n}, 1.0);
+  const tf::Tensor p = tf::trace([](T x, T k) { return tf::ldexp(x, k); }, one, e).run({one, e})[0];
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(p.data<double>()[i], std::ldexp(1.0, static_cast<int>(exponents[i]))) << exponents[i];
+  const std::vector<double> xs = {0.0, -0.0, 1.0, -3.0, 0.1, 1e300, 5e-324, kInf, -kInf};
+  const tf::Tensor x = tf::Tensor::from(xs, {static_cast<std::int64_t>(xs.size())});
+  auto both = [](T v) {
+    auto [m, k] = tf::frexp(v);
+    return std::vector<T>{m, k};
+  };
+  const auto r = tf::trace(both, x).run({x});
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    int k = 0;
+    const double m = std::frexp(xs[i], &k);
+    EXPECT_EQ(r[0].data<double>()[i], m) << xs[i];
+    EXPECT_EQ(r[1].data<std::int64_t>()[i], std::isfinite(xs[i]) ? k : 0) << xs[i];
+  }
+  // d m / d x = 2^-e: at x = 3 (m = 3/4, e = 2), 1/4.
+  EXPECT_EQ(tf::grad([](T v) { return tf::frexp(v).first; })(tf::Tensor::scalar(3.0)).item<double>(), 0.25);
+  EXPECT_THROW(tf::trace([](T v) { return tf::frexp(v).first; }, tf::Tensor::from(std::vector<tf::c128>{{1, 1}}, {1})),
+               tf::DTypeError);
+}

@@ -103,6 +103,12 @@ std::map<std::string, Case> cases() {
   c["ceil"] = {{3}, {3}, false, rounding(K::Ceil)};
   c["round"] = {{3}, {3}, false, rounding(K::Round)};
   c["trunc"] = {{3}, {3}, false, rounding(K::Trunc)};
+  c["frexp"] = {{3}, {3}, false, [](T a, T b) {
+    const T x = a * 3.0;
+    const T operand[] = {x};
+    auto r = tf::apply_outputs(tf::make_op(tf::op_def(K::Frexp), {x.type()}), operand);
+    return r[0] * tf::astype(r[1], x.dtype()) * b;
+  }};
   c["fmod"] = {{3}, {3}, false, [](T a, T b) { return op2(ops::binary(K::Fmod, a.type(), b.type()), a * 3.0, shifted(b, 0.5)) * a; }};
   c["remainder"] = {{3}, {3}, false, [](T a, T b) {
     return op2(ops::binary(K::Remainder, a.type(), b.type()), a * 3.0, shifted(b, 0.5)) * a;

@@ -44,6 +44,9 @@ Traced logaddexp(const Traced& a, const Traced& b);
 /// x log(y), and 0 where x == 0 (also for y == 0), as scipy.special.xlogy; d/dx = log y also at
 /// x = 0; real.
 Traced xlogy(const Traced& x, const Traced& y);
+/// The mantissa m in [1/2, 1) (x's sign) and the i64 exponent e of x = m 2^e, as numpy.frexp
+/// (x = 0, inf, NaN: m = x, e = 0); real. The mantissa's derivative is 2^-e; e has none.
+std::pair<Traced, Traced> frexp(const Traced& x);
 /// x 2^e, with `e` an integer-valued tensor of any real dtype (i64 included); real x. Exact while
 /// 2^e is a finite number of x's dtype.
 Traced ldexp(const Traced& x, const Traced& e);

@@ -70,6 +70,12 @@ Traced xlogy(const Traced& x, const Traced& y) {
   return where(both_zero, zero, a * log(safe_y));
 }
 
+std::pair<Traced, Traced> frexp(const Traced& x) {
+  const Traced operand[] = {x};
+  auto r = apply_outputs(make_op(op_def(OpKind::Frexp), {x.type()}), operand);
+  return {r[0], r[1]};
+}
+
 Traced ldexp(const Traced& x, const Traced& e) {
   require_real_float("ldexp", x);
   if (is_complex(e.dtype()) || e.dtype() == DType::Bool) {

@@ -2,6 +2,9 @@
 // JAX and PyTorch round), trunc; fmod (the C remainder, the sign of the dividend) and remainder
 // (the floored remainder, the sign of the divisor, Python's % and torch.remainder). Each is given
 // by its formula (ElementFormula); all are exact, so the scalar function is also the block form.
+// frexp splits x into a mantissa in [1/2, 1) (with x's sign) and an i64 exponent, x = m 2^e (two
+// results; x = 0, inf, NaN give m = x, e = 0); its mantissa's JVP is 2^-e dx, the exponent has
+// no tangent.
 //
 // Derivatives: the rounding functions are piecewise constant, so their operand is declared
 // non-differentiable and their results carry no tangent (zero, as in the peers; at the jumps the
@@ -9,6 +12,7 @@
 // remainder(a, b) = a - floor(a / b) b are piecewise linear: da - trunc(a / b) db and
 // da - floor(a / b) db.
 #include <cmath>
+#include <cstdint>
 
 #include "emit.hpp"
 #include "family.hpp"
@@ -44,7 +48,48 @@ Tangents jvp_remainder(const StdTensorOp&, const JvpArgs& args) {
   }
   return {e.sum(args.t[0], db)};
 }
+std::vector<TensorType> frexp_types(Types t, const OpAttrs&) {
+  detail::require_dtype("frexp", t[0], is_floating(t[0].dtype), "f32 or f64");
+  return {t[0], TensorType{DType::I64, t[0].shape}};
+}
+
+template <class T>
+void frexp_into(const Tensor& x, Tensor& mantissa, Tensor& exponent) {
+  const T* in = x.data<T>();
+  T* m = mantissa.data<T>();
+  std::int64_t* e = exponent.data<std::int64_t>();
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    int k = 0;
+    m[i] = std::frexp(in[i], &k);
+    e[i] = std::isfinite(in[i]) ? k : 0;
+  }
+}
+
+void eval_frexp(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
+  out[0] = Tensor::uninitialized(op.output_type(0));
+  out[1] = Tensor::uninitialized(op.output_type(1));
+  if (in[0]->dtype() == DType::F64) {
+    frexp_into<double>(*in[0], out[0], out[1]);
+  } else {
+    frexp_into<float>(*in[0], out[0], out[1]);
+  }
+}
+
+/// dm = 2^-e dx (exact: a power of two), de none.
+Tangents jvp_frexp(const StdTensorOp&, const JvpArgs& a) {
+  Emit e(a.b);
+  const TensorType& type = e.type(Emit::ext(a.x[0]));
+  PV exponent = e.primal(ops::convert(e.type(Emit::ext(a.y[1])), type.dtype), {Emit::ext(a.y[1])});
+  PV scale = e.fixed(OpKind::Exp2, e.fixed(OpKind::Neg, exponent));
+  return {e.scale(scale, *a.t[0]), std::nullopt};
+}
 }  // namespace
+
+const OpDef& def_Frexp() {
+  static const OpDef d{.name = "frexp", .kind = OpKind::Frexp, .operands = {kNonlinear}, .outputs = 2,
+                       .elementwise = true, .shape_rule = frexp_types, .kernel = eval_frexp, .jvp = jvp_frexp};
+  return d;
+}
 
 const OpDef& def_Floor() {
   static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {});

@@ -40,37 +40,9 @@ constexpr auto lgamma_fn = [](auto x) {
 };
 constexpr auto digamma_fn = [](auto x) { return special::digamma(x); };
 
-/// psi(x) for x >= 1/2 the way the peers compute it (Cephes, PyTorch, SciPy): the recurrence
-/// psi(x) = psi(x + 1) - 1/x up to z >= 10, then the asymptotic series ln z - 1/(2z) -
-/// sum_{k=1}^{7} B_2k / (2k z^2k) (truncation below 4e-17 relative at z = 10), the sum of the
-/// 1/x compensated. About four times faster than special::digamma (34 against 144 ns); its error
-/// is bounded in ULP of max(|psi(x)|, 1) (measured 3.0 against MPFR, asserted <= 4 in
-/// math_functions_test.cpp), so near the root x0 = 1.4616... it is an absolute error, as in the
-/// peers. The block form of MathAccuracy::Fast; x < 1/2 (where the
-/// reflection formula takes over) goes to special::digamma.
-inline double digamma_fast(double x) {
-  if (!(x >= 0.5) || x == std::numeric_limits<double>::infinity()) return special::digamma(x);
-  // shift = sum of 1/x over the steps, carried as shift + shift_lo: each 1/x with its rounding
-  // error (fma), added with fast two-sum (the terms decrease, so |shift| >= |1/x|).
-  double shift = 0, shift_lo = 0;
-  while (x < 10) {
-    const double t = 1 / x;
-    const double t_lo = std::fma(-t, x, 1.0) * t;
-    const double sum = shift + t;
-    shift_lo += (shift - sum + t) + t_lo;
-    shift = sum;
-    x += 1;
-  }
-  const double w = 1 / (x * x);
-  // B_2k / (2k) for k = 1..7: 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12.
-  const double series =
-      w * (1.0 / 12 - w * (1.0 / 120 - w * (1.0 / 252 - w * (1.0 / 240 - w * (1.0 / 132 - w * (691.0 / 32760 - w / 12))))));
-  return ((std::log(x) - shift) - (0.5 / x + series)) - shift_lo;
-}
-
 void digamma_block_f64(MathAccuracy accuracy, const double* a, const double*, double* y, std::int64_t n) {
   if (accuracy == MathAccuracy::Fast) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = digamma_fast(a[i]);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = special::digamma_fast(a[i]);
   } else {
     for (std::int64_t i = 0; i < n; ++i) y[i] = special::digamma(a[i]);
   }
@@ -78,14 +50,14 @@ void digamma_block_f64(MathAccuracy accuracy, const double* a, const double*, do
 void digamma_block_f32(MathAccuracy accuracy, const float* a, const float*, float* y, std::int64_t n) {
   // In double, rounded once: within 0.51 ULP of f32 either way.
   if (accuracy == MathAccuracy::Fast) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(digamma_fast(a[i]));
+    for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(special::digamma_fast(a[i]));
   } else {
     for (std::int64_t i = 0; i < n; ++i) y[i] = special::digamma(a[i]);
   }
 }
 
-/// digamma's formula: special::digamma for one element, digamma_fast for fused blocks under
-/// MathAccuracy::Fast.
+/// digamma's formula: special::digamma for one element, special::digamma_fast for fused blocks
+/// under MathAccuracy::Fast.
 ElementFormula digamma_formula() {
   ElementFormula f = unary_formula<digamma_fn, false>();
   f.f64_block = digamma_block_f64;

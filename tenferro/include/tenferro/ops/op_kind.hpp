@@ -19,7 +19,7 @@ namespace tenferro {
   /* powers_logs.cpp */ X(Log2) X(Log10) X(Exp2) X(Cbrt) X(Hypot)                          \
   /* special.cpp */ X(Erf) X(Erfc) X(Erfinv) X(Lgamma) X(Digamma) X(Polygamma) X(BesselI0)   \
   X(BesselI0e) X(BesselI1) X(BesselI1e)                                                    \
-  /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder)               \
+  /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder) X(Frexp)      \
   /* dot_general.cpp */ X(DotGeneral)                                                      \
   /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \
   /* reduce_index.cpp */ X(ReduceMaxIndex) X(ReduceMinIndex)                                               \
