@@ -577,3 +577,48 @@ TEST(MathFunctions, FrexpAndLdexpAreExactInverses) {
   EXPECT_THROW(tf::trace([](T v) { return tf::frexp(v).first; }, tf::Tensor::from(std::vector<tf::c128>{{1, 1}}, {1})),
                tf::DTypeError);
 }
+
+TEST(SpecialFunctions, NormalDistributionTailsKeepTheirRelativeAccuracy) {
+  auto run1 = [](const std::function<T(T)>& f, double x) {
+    return tf::trace(f, tf::Tensor::scalar(x)).run({tf::Tensor::scalar(x)})[0].item<double>();
+  };
+  auto rel = [](double got, double want) { return std::abs(got - want) / std::abs(want); };
+  // log Phi(-40) = -804.6084420137538 (MPFR; Phi(-40) ~ 3.7e-350 underflows, its log does not).
+  EXPECT_LT(rel(run1([](T x) { return tf::log_ndtr(x); }, -40.0), -804.60844201375380), 1e-14);
+  // log Phi(10) = log1p(-Q(10)) = -7.6198530241605255e-24 (MPFR).
+  EXPECT_LT(rel(run1([](T x) { return tf::log_ndtr(x); }, 10.0), -7.6198530241605255e-24), 1e-14);
+  EXPECT_LT(rel(run1([](T x) { return tf::log_ndtr(x); }, 0.0), -std::numbers::ln2), 1e-15);
+  // ndtri inverts ndtr in both tails: Phi^-1(1e-300) = -37.047096299361201 (MPFR).
+  EXPECT_LT(rel(run1([](T p) { return tf::ndtri(p); }, 1e-300), -37.047096299361201), 1e-14);
+  EXPECT_EQ(run1([](T p) { return tf::ndtri(p); }, 0.5), 0.0);
+  const double p = 1 - 0x1p-40;  // near 1: 2 - 2p is exact
+  EXPECT_LT(rel(run1([](T q) { return tf::ndtri(q); }, p), -run1([](T q) { return tf::ndtri(q); }, 0x1p-40)), 1e-14);
+  EXPECT_EQ(run1([](T q) { return tf::ndtri(q); }, 0.0), -kInf);
+  // erfcx: finite where erfc underflows; erfcx(x) ~ 1 / (x sqrt(pi)) for large x.
+  EXPECT_LT(rel(run1([](T x) { return tf::erfcx(x); }, 1e6), 1 / (1e6 * std::sqrt(std::numbers::pi)) * (1 - 0.5e-12)), 1e-15);
+  EXPECT_EQ(run1([](T x) { return tf::erfcx(x); }, 0.0), 1.0);
+  // Derivatives: d log_ndtr / dx = phi(x) / Phi(x) (the inverse Mills ratio): 40.024968847207262
+  // at x = -40 (MPFR).
+  const double g = tf::grad([](T x) { return tf::log_ndtr(x); })(tf::Tensor::scalar(-40.0)).item<double>();
+  EXPECT_LT(rel(g, 40.024968847207262), 1e-13);
+  // d ndtri / dp = 1 / phi(ndtri(p)): at p = 1/2, sqrt(2 pi).
+  EXPECT_LT(rel(tf::grad([](T q) { return tf::ndtri(q); })(tf::Tensor::scalar(0.5)).item<double>(), std::sqrt(2 * std::numbers::pi)), 1e-15);
+  struct Case {
+    const char* name;
+    std::function<T(T, T)> f;
+  };
+  const Case cases[] = {
+      {"log_ndtr", [](T a, T b) { return tf::sum(tf::log_ndtr(a * 4.0) * b); }},
+      {"log_ndtr far left", [](T a, T b) { return tf::sum(tf::log_ndtr(a - 30.0) * b); }},
+      {"ndtri", [](T a, T b) { return tf::sum(tf::ndtri(a * 0.45 + 0.5) * b); }},
+      {"erfcx", [](T a, T b) { return tf::sum(tf::erfcx(a * 5.0) * b); }},
+  };
+  const std::vector<double> a = uniform(-1, 1, 5, 51), b = uniform(-1, 1, 5, 52);
+  const std::vector<tf::Tensor> args = {tf::Tensor::from(a, {5}), tf::Tensor::from(b, {5})};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto graph = tf::detail::trace_graph(c.f, tf::detail::types_of(args));
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+}

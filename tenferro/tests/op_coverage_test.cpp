@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "op_test_util.hpp"
@@ -86,6 +87,8 @@ std::map<std::string, Case> cases() {
   c["erf"] = {{3}, {3}, false, unary(K::Erf)};
   c["erfc"] = {{3}, {3}, false, unary(K::Erfc)};
   c["erfinv"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Erfinv, a.type()), a * 0.5) * b; }};
+  c["erfcinv"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Erfcinv, a.type()), a * 0.5 + 1.0) * b; }};
+  c["erfcx"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Erfcx, a.type()), a * 3.0) * b; }};
   c["lgamma"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Lgamma, a.type()), shifted(a, 2)) * b; }};
   c["digamma"] = {{3}, {3}, false, [](T a, T b) { return op1(ops::unary(K::Digamma, a.type()), shifted(a, 2)) * b; }};
   c["polygamma"] = {{3}, {3}, false, [](T a, T b) {
@@ -203,4 +206,40 @@ TEST(OpCoverage, EveryOpPassesCheckGradsToOrderTwo) {
       EXPECT_FALSE(result.checks.empty());
     }
   }
+}
+
+// The ops given by a formula carry scalar functions per dtype: their f32 and (where covered) c64
+// code paths pass check_grads too, with single-precision tolerances (a larger step, float's
+// epsilon and relative tolerances of 1e-2 for the difference quotients, 1e-4 for the adjoint
+// identity): a wrong rule or a wrong single-precision constant is off by far more.
+TEST(OpCoverage, FormulaOpsPassCheckGradsInSinglePrecision) {
+  auto all = cases();
+  tidu::testkit::CheckOptions opts;
+  opts.step = 1e-2;
+  opts.eps = std::numeric_limits<float>::epsilon();
+  opts.rtol = 1e-2;
+  opts.atol = 1e-4;
+  opts.adjoint_rtol = 1e-4;
+  int checked = 0;
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    // Piecewise constant ops (no tangent at all) and the remainders, whose jumps lie within the
+    // larger step's reach, are checked in double precision only.
+    if (!d->formula || d->never_differentiable() || d->name == "fmod" || d->name == "remainder") continue;
+    SCOPED_TRACE(d->name);
+    const Case& c = all.at(d->name);
+    for (tf::DType dtype : {tf::DType::F32, tf::DType::C64}) {
+      if (!d->formula->covers(dtype)) continue;
+      SCOPED_TRACE(tf::dtype_name(dtype));
+      const std::vector<tf::Tensor> args = {tf::test::random_tensor({dtype, c.a}, 1),
+                                            tf::test::random_tensor({dtype, c.b}, 2)};
+      auto f = [&](T a, T b) { return c.f(a, b); };
+      const auto graph = tf::detail::trace_graph(f, tf::detail::types_of(args));
+      const auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph),
+                                                     std::span<const tf::Tensor>(args), 2,
+                                                     {tidu::testkit::Mode::Forward, tidu::testkit::Mode::Reverse}, opts);
+      EXPECT_TRUE(result.ok) << d->name << " " << tf::dtype_name(dtype) << "\n" << result.message;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30);
 }

@@ -76,8 +76,17 @@ Traced i0e(const Traced& x);
 Traced i1(const Traced& x);
 Traced i1e(const Traced& x);
 
+/// The inverse of erfc on [0, 2] (accurate for tiny arguments, where erfinv(1 - q) is not); real.
+Traced erfcinv(const Traced& x);
+/// The scaled complementary error function exp(x^2) erfc(x), finite where erfc underflows; real.
+Traced erfcx(const Traced& x);
 /// The standard normal CDF, erfc(-x / sqrt 2) / 2 (accurate in the lower tail); real.
 Traced ndtr(const Traced& x);
+/// log(ndtr(x)), accurate in both tails: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below x = -1,
+/// log1p(-erfc(x / sqrt 2) / 2) above; real.
+Traced log_ndtr(const Traced& x);
+/// The inverse of ndtr on (0, 1): -sqrt(2) erfcinv(2p), accurate in both tails; real.
+Traced ndtri(const Traced& p);
 /// sin(pi x) / (pi x), 1 at 0 (a Taylor polynomial near 0, so derivatives of every order are
 /// right there); real.
 Traced sinc(const Traced& x);

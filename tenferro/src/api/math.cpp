@@ -118,6 +118,26 @@ Traced ndtr(const Traced& x) {
   return erfc(x * -std::numbers::sqrt2 / 2) * 0.5;
 }
 
+Traced erfcinv(const Traced& x) { return unary(OpKind::Erfcinv, x); }
+Traced erfcx(const Traced& x) { return unary(OpKind::Erfcx, x); }
+
+Traced log_ndtr(const Traced& x) {
+  require_real_float("log_ndtr", x);
+  // Each branch sees only arguments of its own side (double where), so neither the value nor a
+  // derivative of the unselected branch (erfcx overflowing for large x, log of 0) leaks in.
+  const Traced lower = lt(x, full_like(x, -1.0));
+  const Traced xl = where(lower, x, full_like(x, -1.0));
+  const Traced xu = where(lower, full_like(x, -1.0), x);
+  const Traced low_tail = log(erfcx(xl * (-std::numbers::sqrt2 / 2)) * 0.5) - xl * xl * 0.5;
+  const Traced upper = log1p(erfc(xu * (std::numbers::sqrt2 / 2)) * -0.5);
+  return where(lower, low_tail, upper);
+}
+
+Traced ndtri(const Traced& p) {
+  require_real_float("ndtri", p);
+  return erfcinv(p * 2.0) * -std::numbers::sqrt2;
+}
+
 Traced sinc(const Traced& x) {
   require_real_float("sinc", x);
   // Below |pi x| = 1e-2 the series 1 - z^2/6 + z^4/120 is exact to the last bit (the next term is

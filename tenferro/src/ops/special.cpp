@@ -1,11 +1,13 @@
-// Special functions on f32 and f64: erf, erfc, erfinv, lgamma, digamma, polygamma and the modified
+// Special functions on f32 and f64: erf, erfc, erfinv, erfcinv, erfcx, lgamma, digamma, polygamma and the modified
 // Bessel functions i0, i0e, i1, i1e. Each is given by its formula (ElementFormula): libm's function
 // (erf, erfc, lgamma) or special_scalar.hpp's for one element, and the vector math library's for
 // fused blocks where it has one (erf, erfc: SLEEF's 1.5-ULP variant; lgamma: SLEEF's).
 //
 // JVP rules (x the operand, y the result):
 //   erf: 2/sqrt(pi) exp(-x^2) dx      erfc: -2/sqrt(pi) exp(-x^2) dx
-//   erfinv: sqrt(pi)/2 exp(y^2) dx    lgamma: digamma(x) dx    digamma: polygamma(1, x) dx
+//   erfinv: sqrt(pi)/2 exp(y^2) dx    erfcinv: -sqrt(pi)/2 exp(y^2) dx
+//   erfcx = exp(x^2) erfc(x): (2 x y - 2/sqrt(pi)) dx
+//   lgamma: digamma(x) dx    digamma: polygamma(1, x) dx
 //   polygamma(n, x): polygamma(n + 1, x) dx (the order n is a non-differentiable operand, an
 //     integer held in x's dtype, so the op is an ordinary binary formula that fuses)
 //   i0: i1 dx     i0e: (i1e - sign(x) i0e) dx
@@ -18,6 +20,7 @@
 
 #include "emit.hpp"
 #include "family.hpp"
+#include "special_erf.hpp"
 #include "special_scalar.hpp"
 #include "vector_blocks.hpp"
 
@@ -29,6 +32,8 @@ using exec::MathFn;
 constexpr auto erf_fn = [](auto x) { return std::erf(x); };
 constexpr auto erfc_fn = [](auto x) { return std::erfc(x); };
 constexpr auto erfinv_fn = [](auto x) { return special::erfinv(x); };
+constexpr auto erfcinv_fn = [](auto x) { return special::erfcinv(x); };
+constexpr auto erfcx_fn = [](auto x) { return special::erfcx(x); };
 // lgamma_r: glibc's lgamma writes the global signgam, a data race between threads.
 constexpr auto lgamma_fn = [](auto x) {
   int sign = 0;
@@ -119,6 +124,25 @@ const OpDef& def_Erfinv() {
                                     unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
                                       PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
                                       return e.scale(e.fixed_scaled(exp_y2, std::sqrt(std::numbers::pi) / 2), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Erfcinv() {
+  static const OpDef d = formula_op("erfcinv", OpKind::Erfcinv, {kNonlinear}, unary_formula<erfcinv_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
+                                      PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
+                                      return e.scale(e.fixed_scaled(exp_y2, -std::sqrt(std::numbers::pi) / 2), dx);
+                                    }));
+  return d;
+}
+
+const OpDef& def_Erfcx() {
+  static const OpDef d = formula_op("erfcx", OpKind::Erfcx, {kNonlinear}, unary_formula<erfcx_fn, false>(),
+                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
+                                      PV two_xy = e.fixed_scaled(e.fixed_mul(x, y), 2.0);
+                                      PV slope = e.fixed_sub(two_xy, e.full(e.type(x), kTwoOverSqrtPi));
+                                      return e.scale(slope, dx);
                                     }));
   return d;
 }

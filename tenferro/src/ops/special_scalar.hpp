@@ -4,7 +4,8 @@
 // of the correctly rounded result, against 256-400 bit MPFR references in
 // tests/special_scalar_test.cpp, which asserts the bounds below ("measured":
 // worst over its sweeps and over a run with 4-10x as many points). Needs IEEE
-// arithmetic (no -ffast-math).
+// arithmetic (no -ffast-math). The error-function family (erfinv, erfcinv,
+// erfcx) is in special_erf.hpp.
 //
 // digamma(x) = psi(x) = d/dx ln Gamma(x). psi(+0) = -inf, psi(-0) = +inf, psi at
 //   the poles -1, -2, ... = NaN, psi(+inf) = +inf, psi(-inf) = NaN.
@@ -35,15 +36,6 @@
 //   Accuracy (n = 1..4, 10, 30, 100): x > 0 <= 2 ulp (measured 1.56); x < 0
 //   (n <= 10, |x| <= 2000 tested) <= 3 ulp of that scale (measured 2.07); float
 //   <= 0.51 ulp (measured 0.500).
-//
-// erfinv(y): erf(erfinv(y)) = y on [-1, 1]; +-1 -> +-inf, |y| > 1 -> NaN, +-0 ->
-//   +-0. |y| < 2^-30: (sqrt(pi)/2) y (next term < 2^-62 relative). Otherwise a
-//   start from M. Giles' single precision polynomials ("Approximating the erfinv
-//   function", GPU Computing Gems, 2011; published coefficients), or for
-//   1 - |y| < 6e-8 from the asymptotic erfc, then Halley steps on erf(x) - |y|
-//   (|y| < 1/2) or erfc(x) - (1 - |y|) (|y| >= 1/2, 1 - |y| exact).
-//   Accuracy: <= 2 ulp (measured 1.37), subnormal y and y within 1e-16 of +-1
-//   included; float <= 0.51 ulp (measured 0.500).
 //
 // bessel_i0/i1(x): I_nu(x) = sum_k (x/2)^(2k+nu) / (k! (k+nu)!), I0 even, I1 odd;
 //   bessel_i0e/i1e(x) = e^-|x| I_nu(x). I0(+-inf) = +inf, I1(+-inf) = +-inf,
@@ -104,21 +96,6 @@ inline DD pi_cot_pi(double r) {
   const double c = nh / dh, ce = std::fma(-c, dh, nh) / dh + c * (nl / nh - dl / dh);
   const DD pc = dd_mul({kPi, pi_lo}, {c, ce});
   return r < 0 ? DD{-pc.hi, -pc.lo} : pc;
-}
-
-// erf(x) - a near the root, 0 <= x < 0.48, via erf(x) = K x (1 + Q), K = 2/sqrt(pi)
-// (double-double), Q = sum_{k>=1} (-x^2)^k / (k! (2k+1)) (|Q| < 0.08; 14 terms: 1e-21).
-// ~0.2 ulp of a, where std::erf's ~1 ulp of a can be 2 ulp of x (x's binade may be narrower).
-inline double erf_minus(double x, double a) {
-  constexpr double k_hi = 1.1283791670955126, k_lo = 1.533545961316588e-17;
-  const double x2 = x * x;
-  double term = 1, q = 0;
-  for (int k = 1; k <= 14; ++k) {
-    term *= -x2 / k;
-    q += term / (2 * k + 1);
-  }
-  const double p = k_hi * x, pe = std::fma(k_hi, x, -p) + k_lo * x;
-  return (p - a) + (pe + p * q);  // p - a is exact (Sterbenz)
 }
 
 // psi(x) for x >= 1e-300 (finite or +inf).
@@ -312,52 +289,6 @@ inline double polygamma(int n, double x) {
          (zeta_factorial(n, omr.hi, omr.lo) - zeta_factorial(n, omx.hi, omx.lo));
 }
 
-inline double erfinv(double y) {
-  using namespace detail;
-  const double a = std::fabs(y);
-  if (!(a <= 1)) return std::isnan(y) ? y : kNaN;
-  if (a == 1) return std::copysign(kInf, y);
-  if (a == 0) return y;  // keeps the sign of zero
-  // (sqrt(pi)/2) (y + (pi/12) y^3 + ...), constant as hi + lo for a ~0.5 ulp product.
-  constexpr double c_hi = 0.886226925452758, c_lo = -3.8332932499128993e-17;
-  if (a < 0x1p-30) return std::fma(y, c_hi, y * c_lo);
-  const double q = 1.0 - a;  // exact for a >= 0.5
-  double w = -std::log((1.0 - a) * (1.0 + a));
-  double x = 0;
-  if (w <= 16) {
-    // Giles' single precision fit: ~4e-7 relative for 1 - |y| >= 2^-24 (w <= 16.6).
-    static constexpr double p1[9] = {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                                     0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941};
-    static constexpr double p2[9] = {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                                     0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682};
-    const double* c = w < 5 ? p1 : p2;
-    w = w < 5 ? w - 2.5 : std::sqrt(w) - 3;
-    for (int i = 0; i < 9; ++i) x = x * w + c[i];
-    x *= a;
-  } else {
-    // Deep tail, where the fit degrades: erfc(x) ~ e^-x^2 / (x sqrt(pi)) (1 - 1/(2x^2)
-    // + 3/(4x^4)) = q solved for x^2 by fixed-point iteration (contracts by < 0.04).
-    const double L = -std::log(q);
-    x = std::sqrt(L);
-    for (int i = 0; i < 3; ++i) {
-      const double t = 1.0 / (x * x);
-      x = std::sqrt(L + std::log(std::numbers::inv_sqrtpi / x) + std::log1p(t * (0.75 * t - 0.5)));
-    }
-  }
-  // Halley on f = erf(x) - a, or on erfc(x) - (1 - a) where erf would lose the
-  // result; both have f'' = -2x f', so the step is f / (f' + x f). The error cubes
-  // per step: after a step below 2^-24 relative, what remains is < 1e-19.
-  const bool tail = a >= 0.5;
-  for (int it = 0; it < 5; ++it) {
-    const double f = tail ? std::erfc(x) - q : erf_minus(x, a);
-    const double fp = (tail ? -1.0 : 1.0) * (2 * std::numbers::inv_sqrtpi) * std::exp(-x * x);
-    const double dx = f / (fp + x * f);
-    x -= dx;
-    if (std::fabs(dx) <= 0x1p-24 * x) break;
-  }
-  return std::copysign(x, y);
-}
-
 inline double bessel_i0(double x) { return detail::bessel_i(0, x, false); }
 inline double bessel_i0e(double x) { return detail::bessel_i(0, x, true); }
 inline double bessel_i1(double x) { return detail::bessel_i(1, x, false); }
@@ -395,7 +326,6 @@ inline double digamma_fast(double x) {
 // float overloads: evaluate in double, round once.
 inline float digamma(float x) { return static_cast<float>(digamma(static_cast<double>(x))); }
 inline float polygamma(int n, float x) { return static_cast<float>(polygamma(n, static_cast<double>(x))); }
-inline float erfinv(float y) { return static_cast<float>(erfinv(static_cast<double>(y))); }
 inline float bessel_i0(float x) { return static_cast<float>(bessel_i0(static_cast<double>(x))); }
 inline float bessel_i0e(float x) { return static_cast<float>(bessel_i0e(static_cast<double>(x))); }
 inline float bessel_i1(float x) { return static_cast<float>(bessel_i1(static_cast<double>(x))); }
