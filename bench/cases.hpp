@@ -23,6 +23,12 @@ void run_hessian(const Options& options);
 /// erf, lgamma, atan2 and asinh on 10^7 f64: y = f(x) (special_fwd_<fn>) and the gradient of
 /// sum(f(x)) (special_grad_<fn>); atan2's second argument is a second vector.
 void run_special(const Options& options);
+/// einsum contraction time and path quality (cases_einsum.cpp): matmul 1024, batched matmul,
+/// abc,bcd,de->ae, a 3-matrix chain, an MPS inner product, a 6x6 lattice and random 3-regular
+/// graphs of 60 (timed) and 200 (path only) tensors.
+void run_einsum(const Options& options);
+/// Max-plus matmul at N = 128 and 384 against the broadcast+reduce composition and an f64 GEMM.
+void run_tropical(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

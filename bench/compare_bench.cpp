@@ -30,5 +30,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "jacobian")) bench::run_jacobian(options);
   if (bench::wants(options, "matmul")) bench::run_matmul(options);
   if (bench::wants(options, "special")) bench::run_special(options);
+  if (bench::wants(options, "einsum")) bench::run_einsum(options);
+  if (bench::wants(options, "tropical")) bench::run_tropical(options);
   return 0;
 }

@@ -16,7 +16,7 @@ namespace bench {
 
 namespace {
 
-constexpr const char* kFamilies[] = {"mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special"};
+constexpr const char* kFamilies[] = {"mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical"};
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;
@@ -56,6 +56,8 @@ Options parse_options(int argc, char** argv) {
       }
     } else if (arg == "--budget") {
       options.budget_s = std::stod(value);
+    } else if (arg == "--einsum-networks") {
+      options.einsum_networks = value;
     } else {
       throw std::invalid_argument("unknown option " + arg);
     }

@@ -16,9 +16,12 @@ struct Options {
   std::vector<std::string> cases;
   /// Timed seconds aimed for per implementation and case; the repetition count follows from it.
   double budget_s = 1.5;
+  /// The file where the einsum cases leave their networks and paths for torch_bench.py (empty:
+  /// /tmp/tenferro_einsum_networks.txt).
+  std::string einsum_networks;
 };
 
-/// Parses --threads N, --cases a,b,... and --budget S; throws std::invalid_argument on anything else.
+/// Parses --threads N, --cases a,b,..., --budget S and --einsum-networks FILE; throws std::invalid_argument on anything else.
 Options parse_options(int argc, char** argv);
 bool wants(const Options& options, const std::string& family);
 

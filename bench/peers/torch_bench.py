@@ -27,7 +27,9 @@ except ImportError:
     sys.stderr.write("torch_bench: PyTorch is not installed (Debian: apt-get install python3-torch)\n")
     sys.exit(3)
 
-FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special")
+import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
+
+FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -78,9 +80,9 @@ def measure(run, budget_s):
     return times[len(times) // 2], base, peak, reps
 
 
-def report(case, size, dtype, result, extra=""):
+def report(case, size, dtype, result, extra="", impl="torch"):
     median, base, peak, reps = result
-    print(f"case={case} impl=torch size={size} median_s={median:.6g} dtype={dtype} "
+    print(f"case={case} impl={impl} size={size} median_s={median:.6g} dtype={dtype} "
           f"peak_rss_mb={peak:.1f} base_rss_mb={base:.1f} reps={reps}{extra}", flush=True)
 
 
@@ -227,12 +229,22 @@ def run_special(args):
         del x, y, xg
 
 
+def run_einsum(args):
+    einsum_peers.run_einsum(args, measure, report)
+
+
+def run_tropical(args):
+    einsum_peers.run_tropical(args, measure, report)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cases", default=",".join(FAMILIES))
     parser.add_argument("--budget", type=float, default=1.5,
                         help="timed seconds aimed for per case (default 1.5)")
+    parser.add_argument("--einsum-networks", default="/tmp/tenferro_einsum_networks.txt",
+                        help="the networks and paths bench_compare's einsum cases wrote")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases if c not in FAMILIES]

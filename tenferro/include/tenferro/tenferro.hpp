@@ -2,6 +2,8 @@
 // tenferro: tensors, the StdTensorOp primitive set and the traced API.
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/custom_op.hpp"
+#include "tenferro/einsum.hpp"
+#include "tenferro/semiring.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
 #include "tenferro/math.hpp"

@@ -1,5 +1,6 @@
 // Traced tensors: recording, NumPy-style broadcasting, and the primitive-backed operations.
 #include "tenferro/traced.hpp"
+#include "tenferro/semiring.hpp"
 
 #include <algorithm>
 
@@ -236,6 +237,17 @@ Traced mean(const Traced& a, std::vector<std::int64_t> axes) {
 
 Traced dot_general(const Traced& a, const Traced& b, DotDims dims) {
   return apply(ops::dot_general(a.type(), b.type(), std::move(dims)), {a, b});
+}
+
+Traced semiring_dot_general(const Traced& a, const Traced& b, Semiring semiring, DotDims dims) {
+  return apply(ops::semiring_dot_general(a.type(), b.type(), semiring, std::move(dims)), {a, b});
+}
+
+std::pair<Traced, Traced> semiring_dot_general_index(const Traced& a, const Traced& b, Semiring semiring,
+                                                     DotDims dims) {
+  const Traced operands[] = {a, b};
+  auto r = apply_outputs(ops::semiring_dot_general_index(a.type(), b.type(), semiring, std::move(dims)), operands);
+  return {r[0], r[1]};
 }
 
 Traced matmul(const Traced& a, const Traced& b) {

@@ -34,25 +34,25 @@ Axes free_axes(const Axes& batch, const Axes& contract, std::size_t rank) {
 
 namespace ops {
 
-StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) {
+TensorType dot_result_type(const std::string& name, const TensorType& a, const TensorType& b, const DotDims& dims) {
   const std::string types = detail::types_string({&a, &b});
   if (a.dtype != b.dtype) {
-    throw DTypeError("dot_general: operand dtypes differ (" + types +
+    throw DTypeError(name + ": operand dtypes differ (" + types +
                      "); expected one dtype (convert first)");
   }
-  detail::require_dtype("dot_general", a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
+  detail::require_dtype(name.c_str(), a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
   const std::string numbers = "batch " + shape_to_string(dims.lhs_batch) + shape_to_string(dims.rhs_batch) +
                               ", contract " + shape_to_string(dims.lhs_contract) +
                               shape_to_string(dims.rhs_contract);
   if (dims.lhs_batch.size() != dims.rhs_batch.size() ||
       dims.lhs_contract.size() != dims.rhs_contract.size()) {
-    throw ShapeError("dot_general: dimension numbers " + numbers + " for operands " + types +
+    throw ShapeError(name + ": dimension numbers " + numbers + " for operands " + types +
                      "; expected as many lhs as rhs batch axes and as many lhs as rhs contracting axes");
   }
   auto check_side = [&](const char* side, const TensorType& t, const Axes& batch, const Axes& contract) {
     Axes used = batch;
     used.insert(used.end(), contract.begin(), contract.end());
-    detail::check_axes("dot_general", side, used, static_cast<std::int64_t>(t.rank()),
+    detail::check_axes(name.c_str(), side, used, static_cast<std::int64_t>(t.rank()),
                        types + " (" + numbers + ")");
   };
   check_side("lhs batch and contracting axes", a, dims.lhs_batch, dims.lhs_contract);
@@ -62,7 +62,7 @@ StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) 
       const std::int64_t n = a.shape[static_cast<std::size_t>(l[i])],
                          m = b.shape[static_cast<std::size_t>(r[i])];
       if (n != m) {
-        throw ShapeError("dot_general: " + std::string(what) + " axes lhs " + std::to_string(l[i]) +
+        throw ShapeError(name + ": " + std::string(what) + " axes lhs " + std::to_string(l[i]) +
                          " and rhs " + std::to_string(r[i]) + " of operands " + types + " have lengths " +
                          std::to_string(n) + " and " + std::to_string(m) + "; expected equal lengths");
       }
@@ -78,7 +78,12 @@ StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) 
   for (auto k : detail::free_axes(dims.rhs_batch, dims.rhs_contract, b.rank())) {
     shape.push_back(b.shape[static_cast<std::size_t>(k)]);
   }
-  return detail::make(OpKind::DotGeneral, TensorType{a.dtype, std::move(shape)}, OpAttrs(std::move(dims)));
+  return TensorType{a.dtype, std::move(shape)};
+}
+
+StdTensorOp dot_general(const TensorType& a, const TensorType& b, DotDims dims) {
+  TensorType out = dot_result_type("dot_general", a, b, dims);
+  return detail::make(OpKind::DotGeneral, std::move(out), OpAttrs(std::move(dims)));
 }
 
 }  // namespace ops

@@ -61,3 +61,8 @@ OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands,
 [[noreturn]] void not_linear(const StdTensorOp& op, const char* why);
 
 }  // namespace tenferro::detail
+
+namespace tenferro::ops {
+/// dot_general's shape/dtype rule, its errors naming `name` (dot_general, semiring_dot_general).
+TensorType dot_result_type(const std::string& name, const TensorType& a, const TensorType& b, const DotDims& dims);
+}  // namespace tenferro::ops

@@ -21,6 +21,7 @@ namespace tenferro {
   X(BesselI0e) X(BesselI1) X(BesselI1e)                                                    \
   /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder) X(Frexp)      \
   /* dot_general.cpp */ X(DotGeneral)                                                      \
+  /* semiring_dot.cpp */ X(SemiringDot) X(SemiringDotIndex)                                \
   /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \
   /* reduce_index.cpp */ X(ReduceMaxIndex) X(ReduceMinIndex)                                               \
   /* structural.cpp */ X(Transpose) X(Reshape) X(BroadcastInDim) X(Convert) X(ExtractDiag) \
