@@ -99,11 +99,18 @@ def subscripts(net):
 
 def numpy_path(net, kind):
     """NumPy's path (SSA) and its search time: einsum_path where the labels fit in letters, its
-    path functions on the label sets otherwise."""
+    path functions on the label sets otherwise. kind "greedy_nolimit" is NumPy's greedy without
+    einsum_path's default memory limit (the largest input or output), which otherwise stops it
+    at the first intermediate above that size and contracts all the rest in one step."""
     shapes = [[net["sizes"][l] for l in t] for t in net["inputs"]]
     spec = subscripts(net)
     start = time.perf_counter()
-    if spec is not None:
+    if kind == "greedy_nolimit":
+        from numpy.core import einsumfunc
+        sets = [set(t) for t in net["inputs"]]
+        sizes = {l: net["sizes"][l] for l in range(len(net["sizes"]))}
+        linear = einsumfunc._greedy_path(sets, set(net["output"]), sizes, math.inf)
+    elif spec is not None:
         operands = [np.empty(s) if s else np.empty(()) for s in shapes]
         linear = np.einsum_path(spec, *operands, optimize=kind)[0][1:]
     else:
@@ -143,7 +150,7 @@ def run_einsum(args, measure, report):
         ours = score(net, net["path"])
         short = net["name"][len("einsum_"):]
         if net["dtype"] == "f64" or net["name"] != "einsum_matmul":
-            kinds = ["greedy"] + (["optimal"] if len(shapes) <= 10 else [])
+            kinds = ["greedy", "greedy_nolimit"] + (["optimal"] if len(shapes) <= 10 else [])
             for kind in kinds:
                 ssa, search_s = numpy_path(net, kind)
                 flops, size = score(net, ssa)
