@@ -10,12 +10,15 @@
 #include <random>
 #include <string>
 
+#include "golden_files.hpp"
 #include "tenferro/tenferro.hpp"
 #include "tidu/testing/check.hpp"
 
 namespace tf = tenferro;
 using ::testing::HasSubstr;
 using T = tf::Traced;
+
+const std::string kGolden = TENFERRO_GOLDEN_DIR;
 
 namespace {
 
@@ -323,4 +326,21 @@ TEST(Einsum, BadSubscriptsThrowErrorsNamingThePosition) {
   tf::tn::Options bad_path;
   bad_path.explicit_path = {{0, 0}};
   expect_error([&] { tf::einsum("ij,jk->ik", {m, tf::Tensor::zeros({3, 2})}, bad_path); }, {"explicit path"});
+}
+
+// The lowering as printed IR: a diagonal (extract_diag), a letter of one operand (reduce_sum), one
+// dot_general per path step with shared letters as batch or contracting axes, and one transpose
+// at the end; in max-plus the same shape with semiring_dot_general and reduce_max. Read by hand.
+TEST(EinsumGolden, LoweringPrintsAsExpected) {
+  const tf::Tensor a = tf::Tensor::zeros({3, 3, 4}), b = tf::Tensor::zeros({4, 5}), c = tf::Tensor::zeros({5, 2}),
+                   d = tf::Tensor::zeros({6});
+  const std::string spec = "iij,jk,kl,m->li";
+  auto f = [spec](T x, T y, T z, T w) { return tf::einsum(spec, {x, y, z, w}); };
+  EXPECT_TRUE(golden::matches(kGolden, "einsum_lowering.txt", tf::trace(f, a, b, c, d).print()));
+  auto g = [spec](T x, T y, T z, T w) {
+    tf::tn::Options options;
+    options.semiring = tf::Semiring::MaxPlus;
+    return tf::einsum(spec, {x, y, z, w}, options);
+  };
+  EXPECT_TRUE(golden::matches(kGolden, "einsum_lowering_max_plus.txt", tf::trace(g, a, b, c, d).print()));
 }
