@@ -402,6 +402,11 @@ TEST(TreeSAPath, BeatsGreedyOnARandomRegularGraph) {
 TEST(OptimizePath, TrivialNetworksAndLeftToRight) {
   EXPECT_TRUE(tn::optimize_path(tn::Network{}, {}).steps.empty());
   EXPECT_TRUE(tn::optimize_path(tn::Network{{{0, 1}}, {1}, {2, 3}}, {}).steps.empty());
+  // Three scalars: two steps of cost 1 each (an empty index space has one element).
+  const tn::ContractionPath scalars = tn::optimize_path(tn::Network{{{}, {}, {}}, {}, {}}, {});
+  expect_valid_tree(scalars.steps, 3);
+  EXPECT_NEAR(scalars.log2_flops, 1.0, kEps);
+  EXPECT_NEAR(scalars.log2_size, 0.0, kEps);
   const tn::ContractionPath ltr = tn::optimize_path(random_network(5, 3, true), with(tn::Optimizer::LeftToRight));
   EXPECT_EQ(ltr.steps, (Steps{{0, 1}, {5, 2}, {6, 3}, {7, 4}}));
   // Auto at every tier gives a valid tree.

@@ -198,10 +198,6 @@ bool LabelStore::shares(int x, int y) const {
   return false;
 }
 
-bool LabelStore::has(int node, Label l) const {
-  return ((bits(node)[l / 64] >> (l % 64)) & 1U) != 0;
-}
-
 std::vector<Label> LabelStore::labels(int node) const {
   std::vector<Label> out;
   const std::uint64_t* b = bits(node);

@@ -58,7 +58,6 @@ class LabelStore {
  public:
   LabelStore(const NetInfo& info, int nodes);
 
-  int nodes() const { return nodes_; }
   /// Appends an empty node and returns its index.
   int add();
   void set_operand(int node, int operand);
@@ -73,8 +72,6 @@ class LabelStore {
   double size_union(int x, int y) const;
   /// Whether x and y carry a common label (their contraction is not an outer product).
   bool shares(int x, int y) const;
-  /// Whether the node carries label l.
-  bool has(int node, Label l) const;
   /// The node's labels in increasing order.
   std::vector<Label> labels(int node) const;
 
