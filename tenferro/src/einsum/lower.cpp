@@ -120,9 +120,22 @@ std::int64_t position(const std::vector<Label>& labels, Label l) {
   return std::find(labels.begin(), labels.end(), l) - labels.begin();
 }
 
+/// The free labels of `x` (those `y` does not carry), in x's order.
+std::vector<Label> free_of(const std::vector<Label>& x, const std::vector<Label>& y) {
+  std::vector<Label> f;
+  for (Label l : x) {
+    if (!contains(y, l)) f.push_back(l);
+  }
+  return f;
+}
+
 /// One pairwise contraction: shared labels that `needed` marks are batch axes, the other shared
-/// ones are contracted; the result's labels are batch, a's free, b's free.
-Labelled contract(Labelled a, Labelled b, const std::vector<bool>& needed, Semiring semiring) {
+/// ones are contracted; the result's labels are batch, lhs free, rhs free. `final_order`, when
+/// given, is the output's label order: the last step then lists its batch axes in that order and
+/// takes the operand whose free labels come first in the output as lhs, so that the result needs
+/// no transpose whenever one exists without it.
+Labelled contract(Labelled a, Labelled b, const std::vector<bool>& needed, Semiring semiring,
+                  const std::vector<Label>* final_order) {
   a = sum_unneeded(std::move(a), b.labels, needed, semiring);
   b = sum_unneeded(std::move(b), a.labels, needed, semiring);
   // Shared labels in the order of the larger operand, so that its axes keep their memory order
@@ -130,25 +143,32 @@ Labelled contract(Labelled a, Labelled b, const std::vector<bool>& needed, Semir
   const bool a_leads = a.value.type().numel() >= b.value.type().numel();
   const std::vector<Label>& order = a_leads ? a.labels : b.labels;
   const std::vector<Label>& other = a_leads ? b.labels : a.labels;
-  DotDims dims;
-  std::vector<Label> result;
+  std::vector<Label> batch, contracted;
   for (Label l : order) {
-    if (!contains(other, l) || !needed[static_cast<std::size_t>(l)]) continue;
+    if (!contains(other, l)) continue;
+    (needed[static_cast<std::size_t>(l)] ? batch : contracted).push_back(l);
+  }
+  if (final_order) {
+    std::stable_sort(batch.begin(), batch.end(),
+                     [&](Label x, Label y) { return position(*final_order, x) < position(*final_order, y); });
+    std::vector<Label> swapped = batch;
+    for (const auto* side : {&b.labels, &a.labels}) {
+      for (Label l : free_of(*side, side == &b.labels ? a.labels : b.labels)) swapped.push_back(l);
+    }
+    if (swapped == *final_order) std::swap(a, b);
+  }
+  DotDims dims;
+  for (Label l : batch) {
     dims.lhs_batch.push_back(position(a.labels, l));
     dims.rhs_batch.push_back(position(b.labels, l));
-    result.push_back(l);
   }
-  for (Label l : order) {
-    if (!contains(other, l) || needed[static_cast<std::size_t>(l)]) continue;
+  for (Label l : contracted) {
     dims.lhs_contract.push_back(position(a.labels, l));
     dims.rhs_contract.push_back(position(b.labels, l));
   }
-  for (Label l : a.labels) {
-    if (!contains(b.labels, l)) result.push_back(l);
-  }
-  for (Label l : b.labels) {
-    if (!contains(a.labels, l)) result.push_back(l);
-  }
+  std::vector<Label> result = batch;
+  for (Label l : free_of(a.labels, b.labels)) result.push_back(l);
+  for (Label l : free_of(b.labels, a.labels)) result.push_back(l);
   if (semiring == Semiring::Standard) return {dot_general(a.value, b.value, std::move(dims)), std::move(result)};
   return {semiring_dot_general(a.value, b.value, semiring, std::move(dims)), std::move(result)};
 }
@@ -173,7 +193,8 @@ Traced lower(const Subscripts& s, std::span<const Traced> operands, const std::v
 
   std::vector<bool> in_output(s.size.size(), false);
   for (Label l : s.output) in_output[static_cast<std::size_t>(l)] = true;
-  for (auto [i, j] : steps) {
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const auto [i, j] = steps[step];
     Labelled a = std::move(*live[static_cast<std::size_t>(i)]);
     Labelled b = std::move(*live[static_cast<std::size_t>(j)]);
     live[static_cast<std::size_t>(i)].reset();
@@ -184,7 +205,8 @@ Traced lower(const Subscripts& s, std::span<const Traced> operands, const std::v
       if (!t) continue;
       for (Label l : t->labels) needed[static_cast<std::size_t>(l)] = true;
     }
-    live.emplace_back(contract(std::move(a), std::move(b), needed, semiring));
+    const bool last = step + 1 == steps.size();
+    live.emplace_back(contract(std::move(a), std::move(b), needed, semiring, last ? &s.output : nullptr));
   }
   std::optional<Labelled> last;
   for (auto& t : live) {
