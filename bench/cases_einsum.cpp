@@ -147,6 +147,22 @@ Network random_regular(int n, std::int64_t bond, std::uint64_t seed) {
   }
 }
 
+/// The complete graph K_n: one tensor per vertex, one label of length `bond` per edge (every
+/// contraction order has intermediates far larger than the inputs: the slicing case).
+Network complete_graph(int n, std::int64_t bond) {
+  Network net{"einsum_sliced", "K" + std::to_string(n) + "x" + std::to_string(bond), {}, {}, {}};
+  net.inputs.assign(static_cast<std::size_t>(n), {});
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const int l = static_cast<int>(net.label_size.size());
+      net.label_size.push_back(bond);
+      net.inputs[static_cast<std::size_t>(i)].push_back(l);
+      net.inputs[static_cast<std::size_t>(j)].push_back(l);
+    }
+  }
+  return net;
+}
+
 std::vector<tf::Tensor> operands_for(const Network& net, tf::DType dtype, std::mt19937& rng) {
   std::vector<tf::Tensor> xs;
   for (const auto& shape : shapes_of(net)) {
@@ -164,6 +180,38 @@ std::vector<tf::Tensor> operands_for(const Network& net, tf::DType dtype, std::m
     xs.push_back(t);
   }
   return xs;
+}
+
+/// The same contraction unsliced and sliced to a memory limit of 2^20 elements (8 MiB of f64):
+/// time and peak resident memory of each (peak_rss_mb - base_rss_mb is what the run added), so
+/// the limit's effect shows.
+void sliced_case(const Options& options, const Network& net) {
+  const auto shapes = shapes_of(net);
+  tf::tn::Options limited;
+  limited.path.memory_limit = double(1 << 20);
+  const auto whole = tf::einsum_path(net.inputs, net.output, shapes);
+  const auto sliced = tf::einsum_path(net.inputs, net.output, shapes, limited);
+  std::mt19937 rng(6);
+  const std::vector<tf::Tensor> xs = operands_for(net, tf::DType::F64, rng);
+  const std::span<const tf::Tensor> operands(xs);
+  // Sliced first, each from an empty buffer pool, so that neither run's peak holds the other's
+  // pooled buffers (the pool keeps freed buffers for reuse).
+  tf::trim_buffer_pool();
+  const auto ms = measure({{"sliced", [&] { tf::einsum(net.inputs, net.output, operands, limited); }}}, options.budget_s);
+  tf::trim_buffer_pool();
+  const auto mu = measure({{"unsliced", [&] { tf::einsum(net.inputs, net.output, operands); }}}, options.budget_s);
+  tf::trim_buffer_pool();
+  const std::vector<Measurement> m = {mu[0], ms[0]};
+  if (!tf::allclose(tf::einsum(net.inputs, net.output, operands), tf::einsum(net.inputs, net.output, operands, limited),
+                    1e-9, 1e-12)) {
+    std::fprintf(stderr, "bench: sliced and unsliced einsum differ\n");
+  }
+  print_line(net.name, "tenferro_unsliced", net.size, "f64", m[0].median_s, m[0].memory, m[0].repetitions,
+             field("log2_size", whole.log2_size) + field("intermediate_mb", std::exp2(whole.log2_size) * 8 / (1 << 20)));
+  print_line(net.name, "tenferro", net.size, "f64", m[1].median_s, m[1].memory, m[1].repetitions,
+             field("limit_mb", 8.0) + field("log2_size", sliced.log2_size) + field("slices", sliced.slices) +
+                 field("log2_flops_overhead", sliced.log2_flops - sliced.log2_flops_unsliced) +
+                 field("time_vs_unsliced", m[1].median_s / m[0].median_s));
 }
 
 void write_network(std::ofstream& out, const Network& net, const char* dtype, const tf::tn::ContractionPath& path) {
@@ -222,6 +270,7 @@ void run_einsum(const Options& options) {
   Network large = random_regular(200, 2, 2);
   large.timed = false;
   einsum_case(options, large, "f64", exchange);
+  sliced_case(options, complete_graph(7, 4));
 }
 
 void run_tropical(const Options& options) {
