@@ -174,6 +174,79 @@ TEST(Einsum, RandomExpressionsMatchTheNaiveSum) {
   }
 }
 
+// Random expressions with '...': up to two ellipsis axes (some of length 1 in some operands,
+// broadcasting), placed anywhere in a term, against the same expression spelled out with letters
+// X, Y for the ellipsis axes (right-aligned); the output keeps them ('...' in an explicit output),
+// sums them (an explicit output without '...') or puts them first (implicit output).
+TEST(Einsum, RandomEllipsisExpressionsMatchTheirSpelledOutForm) {
+  std::mt19937_64 rng(4048);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+  for (int trial = 0; trial < 150; ++trial) {
+    const int letters = 1 + pick(5);
+    std::vector<std::int64_t> size(static_cast<std::size_t>(letters));
+    for (auto& n : size) n = 1 + pick(3);
+    const int e_rank = 1 + pick(2);
+    const std::string e_names = std::string("XY").substr(static_cast<std::size_t>(2 - e_rank));
+    std::vector<std::int64_t> e_size(static_cast<std::size_t>(e_rank));
+    for (auto& n : e_size) n = 1 + pick(3);
+    std::string spec, spelled;
+    std::vector<tf::Shape> shapes;
+    std::map<char, int> count;
+    std::size_t common = 0;  // the ellipsis rank across operands
+    const int operands = 1 + pick(4);
+    for (int k = 0; k < operands; ++k) {
+      if (k) {
+        spec += ',';
+        spelled += ',';
+      }
+      std::string term;
+      for (int a = pick(4); a > 0; --a) term += static_cast<char>('a' + pick(letters));
+      for (char c : term) ++count[c];
+      const bool has_ellipsis = pick(2) == 0;
+      const std::size_t at = static_cast<std::size_t>(pick(static_cast<int>(term.size()) + 1));
+      const std::size_t mine = has_ellipsis ? static_cast<std::size_t>(pick(e_rank + 1)) : 0;
+      common = std::max(common, mine);
+      const std::string e_part = e_names.substr(e_names.size() - mine);
+      spec += has_ellipsis ? term.substr(0, at) + "..." + term.substr(at) : term;
+      const std::string full = has_ellipsis ? term.substr(0, at) + e_part + term.substr(at) : term;
+      spelled += full;
+      tf::Shape shape;
+      for (char c : full) {
+        if (c == 'X' || c == 'Y') {
+          const std::int64_t n = e_size[static_cast<std::size_t>(static_cast<int>(e_names.find(c)))];
+          shape.push_back(pick(4) == 0 ? 1 : n);
+        } else {
+          shape.push_back(size[static_cast<std::size_t>(c - 'a')]);
+        }
+      }
+      shapes.push_back(shape);
+    }
+    const std::string e_out = e_names.substr(e_names.size() - common);
+    const int mode = pick(3);
+    std::string letters_out;
+    for (auto [c, n] : count) {
+      if (mode == 2 ? n == 1 : pick(2) == 0) letters_out += c;
+    }
+    if (mode == 0) {  // explicit, with '...' somewhere
+      const std::size_t at = static_cast<std::size_t>(pick(static_cast<int>(letters_out.size()) + 1));
+      spec += "->" + letters_out.substr(0, at) + "..." + letters_out.substr(at);
+      spelled += "->" + letters_out.substr(0, at) + e_out + letters_out.substr(at);
+    } else if (mode == 1) {  // explicit without '...': the ellipsis axes are summed
+      spec += "->" + letters_out;
+      spelled += "->" + letters_out;
+    } else {  // implicit: ellipsis axes, then the letters that occur once
+      spelled += "->" + e_out + letters_out;
+    }
+    SCOPED_TRACE(spec + "  ~  " + spelled);
+    std::vector<tf::Tensor> xs;
+    for (const auto& shape : shapes) xs.push_back(random_tensor(rng, shape, tf::DType::F64));
+    const tf::Tensor got = tf::einsum(spec, std::span<const tf::Tensor>(xs));
+    const tf::Tensor want = naive_einsum(spelled, xs);
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(tf::allclose(as_c128(got), want, 1e-12, 1e-12)) << got << "\nexpected " << want;
+  }
+}
+
 TEST(Einsum, NamedFormsMatchTheNaiveSum) {
   std::mt19937_64 rng(7);
   auto r = [&](tf::Shape s) { return random_tensor(rng, std::move(s), tf::DType::F64); };
