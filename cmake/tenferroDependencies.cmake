@@ -1,0 +1,35 @@
+# tenferro's link dependencies as imported targets, found the same way by the build and by the
+# installed package (tenferroConfig.cmake includes this file): no absolute path is written into
+# the exported targets. Debian 12: libopenblas-openmp-dev (OpenBLAS with CBLAS, OpenMP build),
+# libsleef-dev, libc6-dev (libmvec), and the compiler's OpenMP.
+include(CMakeFindDependencyMacro)
+find_dependency(OpenMP)
+
+if(NOT TARGET tenferro::openblas)
+  # The OpenMP build of OpenBLAS shares libgomp's thread pool with our kernels; the pthread build
+  # keeps its own threads, which spin against OpenMP's on a small machine (GEMMs ran at half
+  # speed between fused kernels). Debian puts it in its own directory: look there first.
+  find_library(TENFERRO_OPENBLAS_LIBRARY NAMES openblas PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp
+               NO_DEFAULT_PATH)
+  find_library(TENFERRO_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+  # CBLAS's header lives in /usr/include/x86_64-linux-gnu on Debian.
+  find_path(TENFERRO_CBLAS_INCLUDE_DIR cblas.h REQUIRED)
+  add_library(tenferro::openblas UNKNOWN IMPORTED)
+  set_target_properties(tenferro::openblas PROPERTIES IMPORTED_LOCATION "${TENFERRO_OPENBLAS_LIBRARY}"
+                                                      INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_CBLAS_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET tenferro::sleef)
+  find_library(TENFERRO_SLEEF_LIBRARY NAMES sleef REQUIRED)
+  find_path(TENFERRO_SLEEF_INCLUDE_DIR sleef.h REQUIRED)
+  add_library(tenferro::sleef UNKNOWN IMPORTED)
+  set_target_properties(tenferro::sleef PROPERTIES IMPORTED_LOCATION "${TENFERRO_SLEEF_LIBRARY}"
+                                                   INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_SLEEF_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET tenferro::mvec)
+  # glibc's libmvec (libc6-dev): the faster, 4-ULP vector math (tenferro/math_accuracy.hpp).
+  find_library(TENFERRO_MVEC_LIBRARY NAMES mvec REQUIRED)
+  add_library(tenferro::mvec UNKNOWN IMPORTED)
+  set_target_properties(tenferro::mvec PROPERTIES IMPORTED_LOCATION "${TENFERRO_MVEC_LIBRARY}")
+endif()
