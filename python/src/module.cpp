@@ -1,0 +1,49 @@
+// The Python module _tenferro (imported by the package tenferro, python/tenferro/__init__.py).
+// tenferro's errors become Python exceptions carrying the C++ message: ShapeError and ValueError
+// derive from Python's ValueError, DTypeError from TypeError, ADRuleError and the rest from
+// RuntimeError (tenferro.Error).
+#include "module.hpp"
+
+namespace tenferro::python {
+
+namespace {
+Tensor concrete_einsum(const std::string& subscripts, const py::args& operands) {
+  Tensors xs;
+  for (const auto& x : operands) xs.push_back(to_tensor(x));
+  return einsum(subscripts, std::span<const Tensor>(xs));
+}
+}  // namespace
+
+}  // namespace tenferro::python
+
+PYBIND11_MODULE(_tenferro, m) {
+  namespace tp = tenferro::python;
+  namespace py = pybind11;
+  m.doc() = "tenferro: differentiable tensor programs (C++20), Python bindings";
+  // Most specific first: pybind11 tries translators in reverse order of registration.
+  static py::exception<tenferro::Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<tenferro::ADRuleError> ad_error(m, "ADRuleError", error.ptr());
+  static py::exception<tenferro::ShapeError> shape_error(m, "ShapeError", PyExc_ValueError);
+  static py::exception<tenferro::DTypeError> dtype_error(m, "DTypeError", PyExc_TypeError);
+  static py::exception<tenferro::ValueError> value_error(m, "ValueError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tenferro::ShapeError& e) {
+      shape_error(e.what());
+    } catch (const tenferro::DTypeError& e) {
+      dtype_error(e.what());
+    } catch (const tenferro::ValueError& e) {
+      value_error(e.what());
+    } catch (const tenferro::ADRuleError& e) {
+      ad_error(e.what());
+    } catch (const tenferro::Error& e) {
+      error(e.what());
+    }
+  });
+  tp::bind_tensor(m);
+  tp::bind_traced(m);
+  tp::bind_transforms(m);
+  m.def("einsum_concrete", &tp::concrete_einsum, py::arg("subscripts"),
+        "einsum on tensors or arrays: the compiled contraction, cached per subscripts and types.");
+}

@@ -1,0 +1,30 @@
+#pragma once
+// Internal to the Python module (_tenferro): the conversions its files share.
+#include <pybind11/complex.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tenferro/tenferro.hpp"
+
+namespace tenferro::python {
+
+namespace py = pybind11;
+
+/// A new Tensor holding a copy of a NumPy array (any layout; the dtype kept, integers as i64).
+Tensor tensor_from_array(const py::array& a);
+/// A Tensor from a Tensor (shared), a NumPy array or nested sequence (copied) or a Python scalar
+/// (f64, c128 or bool); TypeError otherwise.
+Tensor to_tensor(const py::handle& x);
+/// The Traced values a traced Python callable returned: one Traced, or a tuple or list of them;
+/// TypeError naming what came back otherwise.
+std::vector<Traced> traced_results(const py::handle& r);
+/// A C++ traced function calling the Python callable with the Traced arguments.
+detail::TracedFunction traced_function(py::function f);
+
+void bind_tensor(py::module_& m);
+void bind_traced(py::module_& m);
+void bind_transforms(py::module_& m);
+
+}  // namespace tenferro::python

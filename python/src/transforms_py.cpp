@@ -1,0 +1,145 @@
+// Python: the functional transforms over Python callables of Traced values, and jit. A
+// transformed callable traces its function once per argument signature (dtypes and shapes) and
+// afterwards runs compiled programs, like the C++ ones (tenferro/transforms.hpp); arguments may be
+// Tensors, NumPy arrays or Python scalars (converted to Tensors), results are Tensors.
+#include <map>
+#include <mutex>
+
+#include "module.hpp"
+
+namespace tenferro::python {
+
+namespace {
+
+Tensors tensors_of(const py::args& args) {
+  Tensors out;
+  for (const auto& a : args) out.push_back(to_tensor(a));
+  return out;
+}
+
+Tensors tensors_of_sequence(const py::handle& seq, const char* what) {
+  if (!py::isinstance<py::sequence>(seq)) throw py::type_error(std::string(what) + ": expected a sequence of tensors");
+  Tensors out;
+  for (const auto& a : seq) out.push_back(to_tensor(a));
+  return out;
+}
+
+py::tuple tuple_of(const Tensors& ts) {
+  py::tuple t(ts.size());
+  for (std::size_t i = 0; i < ts.size(); ++i) t[i] = py::cast(ts[i]);
+  return t;
+}
+
+enum class Mode { Grad, ValueAndGrad, JacFwd, JacRev, Hessian };
+
+/// grad, value_and_grad, jacfwd, jacrev, hessian of a Python function. `argnums` is an int or a
+/// tuple of ints (grad and value_and_grad; a tuple gives a tuple of gradients).
+class Transformed {
+ public:
+  Transformed(py::function f, Mode mode, const py::object& argnums) : mode_(mode) {
+    if (py::isinstance<py::int_>(argnums)) {
+      argnums_.push_back(argnums.cast<std::size_t>());
+    } else {
+      argnums_ = argnums.cast<std::vector<std::size_t>>();
+      many_ = true;
+      if (argnums_.empty()) throw py::value_error("argnums is empty");
+      if (mode != Mode::Grad && mode != Mode::ValueAndGrad) {
+        throw py::value_error("jacfwd, jacrev and hessian take one argnum (an int)");
+      }
+    }
+    impl_ = std::make_unique<detail::TransformedFunction>(traced_function(std::move(f)), argnums_);
+  }
+
+  py::object call(const py::args& args) const {
+    const Tensors xs = tensors_of(args);
+    switch (mode_) {
+      case Mode::Grad:
+        if (!many_) return py::cast(impl_->grad(xs));
+        return tuple_of(impl_->value_and_grads(xs).second);
+      case Mode::ValueAndGrad:
+        if (!many_) {
+          auto [v, g] = impl_->value_and_grad(xs);
+          return py::make_tuple(v, g);
+        } else {
+          auto [v, gs] = impl_->value_and_grads(xs);
+          return py::make_tuple(v, tuple_of(gs));
+        }
+      case Mode::JacFwd: return py::cast(impl_->jacfwd(xs));
+      case Mode::JacRev: return py::cast(impl_->jacrev(xs));
+      case Mode::Hessian: return py::cast(impl_->hessian(xs));
+    }
+    return py::none();
+  }
+
+ private:
+  Mode mode_;
+  std::vector<std::size_t> argnums_;
+  bool many_ = false;
+  std::unique_ptr<detail::TransformedFunction> impl_;
+};
+
+/// jit(f): f traced once per argument signature and compiled; a call runs the program.
+class Jit {
+ public:
+  explicit Jit(py::function f) : f_(std::move(f)) {}
+
+  py::object call(const py::args& args) {
+    const Tensors xs = tensors_of(args);
+    const std::vector<TensorType> types = detail::types_of(xs);
+    auto it = programs_.find(types);
+    if (it == programs_.end()) {
+      it = programs_.emplace(types, Program(detail::trace_function(traced_function(f_), types))).first;
+    }
+    const Tensors out = it->second.run(xs);
+    if (out.size() == 1) return py::cast(out[0]);
+    return tuple_of(out);
+  }
+
+  std::string print(const py::args& args) {
+    const Tensors xs = tensors_of(args);
+    return Program(detail::trace_function(traced_function(f_), detail::types_of(xs))).print();
+  }
+
+ private:
+  struct TypesLess {
+    bool operator()(const std::vector<TensorType>& a, const std::vector<TensorType>& b) const {
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+        return std::tie(x.dtype, x.shape) < std::tie(y.dtype, y.shape);
+      });
+    }
+  };
+  py::function f_;
+  std::map<std::vector<TensorType>, Program, TypesLess> programs_;
+};
+
+}  // namespace
+
+void bind_transforms(py::module_& m) {
+  py::class_<Transformed>(m, "Transformed", "A transformed function: call it on tensors or arrays.")
+      .def("__call__", &Transformed::call);
+  py::class_<Jit>(m, "Jit", "A function compiled once per argument signature.")
+      .def("__call__", &Jit::call)
+      .def("print", &Jit::print, "The traced graph for these arguments, as text.");
+  auto transform = [&m](const char* name, Mode mode, const char* doc) {
+    m.def(name, [mode](py::function f, const py::object& argnums) { return Transformed(std::move(f), mode, argnums); },
+          py::arg("f"), py::arg("argnums") = 0, doc);
+  };
+  transform("grad", Mode::Grad, "d f / d args[argnums] of a function returning a real scalar.");
+  transform("value_and_grad", Mode::ValueAndGrad, "(f(args), d f / d args[argnums]).");
+  transform("jacfwd", Mode::JacFwd, "Jacobian of f's output with respect to args[argnums], forward mode.");
+  transform("jacrev", Mode::JacRev, "Jacobian of f's output with respect to args[argnums], reverse mode.");
+  transform("hessian", Mode::Hessian, "Hessian of a real scalar f with respect to args[argnums].");
+  m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"));
+  m.def("jvp", [](py::function f, const py::object& primals, const py::object& tangents) {
+    auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "jvp primals"),
+                         tensors_of_sequence(tangents, "jvp tangents"));
+    return py::make_tuple(y, t);
+  }, py::arg("f"), py::arg("primals"), py::arg("tangents"), "(f(primals), J tangents).");
+  m.def("vjp", [](py::function f, const py::object& primals, const py::object& cotangent) {
+    auto [y, cts] = detail::vjp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "vjp primals"),
+                           to_tensor(cotangent));
+    return py::make_tuple(y, tuple_of(cts));
+  }, py::arg("f"), py::arg("primals"), py::arg("cotangent"), "(f(primals), J^* cotangent), one per primal.");
+}
+
+}  // namespace tenferro::python

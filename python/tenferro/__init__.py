@@ -1,0 +1,37 @@
+"""tenferro: differentiable tensor programs, from Python.
+
+    import numpy as np
+    import tenferro as tf
+
+    def loss(w, x):                      # w, x are Traced inside transforms
+        return tf.sum(tf.exp(w * x))
+
+    g = tf.grad(loss)(np.array([0.5, -1.0]), np.array([1.0, 2.0]))
+    np.asarray(g)                        # shares the tensor's memory
+
+Inside a transformed function the arguments are Traced values; arithmetic operators and the
+functions of this module record operations. Outside one, einsum works on arrays directly.
+"""
+from ._tenferro import (  # noqa: F401
+    ADRuleError, DTypeError, Error, Jit, ShapeError, Tensor, Traced, Transformed, ValueError,
+    abs, acos, acosh, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
+    erf, erfc, erfinv, exp, expm1, floor, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
+    lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
+    min, minimum, real, relu, reshape, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
+    stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy)
+from ._tenferro import einsum as _einsum_traced
+from ._tenferro import einsum_concrete as _einsum_concrete
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation (NumPy's subscripts): traced inside a transformed function, compiled and
+    run on tensors or arrays outside one."""
+    if operands and isinstance(operands[0], Traced):
+        return _einsum_traced(subscripts, *operands)
+    return _einsum_concrete(subscripts, *operands)
+
+
+def asarray(x):
+    """A tensor as a NumPy array sharing its memory (numpy.asarray does the same)."""
+    import numpy
+    return numpy.asarray(x)

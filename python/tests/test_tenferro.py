@@ -1,0 +1,152 @@
+"""The Python module: NumPy exchange, transforms against closed forms and central differences, the
+adjoint identity, PyTorch's autograd where it is installed, errors, and reference counts."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+
+RNG = np.random.default_rng(7)
+
+
+def central_difference(f, x, eps=1e-6):
+    """The gradient of a scalar function of one array by central differences."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def test_tensor_exchanges_memory_with_numpy():
+    a = RNG.standard_normal((3, 4))
+    t = tf.Tensor(a)
+    assert t.shape == (3, 4) and t.dtype == "f64"
+    view = np.asarray(t)
+    np.testing.assert_array_equal(view, a)
+    # numpy.asarray shares the tensor's memory (no copy), and keeps the tensor alive.
+    assert view.__array_interface__["data"][0] == t.data_ptr
+    del t
+    gc.collect()
+    np.testing.assert_array_equal(view, a)
+    # Non-contiguous input arrays are copied into a contiguous tensor.
+    strided = a[:, ::2]
+    np.testing.assert_array_equal(np.asarray(tf.Tensor(strided)), strided)
+    for dtype, name in [(np.float32, "f32"), (np.complex64, "c64"), (np.complex128, "c128"), (np.int64, "i64")]:
+        assert tf.Tensor(a.astype(dtype)).dtype == name
+
+
+def test_grad_matches_the_closed_form():
+    w, x = RNG.standard_normal(5), RNG.standard_normal(5)
+    g = tf.grad(lambda w, x: tf.sum(tf.exp(w * x)))(w, x)
+    np.testing.assert_allclose(np.asarray(g), x * np.exp(w * x), rtol=1e-14)
+    v, (gw, gx) = tf.value_and_grad(lambda w, x: tf.sum(tf.sin(w) * x), argnums=(0, 1))(w, x)
+    assert v.item() == pytest.approx(np.sum(np.sin(w) * x), rel=1e-14)
+    np.testing.assert_allclose(np.asarray(gw), np.cos(w) * x, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(gx), np.sin(w), rtol=1e-14)
+
+
+def test_hessian_and_jacobians_match_closed_forms():
+    a, x = RNG.standard_normal(4), RNG.standard_normal(4)
+    h = np.asarray(tf.hessian(lambda x, a: tf.sum(tf.exp(a * x)), argnums=0)(x, a))
+    np.testing.assert_allclose(h, np.diag(a * a * np.exp(a * x)), rtol=1e-13, atol=1e-15)
+    m = RNG.standard_normal((3, 4))
+    jf = np.asarray(tf.jacfwd(lambda x, m: tf.tanh(tf.matmul(m, x)), argnums=0)(x, m))
+    jr = np.asarray(tf.jacrev(lambda x, m: tf.tanh(tf.matmul(m, x)), argnums=0)(x, m))
+    want = (1 - np.tanh(m @ x) ** 2)[:, None] * m
+    # tanh is accurate to a few ULP (the executor's vector math), so 1 - tanh^2 near tanh = +-1 is
+    # off by up to about 1e-15 absolutely: an absolute tolerance beside the relative one.
+    np.testing.assert_allclose(jf, want, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(jr, want, rtol=1e-13, atol=1e-14)
+
+
+def test_jvp_and_vjp_satisfy_the_adjoint_identity():
+    def f(x, y):
+        return tf.einsum("ij,jk->ik", tf.sin(x), y) * 2.0
+
+    x, y = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2))
+    dx, dy = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2))
+    ct = RNG.standard_normal((3, 2))
+    out, jt = tf.jvp(f, (x, y), (dx, dy))
+    out2, (cx, cy) = tf.vjp(f, (x, y), ct)
+    np.testing.assert_allclose(np.asarray(out), 2 * np.sin(x) @ y, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(out2), np.asarray(out))
+    lhs = np.sum(ct * np.asarray(jt))
+    rhs = np.sum(np.asarray(cx) * dx) + np.sum(np.asarray(cy) * dy)
+    assert lhs == pytest.approx(rhs, rel=1e-12)
+
+
+def test_gradient_matches_central_differences():
+    w = RNG.standard_normal((3, 3))
+
+    def loss(w):
+        return tf.sum(tf.log_softmax(tf.matmul(w, w), axis=-1) * tf.erf(w))
+
+    def loss_np(w):
+        fn = tf.jit(loss)
+        return fn(w).item()
+
+    np.testing.assert_allclose(np.asarray(tf.grad(loss)(w)), central_difference(loss_np, w), rtol=1e-6, atol=1e-8)
+
+
+def test_einsum_on_arrays_and_traced():
+    a, b, c = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 5)), RNG.standard_normal((5, 2))
+    np.testing.assert_allclose(np.asarray(tf.einsum("ij,jk,kl->il", a, b, c)), a @ b @ c, rtol=1e-13)
+    g = tf.grad(lambda a, b, c: tf.sum(tf.einsum("ij,jk,kl->il", a, b, c)))(a, b, c)
+    np.testing.assert_allclose(np.asarray(g), np.ones((3, 2)) @ (b @ c).T, rtol=1e-13)
+
+
+def test_jit_runs_the_compiled_program_and_prints_it():
+    f = tf.jit(lambda x, y: (x * y + 1.0, tf.sum(x)))
+    x, y = RNG.standard_normal(3), RNG.standard_normal(3)
+    out, total = f(x, y)
+    np.testing.assert_allclose(np.asarray(out), x * y + 1.0)
+    assert total.item() == pytest.approx(np.sum(x))
+    assert "mul" in f.print(x, y)
+
+
+def test_matches_torch_autograd_on_an_mlp():
+    torch = pytest.importorskip("torch")
+    w1, w2 = RNG.standard_normal((6, 5)) * 0.3, RNG.standard_normal((5, 3)) * 0.3
+    x = RNG.standard_normal((4, 6))
+    labels = np.eye(3)[[0, 2, 1, 0]]
+
+    def loss(w1, w2, x, labels):
+        h = tf.tanh(tf.matmul(x, w1))
+        return -tf.mean(tf.sum(labels * tf.log_softmax(tf.matmul(h, w2), axis=-1), axis=-1))
+
+    g1, g2 = tf.grad(loss, argnums=(0, 1))(w1, w2, x, labels)
+    tw1, tw2 = torch.tensor(w1, requires_grad=True), torch.tensor(w2, requires_grad=True)
+    h = torch.tanh(torch.tensor(x) @ tw1)
+    tloss = -(torch.tensor(labels) * torch.log_softmax(h @ tw2, dim=-1)).sum(-1).mean()
+    r1, r2 = torch.autograd.grad(tloss, (tw1, tw2))
+    np.testing.assert_allclose(np.asarray(g1), r1.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(g2), r2.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_errors_become_python_exceptions_with_the_message():
+    with pytest.raises(tf.ShapeError, match="dot_general.*f64\\[2, 3\\]") as info:
+        tf.grad(lambda a, b: tf.sum(tf.matmul(a, b)))(np.ones((2, 3)), np.ones((2, 3)))
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(TypeError, match="returned a .*str"):
+        tf.grad(lambda a: "not a tensor")(np.ones(2))
+    with pytest.raises(ValueError, match="invalid character"):
+        tf.einsum("ij,j#->i", np.ones((2, 2)), np.ones(2))
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        tf.Tensor(np.array(["a", "b"]))
+    with pytest.raises(tf.DTypeError, match="grad"):
+        tf.grad(lambda a: tf.sum(a))(np.ones(2, dtype=np.int64))
+
+
+def test_repeated_calls_leak_no_references():
+    f = tf.grad(lambda w, x: tf.sum(tf.exp(w * x)))
+    w, x = RNG.standard_normal(3), RNG.standard_normal(3)
+    f(w, x)
+    before = (sys.getrefcount(w), sys.getrefcount(x), sys.getrefcount(f))
+    for _ in range(20000):
+        f(w, x)
+    gc.collect()
+    assert (sys.getrefcount(w), sys.getrefcount(x), sys.getrefcount(f)) == before
