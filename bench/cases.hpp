@@ -29,6 +29,9 @@ void run_special(const Options& options);
 void run_einsum(const Options& options);
 /// Max-plus matmul at N = 128 and 384 against the broadcast+reduce composition and an f64 GEMM.
 void run_tropical(const Options& options);
+/// The per-call time of a compiled gradient, n = 16 and 16384 (grad_call; the C++ side of
+/// bench/peers/python_overhead.py).
+void run_grad_call(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

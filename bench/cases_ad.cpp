@@ -177,4 +177,17 @@ void run_jacobian(const Options& options) {
   print_line("jacrev", "tenferro", size, "f64", rev.median_s, rev.memory, rev.repetitions);
 }
 
+void run_grad_call(const Options& options) {
+  // The per-call cost of a compiled gradient: grad of sum(tanh(w * x) * w) with respect to w, at a
+  // small size (call overhead dominates) and a medium one. bench/peers/python_overhead.py makes
+  // the same calls from Python through the module, and through PyTorch.
+  for (std::int64_t n : {16, 16384}) {
+    const std::vector<double> ws = midpoints(n, -1.0, 1.0), xs = midpoints(n, 0.5, 1.5);
+    const tf::Tensor w = tf::Tensor::from(ws, {n}), x = tf::Tensor::from(xs, {n});
+    auto g = tf::grad([](tf::Traced a, tf::Traced b) { return tf::sum(tf::tanh(a * b) * a); });
+    const Measurement m = measure({{"tenferro", [&] { g(w, x); }}}, options.budget_s).at(0);
+    print_line("grad_call", "tenferro", std::to_string(n), "f64", m.median_s, m.memory, m.repetitions);
+  }
+}
+
 }  // namespace bench

@@ -32,5 +32,6 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "special")) bench::run_special(options);
   if (bench::wants(options, "einsum")) bench::run_einsum(options);
   if (bench::wants(options, "tropical")) bench::run_tropical(options);
+  if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   return 0;
 }
