@@ -134,7 +134,6 @@ std::shared_ptr<const Program> program_for(const std::string& key, const tn::Sub
   return cache.emplace(key, std::move(program)).first->second;
 }
 
-
 /// Traced einsum of parsed subscripts; `what` names them in errors.
 Traced traced_einsum(const tn::Subscripts& s, const std::string& what, std::span<const Traced> operands,
                      const tn::Options& options) {
