@@ -3,8 +3,7 @@
 and PyTorch (impl=torch), on the cases bench_compare times from C++ (grad_call: the gradient of
 sum(tanh(w * x) * w) in w, n = 16 and 16384, f64). Run by `scripts/bench python`, which puts the
 module on PYTHONPATH and prints ratios against C++ and PyTorch. Each implementation runs in its
-own process (--impl): PyTorch's worker threads, still spinning after its calls, would otherwise
-take the cores that tenferro's OpenMP threads wait for.
+own process (--impl), so that neither's threads or allocator state can touch the other's timing.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/peers/python_overhead.py --impl python|torch [--threads N] [--budget S]
 """
