@@ -186,21 +186,13 @@ Steps greedy_steps(const NetInfo& info, const GreedyParams& params, std::mt19937
 }
 
 Steps random_greedy_steps(const NetInfo& info, const PathOptions& options) {
-  Steps best = greedy_steps(info, {}, nullptr);
-  TreeCost best_cost = tree_cost(info, best);
-  for (int run = 1; run < options.repeats; ++run) {
-    std::mt19937_64 rng(stream_seed(options.seed, static_cast<std::uint64_t>(run)));
+  return best_of(info, options, greedy_steps(info, {}, nullptr), options.repeats - 1, [&](int k) {
+    std::mt19937_64 rng(stream_seed(options.seed, static_cast<std::uint64_t>(k + 1)));
     GreedyParams params;
     params.alpha = 0.5 + uniform01(rng);                          // [0.5, 1.5)
     params.temperature = std::exp2(-7.0 + 7.0 * uniform01(rng));  // [2^-7, 1), log-uniform
-    Steps steps = greedy_steps(info, params, &rng);
-    const TreeCost cost = tree_cost(info, steps);
-    if (better(cost, best_cost, options)) {
-      best = std::move(steps);
-      best_cost = cost;
-    }
-  }
-  return best;
+    return greedy_steps(info, params, &rng);
+  });
 }
 
 }  // namespace tenferro::tn::path_detail

@@ -107,6 +107,23 @@ double objective_log2(const TreeCost& cost, const PathOptions& options);
 /// Whether a is strictly better than b: by the objective, ties broken by flops then size.
 bool better(const TreeCost& a, const TreeCost& b, const PathOptions& options);
 
+/// The best by the objective among `start` and make(k) for k in [0, count) (the first kept at
+/// ties): the loop of the seeded multi-run optimizers (random greedy, TreeSA's chains).
+template <class Make>
+Steps best_of(const NetInfo& info, const PathOptions& options, Steps start, int count, Make make) {
+  Steps best = std::move(start);
+  TreeCost best_cost = tree_cost(info, best);
+  for (int k = 0; k < count; ++k) {
+    Steps steps = make(k);
+    const TreeCost cost = tree_cost(info, steps);
+    if (better(cost, best_cost, options)) {
+      best = std::move(steps);
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 /// A uniform double in [0, 1) from the raw 64 bits (std distributions are not portable).
 inline double uniform01(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;

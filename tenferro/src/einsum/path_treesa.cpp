@@ -223,21 +223,13 @@ class Annealer {
 
 Steps treesa_steps(const NetInfo& info, const PathOptions& options, const Steps& start) {
   if (info.operands <= 2) return start;
-  Steps best = start;
-  TreeCost best_cost = tree_cost(info, start);
-  for (int chain = 0; chain < std::max(1, options.repeats); ++chain) {
+  return best_of(info, options, start, std::max(1, options.repeats), [&](int chain) {
     // Streams 2^32 + chain: apart from random greedy's streams 1..repeats-1.
     std::mt19937_64 rng(stream_seed(options.seed, (std::uint64_t{1} << 32) + static_cast<std::uint64_t>(chain)));
     Annealer annealer(info, options, start);
     annealer.anneal(rng);
-    Steps steps = annealer.best_steps();
-    const TreeCost cost = tree_cost(info, steps);
-    if (better(cost, best_cost, options)) {
-      best = std::move(steps);
-      best_cost = cost;
-    }
-  }
-  return best;
+    return annealer.best_steps();
+  });
 }
 
 }  // namespace tenferro::tn::path_detail
