@@ -1,7 +1,7 @@
 # tenferro's link dependencies as imported targets, found the same way by the build and by the
 # installed package (tenferroConfig.cmake includes this file): no absolute path is written into
 # the exported targets. Debian 12: libopenblas-openmp-dev (OpenBLAS with CBLAS, OpenMP build),
-# libsleef-dev, libc6-dev (libmvec), and the compiler's OpenMP.
+# liblapacke-dev (LAPACKE, whose LAPACK calls resolve to OpenBLAS's), libsleef-dev, libc6-dev (libmvec), and the compiler's OpenMP.
 include(CMakeFindDependencyMacro)
 find_dependency(OpenMP)
 
@@ -17,6 +17,16 @@ if(NOT TARGET tenferro::openblas)
   add_library(tenferro::openblas UNKNOWN IMPORTED)
   set_target_properties(tenferro::openblas PROPERTIES IMPORTED_LOCATION "${TENFERRO_OPENBLAS_LIBRARY}"
                                                       INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_CBLAS_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET tenferro::lapacke)
+  # LAPACKE's C interface. Its LAPACK symbols (dgesdd_, ...) bind to the OpenBLAS loaded above,
+  # which exports the whole of LAPACK: the decompositions run on OpenBLAS's OpenMP threads.
+  find_library(TENFERRO_LAPACKE_LIBRARY NAMES lapacke REQUIRED)
+  find_path(TENFERRO_LAPACKE_INCLUDE_DIR lapacke.h REQUIRED)
+  add_library(tenferro::lapacke UNKNOWN IMPORTED)
+  set_target_properties(tenferro::lapacke PROPERTIES IMPORTED_LOCATION "${TENFERRO_LAPACKE_LIBRARY}"
+                                                     INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_LAPACKE_INCLUDE_DIR}")
 endif()
 
 if(NOT TARGET tenferro::sleef)

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "op_test_util.hpp"
+#include "tenferro/ops/linalg_attrs.hpp"
 #include "tenferro/tenferro.hpp"
 
 namespace tf = tenferro;
@@ -158,6 +159,42 @@ std::map<std::string, Case> cases() {
   }};
   c["iota"] = {{3}, {3}, true, [](T a, T b) { return created(a, ops::iota({3}, 0, a.dtype())) * a * b; }};
   c["zeros"] = {{3}, {3}, true, [](T a, T b) { return (created(a, ops::zeros(a.type())) + a) * a * b; }};
+  // Linear algebra (tenferro/linalg.hpp; linalg_*_test.cpp test each op in depth): gauge-invariant
+  // functions of the factors; Hermitian or well-conditioned operands where the op needs them.
+  namespace la = tenferro::linalg;
+  auto abs2 = [](T x) { return tf::real(x * tf::conj(x)); };
+  auto hermitian = [](T a) { return (a + la::adjoint(a)) * 0.5; };
+  c["slice"] = {{3, 3}, {2, 1}, true, [](T a, T b) { return tf::slice(a * a, {1, 0}, {3, 3}, {1, 2}) * b; }};
+  c["pad"] = {{2, 2}, {3, 3}, true, [](T a, T b) { return tf::pad(a * a, 0.0, {1, -1}, {0, 1}, {0, 1}) * b; }};
+  c["svd"] = {{3, 2}, {2}, true, [abs2](T a, T b) {
+    auto r = la::svd(a * b);
+    return tf::sum(r.S) + tf::sum(abs2(r.U)) + tf::sum(abs2(tf::matmul(r.U, r.Vh)));
+  }};
+  c["svdvals"] = {{2, 3}, {3}, true, [](T a, T b) { return tf::sum(la::svdvals(a * b)); }};
+  c["eigh"] = {{3, 3}, {3, 3}, true, [abs2, hermitian](T a, T b) {
+    auto r = la::eigh(hermitian(a * b));
+    return tf::sum(r.eigenvalues * r.eigenvalues) + tf::sum(abs2(r.eigenvectors));
+  }};
+  c["eigvalsh"] = {{3, 3}, {3, 3}, true, [hermitian](T a, T b) { return la::eigvalsh(hermitian(a * b)); }};
+  c["qr"] = {{3, 2}, {3, 2}, true, [](T a, T b) {
+    auto r = la::qr(a * b);
+    return tf::sum(r.Q) + tf::sum(r.R);
+  }};
+  c["cholesky"] = {{3, 3}, {3, 3}, true, [](T a, T b) {
+    const T x = a * b;
+    return la::cholesky(tf::matmul(x, la::adjoint(x)) + la::eye(x, 3) * 3.0);
+  }};
+  c["triangular_solve"] = {{3, 3}, {3, 2}, true, [](T a, T b) { return la::triangular_solve(a + la::eye(a, 3) * 3.0, b); }};
+  c["solve"] = {{3, 3}, {3, 2}, true, [](T a, T b) { return la::solve(a + la::eye(a, 3) * 3.0, b); }};
+  c["lu"] = {{3, 3}, {3, 3}, true, [](T a, T b) {
+    auto r = la::lu(a + b);
+    return tf::matmul(r.L, r.U);
+  }};
+  c["expm"] = {{3, 3}, {3, 3}, true, [](T a, T b) { return la::expm(a * b); }};
+  // expm's derivative is expm_frechet; its own derivative (second order) differentiates it in A.
+  c["expm_frechet"] = {{3, 3}, {3, 3}, true, [](T a, T b) {
+    return tf::apply(ops::expm_frechet(a.type(), b.type()), {a * 0.5, b});
+  }};
   return c;
 }
 

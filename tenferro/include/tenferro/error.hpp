@@ -24,6 +24,19 @@ class ValueError : public computegraph::Error {
   using computegraph::Error::Error;
 };
 
+/// A linear-algebra routine that cannot complete on its input: a singular matrix to solve or inv,
+/// a matrix that is not positive definite to cholesky, a decomposition that did not converge.
+/// `info` is LAPACK's info value (for singular and indefinite input, the 1-based position of the
+/// failing pivot or leading minor); the message names the op, the matrix's batch index and shape.
+class LinalgError : public computegraph::Error {
+ public:
+  LinalgError(const std::string& message, long info) : computegraph::Error(message), info_(info) {}
+  long info() const { return info_; }
+
+ private:
+  long info_;
+};
+
 using computegraph::BindingError;
 using computegraph::Error;
 using computegraph::GraphError;

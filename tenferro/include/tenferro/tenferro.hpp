@@ -3,6 +3,8 @@
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/custom_op.hpp"
 #include "tenferro/einsum.hpp"
+#include "tenferro/indexing.hpp"
+#include "tenferro/linalg.hpp"
 #include "tenferro/semiring.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"

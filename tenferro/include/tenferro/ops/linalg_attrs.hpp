@@ -1,0 +1,101 @@
+#pragma once
+// Attributes and descriptor factories of the linear-algebra primitives and of slice/pad (see
+// tenferro/linalg.hpp and tenferro/indexing.hpp for what they compute). Matrices are the last two
+// axes of an operand; leading axes are a batch.
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "tenferro/ops/op_attrs.hpp"
+#include "tenferro/ops/std_tensor_op.hpp"
+
+namespace tenferro {
+
+/// svd and svdvals: thin or full vectors (svd), and the Lorentzian broadening of the JVP rule.
+struct SvdAttrs {
+  bool full = false;
+  double broadening = 1e-12;
+  bool operator==(const SvdAttrs&) const = default;
+  std::size_t hash() const;
+  void print(std::ostream& os) const;  // thin, eps=1e-12
+};
+
+/// eigh and eigvalsh: the Lorentzian broadening of the JVP rule.
+struct EighAttrs {
+  double broadening = 1e-12;
+  bool operator==(const EighAttrs&) const = default;
+  std::size_t hash() const;
+  void print(std::ostream& os) const;  // eps=1e-12
+};
+
+/// qr: reduced (Q [m, k], R [k, n]) or complete (Q [m, m], R [m, n]).
+struct QrAttrs {
+  bool complete = false;
+  bool operator==(const QrAttrs&) const = default;
+  std::size_t hash() const { return complete ? 1 : 0; }
+  void print(std::ostream& os) const;  // reduced | complete
+};
+
+/// triangular_solve: op(A) X = B (left_side) or X op(A) = B, op(A) = A or A^H (adjoint).
+struct TriangularSolveAttrs {
+  bool left_side = true, lower = true, adjoint = false, unit_diagonal = false;
+  bool operator==(const TriangularSolveAttrs&) const = default;
+  std::size_t hash() const;
+  void print(std::ostream& os) const;  // left, lower, adjoint, unit
+};
+
+/// solve: op(A) X = B with op(A) = A or A^H.
+struct SolveAttrs {
+  bool adjoint = false;
+  bool operator==(const SolveAttrs&) const = default;
+  std::size_t hash() const { return adjoint ? 1 : 0; }
+  void print(std::ostream& os) const;  // adjoint | plain
+};
+
+/// slice (StableHLO): result axis k takes operand indices start[k], start[k] + stride[k], ... below
+/// limit[k].
+struct SliceAttrs {
+  std::vector<std::int64_t> start, limit, stride;
+  bool operator==(const SliceAttrs&) const = default;
+  std::size_t hash() const;
+  void print(std::ostream& os) const;  // start=[..], limit=[..], stride=[..]
+};
+
+/// pad (StableHLO): low[k] and high[k] padding elements before and after axis k (negative values
+/// cut), interior[k] >= 0 elements between neighbours.
+struct PadAttrs {
+  std::vector<std::int64_t> low, high, interior;
+  bool operator==(const PadAttrs&) const = default;
+  std::size_t hash() const;
+  void print(std::ostream& os) const;  // low=[..], high=[..], interior=[..]
+};
+
+namespace ops {
+/// U, S, Vh of a [.., m, n] float or complex operand; S real, descending.
+StdTensorOp svd(const TensorType& a, SvdAttrs attrs);
+/// S alone (computed without vectors; `full` is ignored).
+StdTensorOp svdvals(const TensorType& a, SvdAttrs attrs);
+/// Eigenvalues (real, ascending) and eigenvectors (columns) of a Hermitian [.., n, n].
+StdTensorOp eigh(const TensorType& a, EighAttrs attrs);
+/// Eigenvalues alone.
+StdTensorOp eigvalsh(const TensorType& a, EighAttrs attrs);
+/// Q, R of a [.., m, n] operand.
+StdTensorOp qr(const TensorType& a, QrAttrs attrs);
+/// Lower Cholesky factor of a Hermitian positive-definite [.., n, n].
+StdTensorOp cholesky(const TensorType& a);
+/// X of op(A) X = B (left) or X op(A) = B; A [.., n, n] with batch axes a suffix of B's.
+StdTensorOp triangular_solve(const TensorType& a, const TensorType& b, TriangularSolveAttrs attrs);
+/// X of op(A) X = B, A [.., n, n], B [.., n, k] with equal batch axes.
+StdTensorOp solve(const TensorType& a, const TensorType& b, SolveAttrs attrs);
+/// P, L, U and the permutation's parity (+-1, A's real dtype, batch shape) of a square [.., n, n].
+StdTensorOp lu(const TensorType& a);
+/// exp(A) of a square [.., n, n].
+StdTensorOp expm(const TensorType& a);
+/// The Frechet derivative of exp at A in the direction E (linear in E): both [.., n, n].
+StdTensorOp expm_frechet(const TensorType& a, const TensorType& e);
+StdTensorOp slice(const TensorType& a, SliceAttrs attrs);
+/// pad(a, value): value is a rank-0 operand of a's dtype.
+StdTensorOp pad(const TensorType& a, const TensorType& value, PadAttrs attrs);
+}  // namespace ops
+
+}  // namespace tenferro

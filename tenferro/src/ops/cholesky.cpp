@@ -1,0 +1,62 @@
+// cholesky: A = L L^H for Hermitian positive-definite A (LAPACK's potrf, lower triangle read).
+// Order: shape rule, kernel, JVP rule, definition.
+//
+// JVP, with dH = (dA + dA^H)/2 and X = L^-1 dH L^-H (two triangular solves):
+//   dL = L Phi(X),  Phi(X) = tril(X, -1) + diag(X)/2
+#include "family.hpp"
+#include "lapack.hpp"
+#include "linalg_rules.hpp"
+
+namespace tenferro {
+
+namespace ops {
+StdTensorOp cholesky(const TensorType& a) {
+  detail::require_matrix("cholesky", a, true);
+  return detail::make(OpKind::Cholesky, a);
+}
+}  // namespace ops
+
+namespace detail {
+namespace {
+
+Tensor eval_cholesky(const StdTensorOp& op, Operands in) {
+  const Tensor& a = *in[0];
+  const std::int64_t n = a.shape().back(), batch = matrix_batch(a.shape());
+  Tensor l = Tensor::uninitialized(op.out);
+  visit_inexact(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const int info = lapack::cholesky<T>(a.data<T>() + b * n * n, n, l.data<T>() + b * n * n);
+      if (info > 0) {
+        lapack_failure("cholesky", a.type(), b, info,
+                       "the matrix is not positive definite (its leading minor of order " + std::to_string(info) +
+                           " is not)");
+      }
+      if (info < 0) lapack_failure("cholesky", a.type(), b, info, "invalid argument");
+    }
+  });
+  return l;
+}
+
+Tangents jvp_cholesky(const StdTensorOp&, const JvpArgs& a) {
+  MatAlg g(a.b);
+  const Mat l = g.fixed(a.y[0]);
+  const Mat dh = g.hermitian_part(g.tangent(*a.t[0]));
+  const Mat y = g.apply(ops::triangular_solve(g.type(l), g.type(dh), {.left_side = true, .lower = true}), {l, dh});
+  const Mat x = g.apply(ops::triangular_solve(g.type(l), g.type(y), {.left_side = false, .lower = true, .adjoint = true}),
+                        {l, y});
+  const Mat phi = g.add(g.tril(x, -1), g.scale(g.diag_embed(g.diag(x)), 0.5));
+  return {g.id(g.matmul(l, phi))};
+}
+
+}  // namespace
+
+const OpDef& def_Cholesky() {
+  static const OpDef d{.name = "cholesky", .kind = OpKind::Cholesky, .operands = {kNonlinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::cholesky(t[0]).out; }),
+                       .kernel = single_result(eval_cholesky), .jvp = jvp_cholesky};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -1,0 +1,259 @@
+// svd, svdvals, eigh, eigvalsh, qr and cholesky: the factors reproduce the input and have their
+// structure (checked with a naive product written here), derivatives to order 2 on
+// gauge-invariant functions (check_grads: finite differences and the adjoint identity, forward
+// and reverse at both levels) in f64 and c128 over square, tall, wide and batched shapes, and
+// degenerate spectra whose gradients must equal closed forms.
+#include <gmock/gmock.h>
+
+#include "linalg_test_util.hpp"
+
+namespace tf = tenferro;
+namespace la = tenferro::linalg;
+using namespace tenferro::test;
+
+namespace {
+
+const std::vector<tf::Shape> kShapes = {{4, 4}, {5, 3}, {3, 5}, {2, 3, 3}};
+const tf::DType kDTypes[] = {tf::DType::F64, tf::DType::C128};
+
+/// |a|^2 elementwise, real.
+T abs2(const T& a) { return tf::real(a * tf::conj(a)); }
+/// v [.., k] as a diagonal scaling of the columns: a * v[.., None, :].
+T scale_cols(const T& a, const T& v) {
+  tf::Shape s = v.shape();
+  s.insert(s.end() - 1, 1);
+  return a * tf::astype(tf::reshape(v, s), a.dtype());
+}
+
+}  // namespace
+
+TEST(Svd, FactorsReproduceTheMatrixWithOrthonormalVectors) {
+  std::mt19937_64 rng(1);
+  for (tf::DType dt : {tf::DType::F32, tf::DType::F64, tf::DType::C64, tf::DType::C128}) {
+    for (const auto& shape : kShapes) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      const tf::Tensor a = random_matrix(rng, shape, dt);
+      auto out = run([](const std::vector<T>& x) {
+        auto r = la::svd(x[0]);
+        return std::vector<T>{r.U, r.S, r.Vh, la::svdvals(x[0])};
+      }, {a});
+      const std::int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+      const double tol = (dt == tf::DType::F32 || dt == tf::DType::C64) ? 1e-5 : 1e-13;
+      for (std::int64_t b = 0; b < tf::numel(shape) / (m * n); ++b) {
+        std::vector<c128> us = matrix_of(out[0], b);
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < k; ++j) us[static_cast<std::size_t>(i * k + j)] *= at(out[1], b * k + j);
+        }
+        EXPECT_LT(max_abs_diff(naive_matmul(us, matrix_of(out[2], b), m, k, n), matrix_of(a, b)), tol);
+        for (std::int64_t j = 0; j < k; ++j) {
+          EXPECT_NEAR(at(out[1], b * k + j).real(), at(out[3], b * k + j).real(), tol);  // svdvals agrees
+          if (j > 0) {
+            EXPECT_GE(at(out[1], b * k + j - 1).real(), at(out[1], b * k + j).real());
+          }
+        }
+        // U^H U = I.
+        std::vector<c128> u = matrix_of(out[0], b), uh(u.size());
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < k; ++j) uh[static_cast<std::size_t>(j * m + i)] = std::conj(u[static_cast<std::size_t>(i * k + j)]);
+        std::vector<c128> eye(static_cast<std::size_t>(k * k));
+        for (std::int64_t i = 0; i < k; ++i) eye[static_cast<std::size_t>(i * k + i)] = 1;
+        EXPECT_LT(max_abs_diff(naive_matmul(uh, u, k, m, k), eye), tol * 10);
+      }
+    }
+  }
+}
+
+TEST(Svd, FullMatricesAreSquareAndOrthonormal) {
+  std::mt19937_64 rng(2);
+  const tf::Tensor a = random_matrix(rng, {5, 3}, tf::DType::F64);
+  auto out = run([](const std::vector<T>& x) {
+    auto r = la::svd(x[0], {.full_matrices = true});
+    return std::vector<T>{r.U, r.Vh, tf::matmul(la::adjoint(r.U), r.U)};
+  }, {a});
+  EXPECT_EQ(out[0].shape(), (tf::Shape{5, 5}));
+  EXPECT_EQ(out[1].shape(), (tf::Shape{3, 3}));
+  for (std::int64_t i = 0; i < 5; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) EXPECT_NEAR(at(out[2], i * 5 + j).real(), i == j ? 1.0 : 0.0, 1e-13);
+}
+
+TEST(Svd, GaugeInvariantFunctionsHaveSecondDerivatives) {
+  std::mt19937_64 rng(3);
+  for (tf::DType dt : kDTypes) {
+    for (const auto& shape : kShapes) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      const tf::Tensor a = random_matrix(rng, shape, dt);
+      // S, |U|^2, |V|^2 and the polar factor U Vh (phases cancel between U and Vh).
+      expect_grads([](const std::vector<T>& x) {
+        auto r = la::svd(x[0]);
+        return std::vector<T>{r.S, abs2(r.U), abs2(r.Vh), tf::matmul(r.U, r.Vh), la::svdvals(x[0])};
+      }, {a});
+    }
+  }
+}
+
+TEST(Svd, RepeatedAndZeroSingularValuesGiveTheClosedFormGradient) {
+  // A = Q1 diag(2, 2, 1, 0) Q2^T: a repeated pair and an exact zero. sum(S^2) = |A|_F^2 has
+  // gradient 2A; the projector onto the repeated pair's left singular space is smooth there
+  // (check_grads compares with finite differences of the forward SVD). First order only: at an
+  // exact degeneracy the broadened rule's own derivative is 1/eps (tenferro/linalg.hpp), so second
+  // derivatives there carry rounding errors of order 1e-16/eps.
+  std::mt19937_64 rng(4);
+  auto orthogonal = [&](std::int64_t n) {
+    auto out = run([](const std::vector<T>& x) { return std::vector<T>{la::qr(x[0]).Q}; },
+                   {random_matrix(rng, {n, n}, tf::DType::F64)});
+    return out[0];
+  };
+  const tf::Tensor q1 = orthogonal(5), q2 = orthogonal(4);
+  const tf::Tensor s = tf::Tensor::from(std::vector<double>{2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                        {5, 4});
+  const tf::Tensor a = run([](const std::vector<T>& x) { return std::vector<T>{tf::matmul(tf::matmul(x[0], x[1]), tf::transpose(x[2]))}; },
+                           {q1, s, q2})[0];
+  auto g = tf::grad([](T x) { return tf::sum(la::svd(x).S * la::svd(x).S); })(a);
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    ASSERT_TRUE(std::isfinite(g.data<double>()[i]));
+    EXPECT_NEAR(g.data<double>()[i], 2 * a.data<double>()[i], 1e-10);
+  }
+  expect_grads([](const std::vector<T>& x) {
+    auto u2 = tf::slice(la::svd(x[0]).U, {0, 0}, {5, 2});
+    return std::vector<T>{tf::matmul(u2, tf::transpose(u2))};
+  }, {a}, 1);
+}
+
+TEST(Svd, FullVectorsOfNonSquareMatrixRefuseToDifferentiate) {
+  const tf::Tensor a = tf::Tensor::ones({3, 2});
+  EXPECT_THROW(tf::grad([](T x) { return tf::sum(la::svd(x, {.full_matrices = true}).U); })(a), tf::ADRuleError);
+}
+
+TEST(Eigh, FactorsDiagonalizeTheHermitianPart) {
+  std::mt19937_64 rng(5);
+  for (tf::DType dt : {tf::DType::F32, tf::DType::F64, tf::DType::C64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor x = random_matrix(rng, {2, 4, 4}, dt);
+    auto out = run([](const std::vector<T>& v) {
+      const T h = (v[0] + la::adjoint(v[0])) * 0.5;
+      auto r = la::eigh(h);
+      return std::vector<T>{h, r.eigenvalues, r.eigenvectors, la::eigvalsh(h)};
+    }, {x});
+    const double tol = (dt == tf::DType::F32 || dt == tf::DType::C64) ? 1e-5 : 1e-13;
+    for (std::int64_t b = 0; b < 2; ++b) {
+      std::vector<c128> vw = matrix_of(out[2], b);
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t j = 0; j < 4; ++j) vw[static_cast<std::size_t>(i * 4 + j)] *= at(out[1], b * 4 + j);
+      EXPECT_LT(max_abs_diff(naive_matmul(matrix_of(out[0], b), matrix_of(out[2], b), 4, 4, 4), vw), tol * 10);
+      for (std::int64_t j = 0; j < 4; ++j) {
+        EXPECT_NEAR(at(out[1], b * 4 + j).real(), at(out[3], b * 4 + j).real(), tol);
+        if (j > 0) {
+          EXPECT_LE(at(out[1], b * 4 + j - 1).real(), at(out[1], b * 4 + j).real());
+        }
+      }
+    }
+  }
+}
+
+TEST(Eigh, GaugeInvariantFunctionsHaveSecondDerivatives) {
+  std::mt19937_64 rng(6);
+  for (tf::DType dt : kDTypes) {
+    for (const tf::Shape& shape : {tf::Shape{4, 4}, tf::Shape{2, 3, 3}}) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      expect_grads([](const std::vector<T>& x) {
+        const T h = (x[0] + la::adjoint(x[0])) * 0.5;
+        auto r = la::eigh(h);
+        const T vw2v = tf::matmul(scale_cols(r.eigenvectors, r.eigenvalues * r.eigenvalues), la::adjoint(r.eigenvectors));
+        return std::vector<T>{r.eigenvalues, abs2(r.eigenvectors), vw2v, la::eigvalsh(h)};
+      }, {random_matrix(rng, shape, dt)});
+    }
+  }
+}
+
+TEST(Eigh, RepeatedEigenvaluesGiveFiniteCorrectGradients) {
+  // A = Q diag(1, 1, 2, 3) Q^T: sum(w^2) = |A|_F^2 (gradient 2A); the projector onto the repeated
+  // eigenvalue's eigenspace is smooth there (finite differences through check_grads; first order,
+  // as for the SVD above).
+  std::mt19937_64 rng(7);
+  const tf::Tensor q = run([](const std::vector<T>& x) { return std::vector<T>{la::qr(x[0]).Q}; },
+                           {random_matrix(rng, {4, 4}, tf::DType::F64)})[0];
+  const tf::Tensor a = run([](const std::vector<T>& x) {
+    const T w = tf::constant(x[0], tf::Tensor::from(std::vector<double>{1, 1, 2, 3}, {4}));
+    return std::vector<T>{tf::matmul(scale_cols(x[0], w), tf::transpose(x[0]))};
+  }, {q})[0];
+  auto g = tf::grad([](T x) { auto w = la::eigh(x).eigenvalues; return tf::sum(w * w); })(a);
+  for (std::int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(g.data<double>()[i], 2 * a.data<double>()[i], 1e-10);
+  expect_grads([](const std::vector<T>& x) {
+    auto v2 = tf::slice(la::eigh((x[0] + la::adjoint(x[0])) * 0.5).eigenvectors, {0, 0}, {4, 2});
+    return std::vector<T>{tf::matmul(v2, tf::transpose(v2))};
+  }, {a}, 1);
+}
+
+TEST(Qr, FactorsReproduceTheMatrix) {
+  std::mt19937_64 rng(8);
+  for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {
+    for (const auto& shape : kShapes) {
+      for (la::QrMode mode : {la::QrMode::Reduced, la::QrMode::Complete}) {
+        SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+        const tf::Tensor a = random_matrix(rng, shape, dt);
+        auto out = run([mode](const std::vector<T>& x) {
+          auto r = la::qr(x[0], mode);
+          return std::vector<T>{r.Q, r.R};
+        }, {a});
+        const std::int64_t m = shape[shape.size() - 2], n = shape.back();
+        const std::int64_t k = out[0].shape().back();
+        for (std::int64_t b = 0; b < tf::numel(shape) / (m * n); ++b) {
+          EXPECT_LT(max_abs_diff(naive_matmul(matrix_of(out[0], b), matrix_of(out[1], b), m, k, n), matrix_of(a, b)), 1e-13);
+          const std::vector<c128> r = matrix_of(out[1], b);
+          for (std::int64_t i = 0; i < k; ++i)
+            for (std::int64_t j = 0; j < std::min(i, n); ++j) EXPECT_EQ(r[static_cast<std::size_t>(i * n + j)], c128(0));
+        }
+      }
+    }
+  }
+}
+
+TEST(Qr, FactorsHaveSecondDerivatives) {
+  std::mt19937_64 rng(9);
+  for (tf::DType dt : kDTypes) {
+    for (const auto& shape : kShapes) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      expect_grads([](const std::vector<T>& x) {
+        auto r = la::qr(x[0]);
+        return std::vector<T>{r.Q, r.R};
+      }, {random_matrix(rng, shape, dt)});
+    }
+  }
+}
+
+TEST(Cholesky, FactorReproducesTheMatrixAndHasSecondDerivatives) {
+  std::mt19937_64 rng(10);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor x = random_matrix(rng, {2, 4, 4}, dt);
+    auto spd = [](const T& v) { return tf::matmul(v, la::adjoint(v)) + la::eye(v, 4) * 4.0; };
+    auto out = run([&](const std::vector<T>& v) {
+      const T a = spd(v[0]);
+      const T l = la::cholesky(a);
+      return std::vector<T>{a, tf::matmul(l, la::adjoint(l)), l};
+    }, {x});
+    EXPECT_LT(max_abs_diff(matrix_of(out[0], 1), matrix_of(out[1], 1)), 1e-13);
+    EXPECT_EQ(at(out[2], 1), c128(0));  // strict upper triangle is zero
+    expect_grads([&](const std::vector<T>& v) { return std::vector<T>{la::cholesky(spd(v[0]))}; }, {x});
+  }
+}
+
+TEST(Cholesky, NotPositiveDefiniteThrowsLinalgErrorWithTheMinor) {
+  const tf::Tensor a = tf::Tensor::from({{1.0, 0.0}, {0.0, -1.0}});
+  try {
+    run([](const std::vector<T>& x) { return std::vector<T>{la::cholesky(x[0])}; }, {a});
+    FAIL() << "expected LinalgError";
+  } catch (const tf::LinalgError& e) {
+    EXPECT_EQ(e.info(), 2);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("not positive definite"));
+  }
+}
+
+TEST(LinalgErrors, ShapesAndDTypesAreChecked) {
+  const tf::Tensor rect = tf::Tensor::zeros({2, 3}), vec = tf::Tensor::zeros({3});
+  const tf::Tensor ints = tf::Tensor::from(std::vector<std::int64_t>{1, 2, 3, 4}, {2, 2});
+  EXPECT_THROW(tf::trace([](T x) { return la::eigh(x).eigenvalues; }, rect), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x) { return la::cholesky(x); }, rect), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x) { return la::svd(x).S; }, vec), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x) { return la::qr(x).Q; }, ints), tf::DTypeError);
+}
