@@ -32,6 +32,11 @@ void run_tropical(const Options& options);
 /// The per-call time of a compiled gradient, n = 16 and 16384 (grad_call; the C++ side of
 /// bench/peers/python_overhead.py).
 void run_grad_call(const Options& options);
+/// svd, qr, eigh, cholesky and solve at n = 64, 256, 512, f64: the decomposition (linalg_<op>_fwd)
+/// and a scalar loss with its gradient (linalg_<op>_grad), cases_linalg.cpp.
+void run_linalg(const Options& options);
+/// The TRG example's lnZ/N with u and c at K = 0.44, chi = 16 and 24, niter = 20 (trg_fwd_grad_hess).
+void run_trg(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

@@ -29,7 +29,8 @@ except ImportError:
 
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
-FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical")
+FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
+            "linalg", "trg")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -235,6 +236,20 @@ def run_einsum(args):
 
 def run_tropical(args):
     einsum_peers.run_tropical(args, measure, report)
+
+
+def run_linalg(args):
+    import linalg_peers  # bench/peers/linalg_peers.py: the decompositions, forward and with backward
+
+    linalg_peers.run(argparse.Namespace(ops=list(linalg_peers.OPS), sizes=list(linalg_peers.SIZES),
+                                        budget=args.budget, values=False))
+
+
+def run_trg(args):
+    import trg_torch  # bench/peers/trg_torch.py: the same TRG algorithm as examples/ising_trg.cpp
+
+    for chi in (16, 24):
+        trg_torch.run_bench(argparse.Namespace(chi=chi, niter=20, threads=args.threads, budget=args.budget))
 
 
 def main():
