@@ -26,5 +26,6 @@ detail::TracedFunction traced_function(py::function f);
 void bind_tensor(py::module_& m);
 void bind_traced(py::module_& m);
 void bind_transforms(py::module_& m);
+void bind_linalg(py::module_& m);
 
 }  // namespace tenferro::python

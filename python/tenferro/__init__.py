@@ -18,7 +18,8 @@ from ._tenferro import (  # noqa: F401
     erf, erfc, erfinv, exp, expm1, floor, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
     min, minimum, real, relu, reshape, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
-    stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy)
+    stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy,
+    slice, pad, concatenate, linalg)
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 

@@ -127,6 +127,40 @@ def test_matches_torch_autograd_on_an_mlp():
     np.testing.assert_allclose(np.asarray(g2), r2.numpy(), rtol=1e-12, atol=1e-15)
 
 
+LINALG_CASES = {
+    # name: (tenferro loss, torch loss); gauge-invariant in the decompositions' sign conventions.
+    "svd": (lambda a, p: tf.sum(tf.linalg.svd(a)[1]) + tf.sum(p * tf.linalg.svd(a)[0] ** 2),
+            lambda a, p: torch_mod().linalg.svd(a, full_matrices=False)[1].sum()
+            + (p * torch_mod().linalg.svd(a, full_matrices=False)[0] ** 2).sum()),
+    "eigh": (lambda a, p: tf.sum(p * tf.linalg.eigh(a + tf.transpose(a))[1] ** 2),
+             lambda a, p: (p * torch_mod().linalg.eigh(a + a.T)[1] ** 2).sum()),
+    "qr": (lambda a, p: tf.sum(p * tf.linalg.qr(a)[1] ** 2),
+           lambda a, p: (p * torch_mod().linalg.qr(a)[1] ** 2).sum()),
+    "cholesky": (lambda a, p: tf.sum(p * tf.linalg.cholesky(tf.matmul(a, tf.transpose(a)) + 4.0 * tf.linalg.eye(a, 4))),
+                 lambda a, p: (p * torch_mod().linalg.cholesky(a @ a.T + 4.0 * torch_mod().eye(4, dtype=a.dtype))).sum()),
+    "solve_det_expm": (lambda a, p: tf.sum(p * tf.linalg.solve(a, p)) + tf.linalg.det(a) + tf.sum(tf.linalg.expm(a * 0.5)),
+                       lambda a, p: (p * torch_mod().linalg.solve(a, p)).sum() + torch_mod().linalg.det(a)
+                       + torch_mod().linalg.matrix_exp(a * 0.5).sum()),
+}
+
+
+def torch_mod():
+    import torch
+    return torch
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_CASES))
+def test_linalg_gradients_match_torch_autograd(name):
+    torch = pytest.importorskip("torch")
+    ours, theirs = LINALG_CASES[name]
+    a = RNG.standard_normal((4, 4)) + 2.0 * np.eye(4)
+    p = RNG.uniform(size=(4, 4))
+    g = tf.grad(ours)(a, p)
+    ta = torch.tensor(a, requires_grad=True)
+    (r,) = torch.autograd.grad(theirs(ta, torch.tensor(p)), (ta,))
+    np.testing.assert_allclose(np.asarray(g), r.numpy(), rtol=1e-9, atol=1e-11)
+
+
 def test_errors_become_python_exceptions_with_the_message():
     with pytest.raises(tf.ShapeError, match="dot_general.*f64\\[2, 3\\]") as info:
         tf.grad(lambda a, b: tf.sum(tf.matmul(a, b)))(np.ones((2, 3)), np.ones((2, 3)))

@@ -9,6 +9,11 @@ namespace tenferro::testing {
 
 /// Calls the traced API for one node on the values so far.
 Traced apply_node(const FuzzNode& node, const std::vector<Traced>& values);
+/// slice's (start, limit, stride) or pad's (low, high, interior): thirds of a node's ints.
+struct ThreeLists {
+  std::vector<std::int64_t> first, second, third;
+};
+ThreeLists three_lists(const std::vector<std::int64_t>& ints);
 /// "v<i>", the name of value i in printed programs.
 std::string value_name(int i);
 /// The node's call as a C++ expression over value names.

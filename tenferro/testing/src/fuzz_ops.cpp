@@ -86,6 +86,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Transpose: return "transpose";
     case FuzzOp::TransposeAll: return "transpose";
     case FuzzOp::Reshape: return "reshape";
+    case FuzzOp::Slice: return "slice";
+    case FuzzOp::Pad: return "pad";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
     case FuzzOp::SumAll: return "sum";
@@ -190,6 +192,14 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Transpose: return transpose(a(0), n.ints);
     case FuzzOp::TransposeAll: return transpose(a(0));
     case FuzzOp::Reshape: return reshape(a(0), n.ints);
+    case FuzzOp::Slice: {
+      const auto [start, limit, stride] = three_lists(n.ints);
+      return slice(a(0), start, limit, stride);
+    }
+    case FuzzOp::Pad: {
+      const auto [low, high, interior] = three_lists(n.ints);
+      return pad(a(0), s, low, high, interior);
+    }
     case FuzzOp::BroadcastTo: return broadcast_to(a(0), n.ints);
     case FuzzOp::Astype: return astype(a(0), n.dtype);
     case FuzzOp::SumAll: return sum(a(0));
@@ -213,6 +223,11 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::CrossEntropy: return cross_entropy(a(0), a(1));
   }
   throw Error("fuzz: unknown op");
+}
+
+ThreeLists three_lists(const std::vector<std::int64_t>& ints) {
+  const auto r = static_cast<std::ptrdiff_t>(ints.size() / 3);
+  return {{ints.begin(), ints.begin() + r}, {ints.begin() + r, ints.begin() + 2 * r}, {ints.begin() + 2 * r, ints.end()}};
 }
 
 namespace {
@@ -256,6 +271,11 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::ScalarSub) return number(n.scalar) + " - " + a(0);
   if (n.op == FuzzOp::ScalarDiv) return number(n.scalar) + " / " + a(0);
   if (n.op == FuzzOp::FullLike) return name + "(" + a(0) + ", " + number(n.scalar) + ")";
+  if (n.op == FuzzOp::Slice || n.op == FuzzOp::Pad) {
+    const auto [x, y, z] = three_lists(n.ints);
+    return name + "(" + a(0) + (n.op == FuzzOp::Pad ? ", " + number(n.scalar) : "") + ", " + list(x) + ", " + list(y) +
+           ", " + list(z) + ")";
+  }
   if (is({FuzzOp::Transpose, FuzzOp::Reshape, FuzzOp::BroadcastTo, FuzzOp::Sum, FuzzOp::Prod, FuzzOp::Max,
           FuzzOp::Min, FuzzOp::Mean, FuzzOp::Var, FuzzOp::Logsumexp})) {
     return name + "(" + a(0) + ", " + list(n.ints) + ")";

@@ -46,6 +46,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::I1, 1},       {FuzzOp::Tan, 1},        {FuzzOp::Acos, 1},       {FuzzOp::Acosh, 1},
     {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
+    {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -314,6 +315,32 @@ class Generator {
         if (chance(0.2)) p -= static_cast<std::int64_t>(ta.rank());
       }
       n.ints = perm;
+    } else if (op == FuzzOp::Slice) {
+      // Per axis a start, a limit at or after it, and a stride of 1 or 2.
+      std::vector<std::int64_t> start, limit, stride;
+      for (std::int64_t d : ta.shape) {
+        start.push_back(static_cast<std::int64_t>(below(static_cast<std::size_t>(d) + 1)));
+        limit.push_back(start.back() + static_cast<std::int64_t>(below(static_cast<std::size_t>(d - start.back()) + 1)));
+        stride.push_back(chance(0.3) ? 2 : 1);
+      }
+      n.ints = start;
+      n.ints.insert(n.ints.end(), limit.begin(), limit.end());
+      n.ints.insert(n.ints.end(), stride.begin(), stride.end());
+    } else if (op == FuzzOp::Pad) {
+      // Per axis padding of -1..2 on each side (a cut only where the axis keeps an element) and
+      // interior padding of 0 or 1; any padding value.
+      std::vector<std::int64_t> low, high, interior;
+      for (std::int64_t d : ta.shape) {
+        interior.push_back(chance(0.3) ? 1 : 0);
+        const std::int64_t length = d + std::max<std::int64_t>(d - 1, 0) * interior.back();
+        const std::int64_t least = length >= 3 ? -1 : 0;
+        low.push_back(least + static_cast<std::int64_t>(below(static_cast<std::size_t>(3 - least))));
+        high.push_back(least + static_cast<std::int64_t>(below(static_cast<std::size_t>(3 - least))));
+      }
+      n.ints = low;
+      n.ints.insert(n.ints.end(), high.begin(), high.end());
+      n.ints.insert(n.ints.end(), interior.begin(), interior.end());
+      n.scalar = scalars[below(6)];
     } else if (op == FuzzOp::Reshape) {
       n.ints = random_reshape(ta.numel());
     } else if (op == FuzzOp::BroadcastTo) {

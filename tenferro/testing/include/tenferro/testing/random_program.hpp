@@ -36,6 +36,8 @@ enum class FuzzOp : std::uint8_t {
   Where, Clamp, FullLike,
   // shapes and dtypes
   Transpose, TransposeAll, Reshape, BroadcastTo, Astype,
+  // slicing and padding (ints: start, limit, stride / low, high, interior, one entry per axis each)
+  Slice, Pad,
   // reductions
   SumAll, Sum, Prod, Max, Min, MeanAll, Mean, Var, Logsumexp, Softmax, LogSoftmax,
   // value-and-index reductions over one axis: the values (max_with_index(x, k).first), the index
@@ -51,7 +53,7 @@ const char* fuzz_op_name(FuzzOp op);
 struct FuzzNode {
   FuzzOp op = FuzzOp::Neg;
   std::vector<int> args;
-  std::vector<std::int64_t> ints;  // axes, a permutation or a shape
+  std::vector<std::int64_t> ints;  // axes, a permutation, a shape, or slice/pad's three lists
   DotDims dims;                    // dot_general
   DType dtype = DType::F64;        // astype
   double scalar = 0;               // scalar ops and full_like

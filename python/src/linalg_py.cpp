@@ -1,0 +1,63 @@
+// tenferro.linalg (tenferro/linalg.hpp) and slice, pad, concatenate (tenferro/indexing.hpp) on
+// Traced values. Decompositions return tuples, as numpy.linalg and torch.linalg do.
+#include "module.hpp"
+
+namespace tenferro::python {
+
+void bind_linalg(py::module_& m) {
+  using Axes = std::vector<std::int64_t>;
+  namespace la = tenferro::linalg;
+  m.def("slice", [](const Traced& a, const Axes& start, const Axes& limit, const py::object& stride) {
+    return slice(a, start, limit, stride.is_none() ? Axes{} : stride.cast<Axes>());
+  }, py::arg("x"), py::arg("start"), py::arg("limit"), py::arg("stride") = py::none());
+  m.def("pad", [](const Traced& a, double value, const Axes& low, const Axes& high, const py::object& interior) {
+    return pad(a, value, low, high, interior.is_none() ? Axes{} : interior.cast<Axes>());
+  }, py::arg("x"), py::arg("value"), py::arg("low"), py::arg("high"), py::arg("interior") = py::none());
+  m.def("concatenate", [](const std::vector<Traced>& parts, std::int64_t axis) {
+    return concatenate(std::span<const Traced>(parts), axis);
+  }, py::arg("parts"), py::arg("axis") = 0);
+
+  py::module_ l = m.def_submodule("linalg", "Decompositions and solvers with derivatives (tenferro/linalg.hpp)");
+  l.def("svd", [](const Traced& a, bool full_matrices, double broadening) {
+    auto r = la::svd(a, {full_matrices, broadening});
+    return py::make_tuple(r.U, r.S, r.Vh);
+  }, py::arg("a"), py::arg("full_matrices") = false, py::arg("broadening") = la::kDefaultBroadening);
+  l.def("svdvals", &la::svdvals, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
+  l.def("qr", [](const Traced& a, const std::string& mode) {
+    if (mode != "reduced" && mode != "complete") {
+      throw ValueError("linalg.qr: mode \"" + mode + "\"; expected \"reduced\" or \"complete\"");
+    }
+    auto r = la::qr(a, mode == "complete" ? la::QrMode::Complete : la::QrMode::Reduced);
+    return py::make_tuple(r.Q, r.R);
+  }, py::arg("a"), py::arg("mode") = "reduced");
+  l.def("eigh", [](const Traced& a, double broadening) {
+    auto r = la::eigh(a, broadening);
+    return py::make_tuple(r.eigenvalues, r.eigenvectors);
+  }, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
+  l.def("eigvalsh", &la::eigvalsh, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
+  l.def("cholesky", &la::cholesky, py::arg("a"));
+  l.def("triangular_solve", [](const Traced& a, const Traced& b, bool left_side, bool lower, bool adjoint,
+                               bool unit_diagonal) {
+    return la::triangular_solve(a, b, {left_side, lower, adjoint, unit_diagonal});
+  }, py::arg("a"), py::arg("b"), py::arg("left_side") = true, py::arg("lower") = true, py::arg("adjoint") = false,
+        py::arg("unit_diagonal") = false);
+  l.def("solve", &la::solve, py::arg("a"), py::arg("b"));
+  l.def("inv", &la::inv, py::arg("a"));
+  l.def("lu", [](const Traced& a) {
+    auto r = la::lu(a);
+    return py::make_tuple(r.P, r.L, r.U);
+  }, py::arg("a"));
+  l.def("det", &la::det, py::arg("a"));
+  l.def("slogdet", [](const Traced& a) {
+    auto r = la::slogdet(a);
+    return py::make_tuple(r.sign, r.logabsdet);
+  }, py::arg("a"));
+  l.def("pinv", &la::pinv, py::arg("a"), py::arg("rcond") = 1e-15);
+  l.def("lstsq", &la::lstsq, py::arg("a"), py::arg("b"));
+  l.def("matrix_norm", &la::matrix_norm, py::arg("a"), py::arg("ord") = "fro");
+  l.def("expm", &la::expm, py::arg("a"));
+  l.def("trace", &la::trace, py::arg("a"));
+  l.def("eye", &la::eye, py::arg("like"), py::arg("n"), "The n x n identity in like's trace and dtype.");
+}
+
+}  // namespace tenferro::python
