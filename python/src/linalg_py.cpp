@@ -34,6 +34,11 @@ void bind_linalg(py::module_& m) {
     auto r = la::eigh(a, broadening);
     return py::make_tuple(r.eigenvalues, r.eigenvectors);
   }, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
+  l.def("eig", [](const Traced& a, double broadening) {
+    auto r = la::eig(a, broadening);
+    return py::make_tuple(r.eigenvalues, r.eigenvectors);
+  }, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
+  l.def("eigvals", &la::eigvals, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
   l.def("eigvalsh", &la::eigvalsh, py::arg("a"), py::arg("broadening") = la::kDefaultBroadening);
   l.def("cholesky", &la::cholesky, py::arg("a"));
   l.def("triangular_solve", [](const Traced& a, const Traced& b, bool left_side, bool lower, bool adjoint,

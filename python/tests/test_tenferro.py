@@ -134,6 +134,10 @@ LINALG_CASES = {
             + (p * torch_mod().linalg.svd(a, full_matrices=False)[0] ** 2).sum()),
     "eigh": (lambda a, p: tf.sum(p * tf.linalg.eigh(a + tf.transpose(a))[1] ** 2),
              lambda a, p: (p * torch_mod().linalg.eigh(a + a.T)[1] ** 2).sum()),
+    "eig": (lambda a, p: tf.real(tf.sum(tf.linalg.eig(a)[0] ** 2))
+            + tf.sum(p * tf.real(tf.linalg.eig(a)[1] * tf.conj(tf.linalg.eig(a)[1]))),
+            lambda a, p: (torch_mod().linalg.eig(a)[0] ** 2).sum().real
+            + (p * torch_mod().linalg.eig(a)[1].abs() ** 2).sum()),
     "qr": (lambda a, p: tf.sum(p * tf.linalg.qr(a)[1] ** 2),
            lambda a, p: (p * torch_mod().linalg.qr(a)[1] ** 2).sum()),
     "cholesky": (lambda a, p: tf.sum(p * tf.linalg.cholesky(tf.matmul(a, tf.transpose(a)) + 4.0 * tf.linalg.eye(a, 4))),

@@ -184,6 +184,31 @@ TEST(Eigh, RepeatedEigenvaluesGiveFiniteCorrectGradients) {
   }, {a}, 1);
 }
 
+TEST(Eig, FactorsDiagonalizeAndHaveSecondDerivatives) {
+  std::mt19937_64 rng(11);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor a = random_matrix(rng, {2, 4, 4}, dt);
+    // A V = V diag(w), checked in c128 with the naive product; |v_j| = 1.
+    auto out = run([](const std::vector<T>& x) {
+      auto r = la::eig(x[0]);
+      return std::vector<T>{tf::astype(x[0], tf::DType::C128), r.eigenvalues, r.eigenvectors};
+    }, {a});
+    for (std::int64_t b = 0; b < 2; ++b) {
+      std::vector<c128> vw = matrix_of(out[2], b);
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t j = 0; j < 4; ++j) vw[static_cast<std::size_t>(i * 4 + j)] *= at(out[1], b * 4 + j);
+      EXPECT_LT(max_abs_diff(naive_matmul(matrix_of(out[0], b), matrix_of(out[2], b), 4, 4, 4), vw), 1e-12);
+    }
+    // Phase-invariant functions: w, |V|^2 and V diag(w^2) V^-1 (= A^2).
+    expect_grads([](const std::vector<T>& x) {
+      auto r = la::eig(x[0]);
+      const T vw2 = scale_cols(r.eigenvectors, r.eigenvalues * r.eigenvalues);
+      return std::vector<T>{r.eigenvalues, abs2(r.eigenvectors), tf::matmul(vw2, la::inv(r.eigenvectors))};
+    }, {random_matrix(rng, {3, 3}, dt)});
+  }
+}
+
 TEST(Qr, FactorsReproduceTheMatrix) {
   std::mt19937_64 rng(8);
   for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {

@@ -175,6 +175,10 @@ std::map<std::string, Case> cases() {
     auto r = la::eigh(hermitian(a * b));
     return tf::sum(r.eigenvalues * r.eigenvalues) + tf::sum(abs2(r.eigenvectors));
   }};
+  c["eig"] = {{3, 3}, {3, 3}, true, [abs2](T a, T b) {
+    auto r = la::eig(a * b);
+    return tf::sum(r.eigenvalues * r.eigenvalues) + tf::astype(tf::sum(abs2(r.eigenvectors)), r.eigenvalues.dtype());
+  }};
   c["eigvalsh"] = {{3, 3}, {3, 3}, true, [hermitian](T a, T b) { return la::eigvalsh(hermitian(a * b)); }};
   c["qr"] = {{3, 2}, {3, 2}, true, [](T a, T b) {
     auto r = la::qr(a * b);

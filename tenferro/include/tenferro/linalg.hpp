@@ -67,6 +67,13 @@ struct Eigh {
 Eigh eigh(const Traced& a, double broadening = kDefaultBroadening);
 Traced eigvalsh(const Traced& a, double broadening = kDefaultBroadening);
 
+/// Eigenvalues and right eigenvectors of a general square matrix, both complex (columns of unit
+/// 2-norm, each up to a phase). Differentiable for distinct eigenvalues (broadened like eigh);
+/// the vectors' derivative keeps their norm and, like svd's, is meaningful for phase-invariant
+/// functions (|V|, V f(w) V^-1).
+Eigh eig(const Traced& a, double broadening = kDefaultBroadening);
+Traced eigvals(const Traced& a, double broadening = kDefaultBroadening);
+
 /// The lower Cholesky factor L of a Hermitian positive-definite A = L L^H.
 Traced cholesky(const Traced& a);
 

@@ -60,6 +60,13 @@ Eigh eigh(const Traced& a, double broadening) {
 
 Traced eigvalsh(const Traced& a, double broadening) { return apply(ops::eigvalsh(a.type(), EighAttrs{broadening}), {a}); }
 
+Eigh eig(const Traced& a, double broadening) {
+  auto r = apply_outputs(ops::eig(a.type(), EighAttrs{broadening}), std::span(&a, 1));
+  return {r[0], r[1]};
+}
+
+Traced eigvals(const Traced& a, double broadening) { return eig(a, broadening).eigenvalues; }
+
 Traced cholesky(const Traced& a) { return apply(ops::cholesky(a.type()), {a}); }
 
 Traced triangular_solve(const Traced& a, const Traced& b, const TriangularSolveOptions& o) {

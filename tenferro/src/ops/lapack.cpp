@@ -55,6 +55,14 @@ I gesv(I n, I k, float* a, I* piv, float* b) { return LAPACKE_sgesv(kCol, n, k, 
 I gesv(I n, I k, double* a, I* piv, double* b) { return LAPACKE_dgesv(kCol, n, k, a, n, piv, b, n); }
 I gesv(I n, I k, c64* a, I* piv, c64* b) { return LAPACKE_cgesv(kCol, n, k, a, n, piv, b, n); }
 I gesv(I n, I k, c128* a, I* piv, c128* b) { return LAPACKE_zgesv(kCol, n, k, a, n, piv, b, n); }
+I geev(I n, c64* a, c64* w, c64* vr) {
+  c64 dummy{};
+  return LAPACKE_cgeev(kCol, 'N', 'V', n, a, n, w, &dummy, 1, vr, n);
+}
+I geev(I n, c128* a, c128* w, c128* vr) {
+  c128 dummy{};
+  return LAPACKE_zgeev(kCol, 'N', 'V', n, a, n, w, &dummy, 1, vr, n);
+}
 I getrf(I n, float* a, I* piv) { return LAPACKE_sgetrf(kCol, n, n, a, n, piv); }
 I getrf(I n, double* a, I* piv) { return LAPACKE_dgetrf(kCol, n, n, a, n, piv); }
 I getrf(I n, c64* a, I* piv) { return LAPACKE_cgetrf(kCol, n, n, a, n, piv); }
@@ -218,6 +226,19 @@ int lu(const T* a, std::int64_t n, T* p, T* l, T* u, Real<T>* parity) {
 }
 
 template <class T>
+int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<T>>* v) {
+  using C = std::complex<Real<T>>;
+  if (n == 0) return 0;
+  std::vector<C> ac(static_cast<std::size_t>(n * n)), vr(static_cast<std::size_t>(n * n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) ac[static_cast<std::size_t>(i + j * n)] = C(a[i * n + j]);
+  }
+  const int info = geev(static_cast<I>(n), ac.data(), w, vr.data());
+  if (info == 0) to_row_major(vr.data(), n, n, n, v);
+  return info;
+}
+
+template <class T>
 void trsm(const T* a, T* x, std::int64_t m, std::int64_t k, const TriangularSolveAttrs& t) {
   if (m == 0 || k == 0) return;
   const auto side = t.left_side ? CblasLeft : CblasRight;
@@ -246,6 +267,7 @@ void trsm(const T* a, T* x, std::int64_t m, std::int64_t k, const TriangularSolv
   template int cholesky<T>(const T*, std::int64_t, T*);                                              \
   template int solve<T>(const T*, const T*, std::int64_t, std::int64_t, bool, T*);                   \
   template int lu<T>(const T*, std::int64_t, T*, T*, T*, Real<T>*);                                  \
+  template int eig<T>(const T*, std::int64_t, std::complex<Real<T>>*, std::complex<Real<T>>*);       \
   template void trsm<T>(const T*, T*, std::int64_t, std::int64_t, const TriangularSolveAttrs&);
 TENFERRO_LAPACK_INSTANTIATE(float)
 TENFERRO_LAPACK_INSTANTIATE(double)

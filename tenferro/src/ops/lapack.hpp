@@ -58,6 +58,11 @@ int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, 
 template <class T>
 int lu(const T* a, std::int64_t n, T* p, T* l, T* u, Real<T>* parity);
 
+/// General a [n, n] (real or complex) = v diag(w) v^-1 with complex w [n] and v [n, n] (columns of
+/// unit 2-norm, LAPACK's geev); Cplx is the complex type of T.
+template <class T>
+int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<T>>* v);
+
 /// In place, x [m, k] := op(a)^-1 x (left) or x op(a)^-1 (right), a [n, n] triangular (BLAS trsm).
 template <class T>
 void trsm(const T* a, T* x, std::int64_t m, std::int64_t k, const TriangularSolveAttrs& attrs);

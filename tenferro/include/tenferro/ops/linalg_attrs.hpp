@@ -79,6 +79,9 @@ StdTensorOp svdvals(const TensorType& a, SvdAttrs attrs);
 StdTensorOp eigh(const TensorType& a, EighAttrs attrs);
 /// Eigenvalues alone.
 StdTensorOp eigvalsh(const TensorType& a, EighAttrs attrs);
+/// Eigenvalues and right eigenvectors (unit 2-norm columns) of a general [.., n, n]; both complex
+/// (c64 for f32/c64 operands, c128 for f64/c128).
+StdTensorOp eig(const TensorType& a, EighAttrs attrs);
 /// Q, R of a [.., m, n] operand.
 StdTensorOp qr(const TensorType& a, QrAttrs attrs);
 /// Lower Cholesky factor of a Hermitian positive-definite [.., n, n].

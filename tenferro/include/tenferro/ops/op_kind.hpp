@@ -27,7 +27,7 @@ namespace tenferro {
   /* structural.cpp */ X(Transpose) X(Reshape) X(BroadcastInDim) X(Convert) X(ExtractDiag) \
   X(EmbedDiag)                                                                             \
   /* slice_pad.cpp */ X(Slice) X(Pad)                                                      \
-  /* svd.cpp */ X(Svd) X(SvdValues) /* eigh.cpp */ X(Eigh) X(EighValues) /* qr.cpp */ X(Qr) /* cholesky.cpp */ X(Cholesky)  \
+  /* svd.cpp */ X(Svd) X(SvdValues) /* eigh.cpp */ X(Eigh) X(EighValues) /* eig.cpp */ X(Eig) /* qr.cpp */ X(Qr) /* cholesky.cpp */ X(Cholesky)  \
   /* triangular_solve.cpp */ X(TriangularSolve) /* solve_lu.cpp */ X(Solve) X(Lu)          \
   /* expm.cpp */ X(Expm) X(ExpmFrechet)                                                    \
   /* stop_gradient.cpp */ X(StopGradient)                                                  \
