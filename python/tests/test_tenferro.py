@@ -188,3 +188,49 @@ def test_repeated_calls_leak_no_references():
         f(w, x)
     gc.collect()
     assert (sys.getrefcount(w), sys.getrefcount(x), sys.getrefcount(f)) == before
+
+
+def test_from_numpy_shares_memory_and_refuses_what_it_cannot_share():
+    a = np.arange(6.0).reshape(2, 3)
+    t = tf.from_numpy(a)
+    assert t.data_ptr == a.ctypes.data
+    a[0, 1] = 42.0                        # the tensor sees the array's writes
+    assert np.asarray(t)[0, 1] == 42.0
+    del a
+    gc.collect()
+    assert np.asarray(t)[0, 1] == 42.0    # the tensor keeps the array alive
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        tf.from_numpy(np.arange(6.0).reshape(2, 3).T)
+    with pytest.raises(ValueError, match="dtype int32"):
+        tf.from_numpy(np.arange(3, dtype=np.int32))
+    copied = tf.Tensor(np.arange(3.0))    # the constructor copies
+    assert copied.data_ptr != 0
+    # __array_interface__ points at the tensor's storage.
+    assert t.__array_interface__["data"][0] == t.data_ptr
+    assert np.asarray(t).__array_interface__["data"][0] == t.data_ptr
+    # Arguments of transformed functions are shared, not copied: the gradient is still right.
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(np.asarray(tf.grad(lambda v: tf.sum(v * v))(x)), 2 * x, rtol=0, atol=0)
+
+
+def test_dlpack_exchanges_memory_with_torch_both_ways():
+    torch = pytest.importorskip("torch")
+    src = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    t = tf.from_dlpack(src)
+    assert t.data_ptr == src.data_ptr() and t.shape == (3, 4)
+    src[1, 2] = -7.0
+    assert np.asarray(t)[1, 2] == -7.0
+    g = tf.grad(lambda v: tf.sum(tf.sin(v)))(t)
+    np.testing.assert_allclose(np.asarray(g), np.cos(src.numpy()), rtol=1e-15)
+    back = torch.from_dlpack(g)           # tenferro -> torch, no copy
+    assert back.data_ptr() == g.data_ptr
+    del g
+    gc.collect()
+    np.testing.assert_allclose(back.numpy(), np.cos(src.numpy()), rtol=1e-15)  # torch keeps it alive
+    for dtype in (torch.float32, torch.complex128, torch.int64):  # Debian's torch exports no bool
+        x = torch.ones(2, 2, dtype=dtype)
+        assert tf.from_dlpack(x).data_ptr == x.data_ptr()
+    with pytest.raises(ValueError, match="contiguous"):
+        tf.from_dlpack(src.T)
+    with pytest.raises(TypeError, match="no __dlpack__"):
+        tf.from_dlpack([1.0, 2.0])

@@ -47,6 +47,23 @@ Tensor::Tensor(TensorType type) : type_(std::move(type)) {
   storage_ = allocate(nbytes());
 }
 
+Tensor Tensor::wrap(TensorType type, void* data, std::shared_ptr<void> owner) {
+  for (auto d : type.shape) {
+    if (d < 0) throw ShapeError("Tensor::wrap: negative dimension in shape " + shape_to_string(type.shape));
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(data);
+  if (data == nullptr && tenferro::numel(type.shape) > 0) throw ValueError("Tensor::wrap: null data for " + type.to_string());
+  if (address % dtype_size(type.dtype) != 0) {
+    throw ValueError("Tensor::wrap: data for " + type.to_string() + " is not aligned to its element size (" +
+                     std::to_string(dtype_size(type.dtype)) + " bytes)");
+  }
+  Tensor t;
+  t.type_ = std::move(type);
+  // The aliasing constructor: the storage pointer is `data`, its lifetime that of `owner`.
+  t.storage_ = std::shared_ptr<std::byte>(std::move(owner), static_cast<std::byte*>(data));
+  return t;
+}
+
 Tensor Tensor::uninitialized(TensorType type) {
   Tensor t;
   t.type_ = std::move(type);

@@ -29,6 +29,14 @@ class Tensor {
   /// A tensor whose elements are not initialized: for kernels that write every element.
   static Tensor uninitialized(TensorType type);
 
+  /// A tensor over memory it does not own (NumPy's or another library's through DLPack): `data`
+  /// holds the elements row-major and contiguous, aligned to the element size (the 64-byte
+  /// alignment of tenferro's own storage is not required: kernels make unaligned accesses).
+  /// `owner` keeps the memory alive; the tensor and its copies share it, and it is released with
+  /// the last of them. Programs never write to their arguments' storage, so the memory is only
+  /// written through data<T>() by the caller.
+  static Tensor wrap(TensorType type, void* data, std::shared_ptr<void> owner);
+
   static Tensor zeros(Shape shape, DType dtype = DType::F64) { return Tensor({dtype, std::move(shape)}); }
   static Tensor ones(Shape shape, DType dtype = DType::F64) { return full(std::move(shape), 1.0, dtype); }
   /// Every element equal to `value` (converted to dtype; the imaginary part needs a complex dtype).
