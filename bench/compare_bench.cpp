@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "tropical")) bench::run_tropical(options);
   if (bench::wants(options, "linalg")) bench::run_linalg(options);
   if (bench::wants(options, "trg")) bench::run_trg(options);
+  if (bench::wants(options, "indexing")) bench::run_indexing(options);
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   return 0;
 }

@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg")
+            "linalg", "trg", "indexing")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -236,6 +236,31 @@ def run_einsum(args):
 
 def run_tropical(args):
     einsum_peers.run_tropical(args, measure, report)
+
+
+def run_indexing(args):
+    rows, cols, n = 1000000, 16, 10000000
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(rows, cols, dtype=torch.float64, generator=gen)
+    w = torch.randn(rows, cols, dtype=torch.float64, generator=gen)
+    idx = torch.randint(0, rows, (rows,), generator=gen)
+    xg = x.clone().requires_grad_()
+
+    def forward():
+        with torch.no_grad():
+            torch.index_select(x, 0, idx)
+
+    report("take_fwd", "1e6x16", "f64", measure(forward, args.budget))
+    report("take_grad", "1e6x16", "f64",
+           measure(lambda: torch.autograd.grad((torch.index_select(xg, 0, idx) * w).sum(), xg), args.budget))
+    y = torch.randn(n, dtype=torch.float64, generator=gen)
+
+    def scan():
+        with torch.no_grad():
+            torch.cumsum(y, 0)
+
+    report("cumsum_fwd", "1e7", "f64", measure(scan, args.budget))
+    del x, w, xg, y
 
 
 def run_linalg(args):

@@ -1,5 +1,6 @@
-// tenferro.linalg (tenferro/linalg.hpp) and slice, pad, concatenate (tenferro/indexing.hpp) on
-// Traced values. Decompositions return tuples, as numpy.linalg and torch.linalg do.
+// tenferro.linalg (tenferro/linalg.hpp) and the data movement of tenferro/indexing.hpp (slice,
+// pad, concatenate, take, index_add, cumsum, flip, tril, triu, diagonal, diag, stack, split,
+// one_hot) on Traced values. Decompositions return tuples, as numpy.linalg and torch.linalg do.
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -16,6 +17,22 @@ void bind_linalg(py::module_& m) {
   m.def("concatenate", [](const std::vector<Traced>& parts, std::int64_t axis) {
     return concatenate(std::span<const Traced>(parts), axis);
   }, py::arg("parts"), py::arg("axis") = 0);
+
+  m.def("take", [](const Traced& x, const py::object& idx, std::int64_t axis) {
+    return py::isinstance<Traced>(idx) ? take(x, idx.cast<Traced>(), axis) : take(x, idx.cast<Axes>(), axis);
+  }, py::arg("x"), py::arg("indices"), py::arg("axis"));
+  m.def("index_add", &index_add, py::arg("base"), py::arg("indices"), py::arg("updates"), py::arg("axis"));
+  m.def("cumsum", &cumsum, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
+  m.def("flip", &reverse, py::arg("x"), py::arg("axes"));
+  m.def("tril", &tril, py::arg("x"), py::arg("k") = 0);
+  m.def("triu", &triu, py::arg("x"), py::arg("k") = 0);
+  m.def("diagonal", &diagonal, py::arg("x"), py::arg("k") = 0);
+  m.def("diag", &diag, py::arg("v"), py::arg("k") = 0);
+  m.def("stack", [](const std::vector<Traced>& parts, std::int64_t axis) {
+    return stack(std::span<const Traced>(parts), axis);
+  }, py::arg("parts"), py::arg("axis") = 0);
+  m.def("split", &split, py::arg("x"), py::arg("lengths"), py::arg("axis") = 0);
+  m.def("one_hot", [](const Traced& idx, std::int64_t n) { return one_hot(idx, n); }, py::arg("indices"), py::arg("n"));
 
   py::module_ l = m.def_submodule("linalg", "Decompositions and solvers with derivatives (tenferro/linalg.hpp)");
   l.def("svd", [](const Traced& a, bool full_matrices, double broadening) {

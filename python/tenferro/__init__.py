@@ -19,7 +19,8 @@ from ._tenferro import (  # noqa: F401
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
     min, minimum, real, relu, reshape, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
     stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy,
-    slice, pad, concatenate, linalg, from_numpy, from_dlpack)
+    slice, pad, concatenate, linalg, from_numpy, from_dlpack, take, index_add, cumsum, flip, tril, triu,
+    diagonal, diag, stack, split, one_hot)
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 

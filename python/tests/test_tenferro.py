@@ -316,3 +316,18 @@ def test_random_programs_match_torch_autograd(seed):
     h = np.asarray(tf.hessian(ours, argnums=0)(x, y))
     th = torch.autograd.functional.hessian(lambda a: theirs(a, torch.tensor(y)), torch.tensor(x))
     np.testing.assert_allclose(h.reshape(9, 9), th.numpy().reshape(9, 9), rtol=1e-9, atol=1e-11)
+
+
+def test_indexing_functions_match_numpy_and_their_gradients_torch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 3))
+    idx = [3, 0, 3]
+    got = tf.jit(lambda x: (tf.take(x, idx, 0), tf.cumsum(x, 1), tf.flip(x, [0]), tf.tril(x, -1), tf.diagonal(x, 1)))(x)
+    want = (np.take(x, idx, 0), np.cumsum(x, 1), np.flip(x, 0), np.tril(x, -1), np.diagonal(x, 1))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
+    g = tf.grad(lambda x: tf.sum(tf.sin(tf.take(x, idx, 0)) * tf.cumsum(tf.take(x, [0, 1, 2], 0), 1)))(x)
+    tx = torch.tensor(x, requires_grad=True)
+    tl = (torch.sin(tx[idx]) * torch.cumsum(tx[[0, 1, 2]], 1)).sum()
+    (tg,) = torch.autograd.grad(tl, (tx,))
+    np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-12, atol=1e-14)

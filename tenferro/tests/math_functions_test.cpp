@@ -501,8 +501,14 @@ TEST(Norms, ValuesMatchClosedFormsWithoutOverflowAndGradientsPassCheckGrads) {
   EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, -1); }, m).item<double>(), 4.0);
   EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, kInf); }, m).item<double>(), 7.0);
   EXPECT_DOUBLE_EQ(run([](T x) { return tf::matrix_norm(x, -kInf); }, m).item<double>(), 3.0);
-  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, 2); }, m), tf::Error);
-  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, "nuc"); }, m), tf::Error);
+  // Singular values of a 2 x 2 matrix in closed form: s^2 = (F ± sqrt(F^2 - 4 det^2)) / 2 with
+  // F = |m|_F^2 = 30 and det = 10.
+  const double s_hi = std::sqrt((30.0 + std::sqrt(900.0 - 400.0)) / 2), s_lo = std::sqrt((30.0 - std::sqrt(500.0)) / 2);
+  EXPECT_NEAR(run([](T x) { return tf::matrix_norm(x, 2); }, m).item<double>(), s_hi, 1e-14);
+  EXPECT_NEAR(run([](T x) { return tf::matrix_norm(x, -2); }, m).item<double>(), s_lo, 1e-14);
+  EXPECT_NEAR(run([](T x) { return tf::matrix_norm(x, "nuc"); }, m).item<double>(), s_hi + s_lo, 1e-14);
+  EXPECT_NEAR(run([](T x) { return tf::linalg::matrix_norm(x, "nuc"); }, m).item<double>(), s_hi + s_lo, 1e-14);
+  EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, "max"); }, m), tf::ValueError);
   EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x); }, v), tf::ShapeError);
   EXPECT_THROW(tf::trace([](T x) { return tf::vector_norm(x, -1); }, v), tf::ValueError);
   // The gradient of the 2-norm is x / |x|, and 0 at x = 0.

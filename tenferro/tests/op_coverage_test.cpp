@@ -166,6 +166,12 @@ std::map<std::string, Case> cases() {
   auto hermitian = [](T a) { return (a + la::adjoint(a)) * 0.5; };
   c["slice"] = {{3, 3}, {2, 1}, true, [](T a, T b) { return tf::slice(a * a, {1, 0}, {3, 3}, {1, 2}) * b; }};
   c["pad"] = {{2, 2}, {3, 3}, true, [](T a, T b) { return tf::pad(a * a, 0.0, {1, -1}, {0, 1}, {0, 1}) * b; }};
+  c["take"] = {{3, 2}, {4, 2}, true, [](T a, T b) { return tf::take(a * a, {2, 0, 2, 1}, 0) * b; }};
+  c["index_add"] = {{3, 2}, {2, 2}, true, [](T a, T b) {
+    return tf::index_add(a, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, 2}, {2})), b * b, 0) * a;
+  }};
+  c["cumsum"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::cumsum(a * a, 0, true) * b; }};
+  c["reverse"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::reverse(a * a, {0, 1}) * b; }};
   c["svd"] = {{3, 2}, {2}, true, [abs2](T a, T b) {
     auto r = la::svd(a * b);
     return tf::sum(r.S) + tf::sum(abs2(r.U)) + tf::sum(abs2(tf::matmul(r.U, r.Vh)));

@@ -1,7 +1,10 @@
 #pragma once
-// Slicing, padding and concatenation of traced tensors (StableHLO's slice and pad; see
-// tenferro/ops/linalg_attrs.hpp for the attributes). Each is linear, and the transpose of a slice
-// is a pad with zeros and vice versa, so derivatives of any order pass through them.
+// Data movement on traced tensors: slicing, padding, concatenation (StableHLO's slice and pad),
+// take / index_add (index_select / index_add_), cumsum, reverse, and composites of them (tril,
+// triu, diagonal, diag, stack, split, one_hot). Each primitive is linear in its data and its
+// transpose is another of them (slice <-> pad, take <-> index_add, cumsum <-> reversed cumsum,
+// reverse <-> reverse), so derivatives of any order pass through. Attributes:
+// tenferro/ops/index_attrs.hpp.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -21,5 +24,37 @@ Traced pad(const Traced& a, double value, std::vector<std::int64_t> low, std::ve
 /// The operands joined along `axis` (may be negative); all other axes must agree.
 Traced concatenate(std::span<const Traced> parts, std::int64_t axis);
 Traced concatenate(std::initializer_list<Traced> parts, std::int64_t axis);
+
+/// x's entries at positions `idx` (an i64 tensor of any shape) along `axis` (may be negative):
+/// the result has x's shape with that axis replaced by idx's shape, as numpy.take. Negative
+/// entries count from the end; one outside [-n, n) throws ValueError when the program runs. The
+/// derivative scatters back (index_add), accumulating at repeated indices.
+Traced take(const Traced& x, const Traced& idx, std::int64_t axis);
+Traced take(const Traced& x, const std::vector<std::int64_t>& idx, std::int64_t axis);
+/// take(x, {2, 0}, 0): a braced list is always indices (never a Traced).
+Traced take(const Traced& x, std::initializer_list<std::int64_t> idx, std::int64_t axis);
+/// base with updates[.., j, ..] added at position idx[j] along `axis` (1-D i64 idx; repeated
+/// entries accumulate), as torch.index_add.
+Traced index_add(const Traced& base, const Traced& idx, const Traced& updates, std::int64_t axis);
+/// Inclusive prefix sums along `axis` (from the end when `reverse`).
+Traced cumsum(const Traced& x, std::int64_t axis, bool reverse = false);
+/// x with the order of the given axes reversed (numpy.flip).
+Traced reverse(const Traced& x, std::vector<std::int64_t> axes);
+
+/// The lower / upper triangle of the last two axes on and below / above diagonal k (k > 0 above
+/// the main diagonal), zeros elsewhere, as numpy.tril / triu.
+Traced tril(const Traced& x, std::int64_t k = 0);
+Traced triu(const Traced& x, std::int64_t k = 0);
+/// The k-th diagonal of the last two axes, [.., length] (numpy.diagonal(x, k, -2, -1)).
+Traced diagonal(const Traced& x, std::int64_t k = 0);
+/// The square matrix with v [.., n] on its k-th diagonal (numpy.diag for a vector, batched).
+Traced diag(const Traced& v, std::int64_t k = 0);
+/// The parts (one shape) stacked along a new axis `axis` (numpy.stack).
+Traced stack(std::span<const Traced> parts, std::int64_t axis = 0);
+Traced stack(std::initializer_list<Traced> parts, std::int64_t axis = 0);
+/// x cut along `axis` into pieces of the given lengths (summing to the axis length).
+std::vector<Traced> split(const Traced& x, const std::vector<std::int64_t>& lengths, std::int64_t axis = 0);
+/// [.., n] one-hot rows of `dtype` for the i64 indices (an index outside [0, n) gives a zero row).
+Traced one_hot(const Traced& idx, std::int64_t n, DType dtype = DType::F64);
 
 }  // namespace tenferro

@@ -108,8 +108,10 @@ Traced pinv(const Traced& a, double rcond = 1e-15);
 /// The least-squares solution X minimizing |A X - B| for A of full column rank (through QR).
 Traced lstsq(const Traced& a, const Traced& b);
 
-/// Matrix norms: "fro" (Frobenius), "nuc" (nuclear, sum of singular values), "2" (largest singular
-/// value), "1" (max column abs sum), "inf" (max row abs sum). Real result.
+/// Matrix norms: "fro" (Frobenius), "nuc" (nuclear, sum of singular values), "2" / "-2" (largest /
+/// smallest singular value), "1" / "-1" (max / min column abs sum), "inf" / "-inf" (max / min row
+/// abs sum). Real result. The same function as tenferro::matrix_norm (tenferro/math.hpp), whose
+/// numeric orders are spelled here as text.
 Traced matrix_norm(const Traced& a, const std::string& ord = "fro");
 
 /// The matrix exponential (scaling and squaring with a degree-13 Pade approximant, Higham 2005).

@@ -116,9 +116,10 @@ Traced remainder(const Traced& a, const Traced& b);
 /// gradient 0 (a subgradient, as PyTorch).
 Traced vector_norm(const Traced& x, double ord = 2);
 Traced vector_norm(const Traced& x, double ord, std::vector<std::int64_t> axes);
-/// Matrix norms over the last two axes (batched over the leading ones): "fro" (default), and by
-/// number 1 (max column sum of |x|), -1 (min column sum), inf (max row sum), -inf (min row sum).
-/// 2, -2 and "nuc" need singular values: Error naming them.
+/// Matrix norms over the last two axes (batched over the leading ones): "fro" (default), "nuc"
+/// (sum of singular values), and by number 1 (max column sum of |x|), -1 (min column sum), inf
+/// (max row sum), -inf (min row sum), 2 (largest singular value), -2 (smallest). Differentiable
+/// (the singular values through linalg::svdvals). linalg::matrix_norm is the same function.
 Traced matrix_norm(const Traced& x, const std::string& ord = "fro");
 Traced matrix_norm(const Traced& x, double ord);
 

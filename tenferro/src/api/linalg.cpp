@@ -2,6 +2,9 @@
 // and det, slogdet, inv, pinv, lstsq, norms and trace composed from them.
 #include "tenferro/linalg.hpp"
 
+#include <limits>
+
+#include "tenferro/math.hpp"
 #include "tenferro/ops/linalg_attrs.hpp"
 
 namespace tenferro::linalg {
@@ -161,13 +164,14 @@ Traced lstsq(const Traced& a, const Traced& b) {
 }
 
 Traced matrix_norm(const Traced& a, const std::string& ord) {
-  require_matrix("matrix_norm", a);
-  if (ord == "fro") return sqrt(sum(real(a * conj(a)), {-2, -1}));
-  if (ord == "nuc") return sum(svdvals(a), {-1});
-  if (ord == "2") return max(svdvals(a), {-1});
-  if (ord == "1") return max(sum(abs(a), {-2}), {-1});
-  if (ord == "inf") return max(sum(abs(a), {-1}), {-1});
-  throw ValueError("linalg.matrix_norm: ord \"" + ord + "\"; expected \"fro\", \"nuc\", \"2\", \"1\" or \"inf\"");
+  // tenferro::matrix_norm (tenferro/math.hpp) computes them; here the numeric orders come as text.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (ord == "fro" || ord == "nuc") return tenferro::matrix_norm(a, ord);
+  const std::pair<const char*, double> numeric[] = {{"1", 1}, {"-1", -1}, {"2", 2}, {"-2", -2}, {"inf", inf}, {"-inf", -inf}};
+  for (const auto& [name, value] : numeric) {
+    if (ord == name) return tenferro::matrix_norm(a, value);
+  }
+  throw ValueError("linalg.matrix_norm: ord \"" + ord + "\"; expected \"fro\", \"nuc\", \"1\", \"-1\", \"2\", \"-2\", \"inf\" or \"-inf\"");
 }
 
 Traced expm(const Traced& a) { return apply(ops::expm(a.type()), {a}); }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <numbers>
 
+#include "tenferro/linalg.hpp"
+
 namespace tenferro {
 
 namespace {
@@ -229,7 +231,8 @@ Traced matrix_norm(const Traced& x, const std::string& ord) {
   if (x.rank() < 2) throw ShapeError("matrix_norm: operand " + x.type().to_string() + " has rank < 2; expected a (batch of) matrices");
   const auto r = static_cast<std::int64_t>(x.rank());
   if (ord == "fro") return vector_norm(x, 2, {r - 2, r - 1});
-  throw Error("matrix_norm: ord \"" + ord + "\"" + (ord == "nuc" ? " needs singular values (no svd yet)" : " is not one of fro, nuc"));
+  if (ord == "nuc") return sum(linalg::svdvals(x), {-1});
+  throw ValueError("matrix_norm: ord \"" + ord + "\"; expected \"fro\" or \"nuc\" (or a number: 1, -1, 2, -2, inf, -inf)");
 }
 
 Traced matrix_norm(const Traced& x, double ord) {
@@ -244,8 +247,9 @@ Traced matrix_norm(const Traced& x, double ord) {
   if (ord == -1) return min(sum(a, {r - 2}), {r - 2});
   if (ord == inf) return max(sum(a, {r - 1}), {r - 2});  // row sums, then over rows
   if (ord == -inf) return min(sum(a, {r - 1}), {r - 2});
-  if (ord == 2 || ord == -2) throw Error("matrix_norm: ord " + std::to_string(static_cast<int>(ord)) + " needs singular values (no svd yet)");
-  throw ValueError("matrix_norm: ord = " + std::to_string(ord) + "; expected 1, -1, inf, -inf or \"fro\"");
+  if (ord == 2) return max(linalg::svdvals(x), {-1});   // the largest singular value
+  if (ord == -2) return min(linalg::svdvals(x), {-1});  // the smallest
+  throw ValueError("matrix_norm: ord = " + std::to_string(ord) + "; expected 1, -1, 2, -2, inf, -inf, \"fro\" or \"nuc\"");
 }
 
 Traced isnan(const Traced& x) { return ne(x, x); }

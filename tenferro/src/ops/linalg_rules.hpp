@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emit.hpp"
+#include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/linalg_attrs.hpp"
 
 namespace tenferro::detail {

@@ -13,7 +13,7 @@
 #include "emit.hpp"
 #include "family.hpp"
 #include "layout.hpp"
-#include "tenferro/ops/linalg_attrs.hpp"
+#include "tenferro/ops/index_attrs.hpp"
 
 namespace tenferro {
 

@@ -88,6 +88,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Reshape: return "reshape";
     case FuzzOp::Slice: return "slice";
     case FuzzOp::Pad: return "pad";
+    case FuzzOp::Cumsum: return "cumsum";
+    case FuzzOp::Reverse: return "reverse";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
     case FuzzOp::SumAll: return "sum";
@@ -192,6 +194,8 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Transpose: return transpose(a(0), n.ints);
     case FuzzOp::TransposeAll: return transpose(a(0));
     case FuzzOp::Reshape: return reshape(a(0), n.ints);
+    case FuzzOp::Cumsum: return cumsum(a(0), n.ints.at(0), n.ints.at(1) != 0);
+    case FuzzOp::Reverse: return reverse(a(0), n.ints);
     case FuzzOp::Slice: {
       const auto [start, limit, stride] = three_lists(n.ints);
       return slice(a(0), start, limit, stride);
@@ -271,6 +275,10 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::ScalarSub) return number(n.scalar) + " - " + a(0);
   if (n.op == FuzzOp::ScalarDiv) return number(n.scalar) + " / " + a(0);
   if (n.op == FuzzOp::FullLike) return name + "(" + a(0) + ", " + number(n.scalar) + ")";
+  if (n.op == FuzzOp::Cumsum) {
+    return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + (n.ints.at(1) ? ", true)" : ")");
+  }
+  if (n.op == FuzzOp::Reverse) return name + "(" + a(0) + ", " + list(n.ints) + ")";
   if (n.op == FuzzOp::Slice || n.op == FuzzOp::Pad) {
     const auto [x, y, z] = three_lists(n.ints);
     return name + "(" + a(0) + (n.op == FuzzOp::Pad ? ", " + number(n.scalar) : "") + ", " + list(x) + ", " + list(y) +

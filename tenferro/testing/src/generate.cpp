@@ -46,7 +46,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::I1, 1},       {FuzzOp::Tan, 1},        {FuzzOp::Acos, 1},       {FuzzOp::Acosh, 1},
     {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
-    {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},
+    {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -315,6 +315,11 @@ class Generator {
         if (chance(0.2)) p -= static_cast<std::int64_t>(ta.rank());
       }
       n.ints = perm;
+    } else if (op == FuzzOp::Cumsum) {
+      if (ta.rank() == 0 || ta.dtype == DType::Bool) return;
+      n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank()), chance(0.5) ? 1 : 0};
+    } else if (op == FuzzOp::Reverse) {
+      n.ints = random_axes(ta.rank());
     } else if (op == FuzzOp::Slice) {
       // Per axis a start, a limit at or after it, and a stride of 1 or 2.
       std::vector<std::int64_t> start, limit, stride;

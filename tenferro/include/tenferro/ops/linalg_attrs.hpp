@@ -1,7 +1,6 @@
 #pragma once
-// Attributes and descriptor factories of the linear-algebra primitives and of slice/pad (see
-// tenferro/linalg.hpp and tenferro/indexing.hpp for what they compute). Matrices are the last two
-// axes of an operand; leading axes are a batch.
+// Attributes and descriptor factories of the linear-algebra primitives (tenferro/linalg.hpp says
+// what they compute). Matrices are the last two axes of an operand; leading axes are a batch.
 #include <cstdint>
 #include <ostream>
 #include <vector>
@@ -52,24 +51,6 @@ struct SolveAttrs {
   void print(std::ostream& os) const;  // adjoint | plain
 };
 
-/// slice (StableHLO): result axis k takes operand indices start[k], start[k] + stride[k], ... below
-/// limit[k].
-struct SliceAttrs {
-  std::vector<std::int64_t> start, limit, stride;
-  bool operator==(const SliceAttrs&) const = default;
-  std::size_t hash() const;
-  void print(std::ostream& os) const;  // start=[..], limit=[..], stride=[..]
-};
-
-/// pad (StableHLO): low[k] and high[k] padding elements before and after axis k (negative values
-/// cut), interior[k] >= 0 elements between neighbours.
-struct PadAttrs {
-  std::vector<std::int64_t> low, high, interior;
-  bool operator==(const PadAttrs&) const = default;
-  std::size_t hash() const;
-  void print(std::ostream& os) const;  // low=[..], high=[..], interior=[..]
-};
-
 namespace ops {
 /// U, S, Vh of a [.., m, n] float or complex operand; S real, descending.
 StdTensorOp svd(const TensorType& a, SvdAttrs attrs);
@@ -96,9 +77,6 @@ StdTensorOp lu(const TensorType& a);
 StdTensorOp expm(const TensorType& a);
 /// The Frechet derivative of exp at A in the direction E (linear in E): both [.., n, n].
 StdTensorOp expm_frechet(const TensorType& a, const TensorType& e);
-StdTensorOp slice(const TensorType& a, SliceAttrs attrs);
-/// pad(a, value): value is a rank-0 operand of a's dtype.
-StdTensorOp pad(const TensorType& a, const TensorType& value, PadAttrs attrs);
 }  // namespace ops
 
 }  // namespace tenferro

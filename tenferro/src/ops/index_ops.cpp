@@ -1,0 +1,307 @@
+// take, index_add, cumsum and reverse: data movement along one axis (or several, for reverse).
+// Order: attributes, shape rules, kernels, AD rules, definitions.
+//
+// Each is linear in its data operands (the index operand of take and index_add carries no
+// tangent), and the transposes close the set:
+//   take(x, idx)             -> ct_x = index_add(0, idx, ct)      (scatter-add: repeats accumulate)
+//   index_add(b, idx, u)     -> ct_b = ct, ct_u = take(ct, idx)
+//   cumsum(x, reverse)       -> ct_x = cumsum(ct, !reverse)
+//   reverse(x, axes)         -> ct_x = reverse(ct, axes)
+// Kernels view an operand as [outer, n, inner] around the axis; index entries may be negative
+// (counted from the end, as in NumPy), and one outside [-n, n) throws ValueError naming it.
+#include <algorithm>
+#include <cstring>
+
+#include "emit.hpp"
+#include "family.hpp"
+#include "layout.hpp"
+#include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/threads.hpp"
+
+namespace tenferro {
+
+void AxisAttrs::print(std::ostream& os) const {
+  os << "axis=" << axis;
+  if (reverse) os << ", reverse";
+}
+void ReverseAxes::print(std::ostream& os) const { os << "axes=" << shape_to_string(axes); }
+
+// ---- shape rules -------------------------------------------------------------------------------
+
+namespace ops {
+
+namespace {
+void check_axis(const char* op, const TensorType& x, std::int64_t axis) {
+  if (axis < 0 || axis >= static_cast<std::int64_t>(x.rank())) {
+    throw ShapeError(std::string(op) + ": axis " + std::to_string(axis) + " out of range for operand " + x.to_string() +
+                     "; expected an axis in [0, " + std::to_string(x.rank()) + ")");
+  }
+}
+void check_index(const char* op, const TensorType& idx) {
+  if (idx.dtype != DType::I64 || idx.rank() != 1) {
+    throw DTypeError(std::string(op) + ": index operand " + idx.to_string() + "; expected a 1-D i64 tensor");
+  }
+}
+}  // namespace
+
+StdTensorOp take(const TensorType& x, const TensorType& idx, std::int64_t axis) {
+  check_axis("take", x, axis);
+  check_index("take", idx);
+  Shape shape = x.shape;
+  shape[static_cast<std::size_t>(axis)] = idx.shape[0];
+  return detail::make(OpKind::Take, TensorType{x.dtype, std::move(shape)}, OpAttrs(AxisAttrs{axis, false}));
+}
+
+StdTensorOp index_add(const TensorType& base, const TensorType& idx, const TensorType& updates, std::int64_t axis) {
+  check_axis("index_add", base, axis);
+  check_index("index_add", idx);
+  Shape expect = base.shape;
+  expect[static_cast<std::size_t>(axis)] = idx.shape[0];
+  if (updates.dtype != base.dtype || updates.shape != expect) {
+    throw ShapeError("index_add: base " + base.to_string() + ", index " + idx.to_string() + ", updates " +
+                     updates.to_string() + "; expected updates " + TensorType{base.dtype, expect}.to_string());
+  }
+  detail::require_dtype("index_add", base, base.dtype != DType::Bool, "a numeric dtype (not bool)");
+  return detail::make(OpKind::IndexAdd, base, OpAttrs(AxisAttrs{axis, false}));
+}
+
+StdTensorOp cumsum(const TensorType& x, std::int64_t axis, bool reverse) {
+  check_axis("cumsum", x, axis);
+  detail::require_dtype("cumsum", x, x.dtype != DType::Bool, "a numeric dtype (not bool)");
+  return detail::make(OpKind::Cumsum, x, OpAttrs(AxisAttrs{axis, reverse}));
+}
+
+StdTensorOp reverse(const TensorType& x, std::vector<std::int64_t> axes) {
+  std::sort(axes.begin(), axes.end());
+  detail::check_axes("reverse", "axes", axes, static_cast<std::int64_t>(x.rank()), x.to_string());
+  return detail::make(OpKind::Reverse, x, OpAttrs(ReverseAxes{std::move(axes)}));
+}
+
+}  // namespace ops
+
+// ---- kernels -----------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+/// The operand as [outer, n, inner] around `axis`.
+struct AxisView {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+AxisView around(const Shape& shape, std::int64_t axis) {
+  AxisView v;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    const auto a = static_cast<std::int64_t>(k);
+    (a < axis ? v.outer : a == axis ? v.n : v.inner) *= shape[k];
+  }
+  return v;
+}
+
+/// The index entries as positions in [0, n); ValueError naming the op and the entry otherwise.
+std::vector<std::int64_t> positions(const char* op, const Tensor& idx, std::int64_t n) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(idx.numel()));
+  const std::int64_t* v = idx.data<std::int64_t>();
+  for (std::int64_t j = 0; j < idx.numel(); ++j) {
+    const std::int64_t k = v[j] < 0 ? v[j] + n : v[j];
+    if (k < 0 || k >= n) {
+      throw ValueError(std::string(op) + ": index " + std::to_string(v[j]) + " (entry " + std::to_string(j) +
+                       ") is out of range for an axis of length " + std::to_string(n) + "; expected [-" +
+                       std::to_string(n) + ", " + std::to_string(n) + ")");
+    }
+    p[static_cast<std::size_t>(j)] = k;
+  }
+  return p;
+}
+
+Tensor eval_take(const StdTensorOp& op, Operands in) {
+  const Tensor& x = *in[0];
+  const AxisView v = around(x.shape(), op.attrs.get<AxisAttrs>().axis);
+  const std::vector<std::int64_t> p = positions("take", *in[1], v.n);
+  Tensor r = Tensor::uninitialized(op.out);
+  const auto m = static_cast<std::int64_t>(p.size());
+  const std::size_t row = static_cast<std::size_t>(v.inner) * dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  auto* dst = static_cast<std::byte*>(r.raw_data());
+  const std::int64_t rows = v.outer * m;
+  // Rows are independent: threads for copies big enough to repay waking them.
+  const int threads = static_cast<double>(rows) * static_cast<double>(row) > (1 << 20) ? num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t q = 0; q < rows; ++q) {
+    const std::int64_t o = q / m, j = q % m;
+    std::memcpy(dst + static_cast<std::size_t>(q) * row,
+                src + static_cast<std::size_t>(o * v.n + p[static_cast<std::size_t>(j)]) * row, row);
+  }
+  return r;
+}
+
+Tensor eval_index_add(const StdTensorOp& op, Operands in) {
+  const Tensor& base = *in[0];
+  const Tensor& updates = *in[2];
+  const AxisView v = around(base.shape(), op.attrs.get<AxisAttrs>().axis);
+  const std::vector<std::int64_t> p = positions("index_add", *in[1], v.n);
+  Tensor r = base.clone();
+  const auto m = static_cast<std::int64_t>(p.size());
+  visit_dtype(base.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* out = r.data<T>();
+      const T* u = updates.data<T>();
+      // Serial over the index (repeated entries add into one row), vectorizable over the row.
+      for (std::int64_t o = 0; o < v.outer; ++o) {
+        for (std::int64_t j = 0; j < m; ++j) {
+          T* d = out + (o * v.n + p[static_cast<std::size_t>(j)]) * v.inner;
+          const T* s = u + (o * m + j) * v.inner;
+          for (std::int64_t i = 0; i < v.inner; ++i) d[i] += s[i];
+        }
+      }
+    }
+  });
+  return r;
+}
+
+Tensor eval_cumsum(const StdTensorOp& op, Operands in) {
+  const Tensor& x = *in[0];
+  const auto& a = op.attrs.get<AxisAttrs>();
+  const AxisView v = around(x.shape(), a.axis);
+  Tensor r = Tensor::uninitialized(op.out);
+  visit_dtype(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* src = x.data<T>();
+      T* dst = r.data<T>();
+      for (std::int64_t o = 0; o < v.outer; ++o) {
+        const std::int64_t base = o * v.n * v.inner;
+        // Row by row along the axis, each row added to the running row: the inner loop is
+        // contiguous (and vectorizes) whatever the axis.
+        for (std::int64_t t = 0; t < v.n; ++t) {
+          const std::int64_t k = a.reverse ? v.n - 1 - t : t;
+          const T* s = src + base + k * v.inner;
+          T* d = dst + base + k * v.inner;
+          if (t == 0) {
+            std::copy(s, s + v.inner, d);
+          } else {
+            const T* prev = d + (a.reverse ? v.inner : -v.inner);
+            for (std::int64_t i = 0; i < v.inner; ++i) d[i] = prev[i] + s[i];
+          }
+        }
+      }
+    }
+  });
+  return r;
+}
+
+Tensor eval_reverse(const StdTensorOp& op, Operands in) {
+  const Tensor& x = *in[0];
+  Tensor r = Tensor::uninitialized(op.out);
+  if (r.numel() == 0) return r;
+  // A copy whose source steps backwards along the reversed axes, from their last element.
+  Strides src = row_major_strides(x.shape());
+  std::int64_t offset = 0;
+  for (std::int64_t k : op.attrs.get<ReverseAxes>().axes) {
+    const auto i = static_cast<std::size_t>(k);
+    offset += (x.shape()[i] - 1) * src[i];
+    src[i] = -src[i];
+  }
+  const std::size_t es = dtype_size(x.dtype());
+  strided_copy(static_cast<std::byte*>(r.raw_data()), row_major_strides(r.shape()),
+               static_cast<const std::byte*>(x.raw_data()) + offset * static_cast<std::int64_t>(es), src, r.shape(), es);
+  return r;
+}
+
+// ---- AD rules ----------------------------------------------------------------------------------
+
+/// Linear ops in their data operands: the JVP is the op on the tangents (a fixed zero standing in
+/// for an absent one is only needed by index_add, whose two data operands are jointly linear).
+Tangents jvp_linear_data(const StdTensorOp& op, const JvpArgs& a) {
+  if (!is_inexact(op.out.dtype)) return {std::nullopt};
+  Emit e(a.b);
+  if (op.kind == OpKind::Take) {
+    return {e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false})};
+  }
+  if (op.kind == OpKind::IndexAdd) {
+    const PV base = a.t[0] ? Emit::local(*a.t[0]) : e.zeros(type_of(a.x[0]));
+    const PV upd = a.t[2] ? Emit::local(*a.t[2]) : e.zeros(type_of(a.x[2]));
+    return {e.linear(op, {base, Emit::ext(a.x[1]), upd}, {a.t[0].has_value(), false, a.t[2].has_value()})};
+  }
+  return {e.linear(op, {Emit::local(*a.t[0])}, {true})};
+}
+
+Tangents transpose_take(const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "take is linear in its data operand only");
+  Emit e(a.b);
+  const TensorType& x = e.type(a.x[0]);
+  const PV zero = e.zeros(x);
+  const PV ct = Emit::local(a.ct());
+  const std::int64_t axis = op.attrs.get<AxisAttrs>().axis;
+  return {e.linear(ops::index_add(x, e.type(a.x[1]), e.type(ct), axis), {zero, a.x[1], ct}, {false, false, true}),
+          std::nullopt};
+}
+
+Tangents transpose_index_add(const StdTensorOp& op, const TransposeArgs& a) {
+  if (a.role.is_active(1)) not_linear(op, "the index operand carries no cotangent");
+  Emit e(a.b);
+  Tangents result(3);
+  if (a.role.is_active(0)) result[0] = a.ct();
+  if (a.role.is_active(2)) {
+    const PV ct = Emit::local(a.ct());
+    result[2] = e.linear(ops::take(e.type(ct), e.type(a.x[1]), op.attrs.get<AxisAttrs>().axis), {ct, a.x[1]},
+                         {true, false});
+  }
+  return result;
+}
+
+Tangents transpose_cumsum(const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
+  Emit e(a.b);
+  const auto& attrs = op.attrs.get<AxisAttrs>();
+  const PV ct = Emit::local(a.ct());
+  return {e.linear(ops::cumsum(e.type(ct), attrs.axis, !attrs.reverse), {ct}, {true})};
+}
+
+Tangents transpose_reverse(const StdTensorOp& op, const TransposeArgs& a) {
+  if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
+  Emit e(a.b);
+  return {e.linear(op, {Emit::local(a.ct())}, {true})};
+}
+
+}  // namespace
+
+// ---- definitions -------------------------------------------------------------------------------
+
+const OpDef& def_Take() {
+  static const OpDef d{.name = "take", .kind = OpKind::Take, .operands = {kLinear, kNoGrad},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::take(t[0], t[1], a.get<AxisAttrs>().axis).out;
+                       }),
+                       .kernel = single_result(eval_take), .jvp = jvp_linear_data, .transpose = transpose_take};
+  return d;
+}
+const OpDef& def_IndexAdd() {
+  static const OpDef d{.name = "index_add", .kind = OpKind::IndexAdd, .operands = {kLinear, kNoGrad, kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::index_add(t[0], t[1], t[2], a.get<AxisAttrs>().axis).out;
+                       }),
+                       .kernel = single_result(eval_index_add), .jvp = jvp_linear_data,
+                       .transpose = transpose_index_add};
+  return d;
+}
+const OpDef& def_Cumsum() {
+  static const OpDef d{.name = "cumsum", .kind = OpKind::Cumsum, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         const auto& c = a.get<AxisAttrs>();
+                         return ops::cumsum(t[0], c.axis, c.reverse).out;
+                       }),
+                       .kernel = single_result(eval_cumsum), .jvp = jvp_linear_data, .transpose = transpose_cumsum};
+  return d;
+}
+const OpDef& def_Reverse() {
+  static const OpDef d{.name = "reverse", .kind = OpKind::Reverse, .operands = {kLinear},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::reverse(t[0], a.get<ReverseAxes>().axes).out;
+                       }),
+                       .kernel = single_result(eval_reverse), .jvp = jvp_linear_data, .transpose = transpose_reverse};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro

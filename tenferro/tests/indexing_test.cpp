@@ -1,0 +1,119 @@
+// take, index_add, cumsum, reverse and the composites tril, triu, diagonal, diag, stack, split,
+// one_hot: values against loops written here, gradients against closed forms (repeated indices
+// accumulate), derivatives to order 2 (check_grads) in f64 and c128, and the errors.
+#include <gmock/gmock.h>
+
+#include "linalg_test_util.hpp"
+
+namespace tf = tenferro;
+using namespace tenferro::test;
+using ::testing::ElementsAre;
+
+namespace {
+const tf::DType kDTypes[] = {tf::DType::F64, tf::DType::C128};
+
+std::vector<double> values(const tf::Tensor& t) {
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < t.numel(); ++i) v.push_back(at(t, i).real());
+  return v;
+}
+
+const tf::Tensor k3x4 = tf::Tensor::from(std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+}  // namespace
+
+TEST(Take, SelectsAlongAnAxisWithNegativeAndRepeatedIndices) {
+  auto out = run([](const std::vector<T>& x) {
+    return std::vector<T>{tf::take(x[0], {2, -3, 2}, 0), tf::take(x[0], {3, 0}, -1),
+                          tf::take(x[0], tf::constant(x[0], tf::Tensor::from(std::vector<std::int64_t>{1, 0, 1, 1}, {2, 2})), 1)};
+  }, {k3x4});
+  EXPECT_EQ(out[0].shape(), (tf::Shape{3, 4}));
+  EXPECT_THAT(values(out[0]), ElementsAre(8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11));
+  EXPECT_THAT(values(out[1]), ElementsAre(3, 0, 7, 4, 11, 8));
+  EXPECT_EQ(out[2].shape(), (tf::Shape{3, 2, 2}));
+  EXPECT_THAT(values(out[2]), ElementsAre(1, 0, 1, 1, 5, 4, 5, 5, 9, 8, 9, 9));
+  // The gradient of sum(take(x, idx)) counts each row's uses: repeats accumulate.
+  auto g = tf::grad([](T x) { return tf::sum(tf::take(x, {2, 0, 2, 2}, 0)); })(tf::Tensor::ones({3, 2}));
+  EXPECT_THAT(values(g), ElementsAre(1, 1, 0, 0, 3, 3));
+}
+
+TEST(Take, IndexErrorsNameTheEntry) {
+  EXPECT_THROW(run([](const std::vector<T>& x) { return std::vector<T>{tf::take(x[0], {0, 3}, 0)}; }, {k3x4}),
+               tf::ValueError);
+  try {
+    run([](const std::vector<T>& x) { return std::vector<T>{tf::take(x[0], std::vector<std::int64_t>{-4}, 0)}; }, {k3x4});
+    FAIL() << "expected ValueError";
+  } catch (const tf::ValueError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("index -4"));
+  }
+  EXPECT_THROW(tf::trace([](T x) { return tf::take(x, tf::astype(x, tf::DType::F64), 0); }, k3x4), tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T x) { return tf::take(x, std::vector<std::int64_t>{0}, 2); }, k3x4), tf::ShapeError);
+}
+
+TEST(IndexAdd, AccumulatesRepeatedIndices) {
+  const tf::Tensor u = tf::Tensor::from(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2});
+  auto out = run([](const std::vector<T>& x) {
+    const T idx = tf::constant(x[0], tf::Tensor::from(std::vector<std::int64_t>{1, 1, -1}, {3}));
+    return std::vector<T>{tf::index_add(tf::full_like(x[0], 0.0), idx, x[0], 0)};
+  }, {u});
+  EXPECT_EQ(out[0].shape(), (tf::Shape{3, 2}));
+  EXPECT_THAT(values(out[0]), ElementsAre(0, 0, 4, 6, 5, 6));
+  EXPECT_THROW(tf::trace([](T b, T x) {
+    return tf::index_add(b, tf::constant(b, tf::Tensor::from(std::vector<std::int64_t>{0}, {1})), x, 0);
+  }, k3x4, u), tf::ShapeError);
+}
+
+TEST(Cumsum, BothDirectionsAlongEitherAxis) {
+  auto out = run([](const std::vector<T>& x) {
+    return std::vector<T>{tf::cumsum(x[0], 1), tf::cumsum(x[0], 0, true)};
+  }, {k3x4});
+  EXPECT_THAT(values(out[0]), ElementsAre(0, 1, 3, 6, 4, 9, 15, 22, 8, 17, 27, 38));
+  EXPECT_THAT(values(out[1]), ElementsAre(12, 15, 18, 21, 12, 14, 16, 18, 8, 9, 10, 11));
+}
+
+TEST(Reverse, FlipsTheGivenAxes) {
+  auto out = run([](const std::vector<T>& x) { return std::vector<T>{tf::reverse(x[0], {0, -1}), tf::reverse(x[0], {1})}; },
+                 {k3x4});
+  EXPECT_THAT(values(out[0]), ElementsAre(11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+  EXPECT_THAT(values(out[1]), ElementsAre(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8));
+}
+
+TEST(Triangles, TrilTriuDiagonalDiag) {
+  auto out = run([](const std::vector<T>& x) {
+    const T d = tf::diagonal(x[0], 1);
+    return std::vector<T>{tf::tril(x[0], -1), tf::triu(x[0], 1), d, tf::diagonal(x[0], -1), tf::diag(d, -1)};
+  }, {k3x4});
+  EXPECT_THAT(values(out[0]), ElementsAre(0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0));
+  EXPECT_THAT(values(out[1]), ElementsAre(0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11));
+  EXPECT_THAT(values(out[2]), ElementsAre(1, 6, 11));
+  EXPECT_THAT(values(out[3]), ElementsAre(4, 9));
+  EXPECT_EQ(out[4].shape(), (tf::Shape{4, 4}));
+  EXPECT_THAT(values(out[4]), ElementsAre(0, 0, 0, 0, 1, 0, 0, 0, 0, 6, 0, 0, 0, 0, 11, 0));
+}
+
+TEST(StackSplitOneHot, RoundTripsAndValues) {
+  auto out = run([](const std::vector<T>& x) {
+    auto parts = tf::split(x[0], {1, 3}, 1);
+    const T idx = tf::constant(x[0], tf::Tensor::from(std::vector<std::int64_t>{2, 0, 5}, {3}));
+    return std::vector<T>{tf::stack({parts[0], parts[0]}, -1), parts[1], tf::one_hot(idx, 3)};
+  }, {k3x4});
+  EXPECT_EQ(out[0].shape(), (tf::Shape{3, 1, 2}));
+  EXPECT_THAT(values(out[0]), ElementsAre(0, 0, 4, 4, 8, 8));
+  EXPECT_THAT(values(out[1]), ElementsAre(1, 2, 3, 5, 6, 7, 9, 10, 11));
+  EXPECT_THAT(values(out[2]), ElementsAre(0, 0, 1, 1, 0, 0, 0, 0, 0));  // 5 is out of range: a zero row
+  EXPECT_THROW(tf::trace([](T x) { return tf::split(x, {1, 1}, 1)[0]; }, k3x4), tf::ShapeError);
+}
+
+TEST(IndexingOps, SecondDerivativesInRealAndComplex) {
+  std::mt19937_64 rng(31);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor x = random_matrix(rng, {3, 4}, dt), y = random_matrix(rng, {3, 4}, dt);
+    expect_grads([](const std::vector<T>& v) {
+      const T sq = v[0] * v[1];
+      const T idx = tf::constant(v[0], tf::Tensor::from(std::vector<std::int64_t>{1, 1, 0}, {3}));
+      return std::vector<T>{tf::take(sq, {2, 0, 2}, 0), tf::index_add(v[0], idx, sq, 0), tf::cumsum(sq, 1),
+                            tf::cumsum(sq, 0, true), tf::reverse(sq, {0, 1}), tf::tril(sq, 1), tf::diagonal(sq, -1),
+                            tf::diag(tf::diagonal(sq), 1), tf::stack({v[0], sq}, 1), tf::split(sq, {2, 2}, 1)[1]};
+    }, {x, y});
+  }
+}
