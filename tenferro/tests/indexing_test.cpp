@@ -103,6 +103,19 @@ TEST(StackSplitOneHot, RoundTripsAndValues) {
   EXPECT_THROW(tf::trace([](T x) { return tf::split(x, {1, 1}, 1)[0]; }, k3x4), tf::ShapeError);
 }
 
+TEST(Where, ScalarOnEitherSide) {
+  const tf::Tensor x = tf::Tensor::from(std::vector<double>{-1.5, 0.5, 2.0}, {3});
+  auto out = run([](const std::vector<T>& v) {
+    const T positive = tf::gt(v[0], tf::full_like(v[0], 0.0));
+    return std::vector<T>{tf::where(positive, v[0], 0.0), tf::where(positive, -1.0, v[0] * 2.0)};
+  }, {x});
+  EXPECT_THAT(values(out[0]), ElementsAre(0, 0.5, 2.0));
+  EXPECT_THAT(values(out[1]), ElementsAre(-3.0, -1, -1));
+  // d/dx sum(where(x > 0, x^2, 0)) = 2x where x > 0, else 0.
+  auto g = tf::grad([](T v) { return tf::sum(tf::where(tf::gt(v, tf::full_like(v, 0.0)), v * v, 0.0)); })(x);
+  EXPECT_THAT(values(g), ElementsAre(0, 1.0, 4.0));
+}
+
 TEST(IndexingOps, SecondDerivativesInRealAndComplex) {
   std::mt19937_64 rng(31);
   for (tf::DType dt : kDTypes) {

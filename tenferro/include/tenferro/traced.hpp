@@ -86,6 +86,9 @@ Traced gt(const Traced& a, const Traced& b);
 Traced ge(const Traced& a, const Traced& b);
 /// Elementwise `pred ? on_true : on_false` (broadcasting all three).
 Traced where(const Traced& pred, const Traced& on_true, const Traced& on_false);
+/// where with a scalar on one side, of the other side's dtype: where(x > 0, x, 0.0).
+Traced where(const Traced& pred, const Traced& on_true, double on_false);
+Traced where(const Traced& pred, double on_true, const Traced& on_false);
 Traced clamp(const Traced& x, const Traced& lo, const Traced& hi);
 
 Traced operator+(const Traced& a, const Traced& b);

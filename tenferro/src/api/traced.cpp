@@ -133,6 +133,13 @@ Traced where(const Traced& pred, const Traced& on_true, const Traced& on_false) 
   return apply(ops::select(p.type(), t.type(), f.type()), {p, t, f});
 }
 
+Traced where(const Traced& pred, const Traced& on_true, double on_false) {
+  return where(pred, on_true, constant(on_true, Tensor::scalar(on_false, on_true.dtype())));
+}
+Traced where(const Traced& pred, double on_true, const Traced& on_false) {
+  return where(pred, constant(on_false, Tensor::scalar(on_true, on_false.dtype())), on_false);
+}
+
 Traced clamp(const Traced& x, const Traced& lo, const Traced& hi) {
   // The bounds broadcast to x's shape (x itself never stretches).
   for (const Traced* bound : {&lo, &hi}) {
