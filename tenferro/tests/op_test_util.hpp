@@ -32,6 +32,12 @@ class GraphMaker {
   Value apply(StdTensorOp op, std::vector<Value> in) {
     return Value::local(b_.add(std::move(op), std::move(in)));
   }
+  /// All results of a multi-output op.
+  std::vector<Value> apply_all(StdTensorOp op, std::vector<Value> in) {
+    std::vector<Value> out;
+    for (auto id : b_.add_operation(std::move(op), std::move(in))) out.push_back(Value::local(id));
+    return out;
+  }
   const TensorType& type(const Value& v) const { return type_of(b_.graph().key_of(v)); }
   Fn finish(const std::vector<Value>& outputs) {
     std::vector<computegraph::LocalValueId> ids;

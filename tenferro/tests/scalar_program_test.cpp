@@ -347,6 +347,55 @@ TEST(ScalarProgram, GradientAndHessianProgramsMatchBitwise) {
   EXPECT_NEAR(grad_s.run({Tensor::scalar(x), Tensor::scalar(y), one})[1].item<double>(), fd, 1e-6);
 }
 
+/// halve(x) = x / 2 on real floats: an op registered outside the built-in set, with no opcode.
+const OpDef& halve_op() {
+  static const OpDef& def = register_op({
+      .name = "halve",
+      .operands = {Linearity::Linear},
+      .elementwise = true,
+      .shape_rule = [](std::span<const TensorType> in, const OpAttrs&) { return std::vector<TensorType>{in[0]}; },
+      .kernel =
+          [](const StdTensorOp& op, std::span<const Tensor* const> in, std::span<Tensor> out) {
+            out[0] = Tensor(op.out);
+            for (std::int64_t i = 0; i < in[0]->numel(); ++i) {
+              if (op.out.dtype == DType::F64) out[0].data<double>()[i] = in[0]->data<double>()[i] / 2;
+              if (op.out.dtype == DType::F32) out[0].data<float>()[i] = in[0]->data<float>()[i] / 2;
+            }
+          },
+  });
+  return def;
+}
+
+// Multi-output ops (frexp: an f64 mantissa and an i64 exponent) and registered ops have no opcode:
+// they run their kernel inside the scalar program (a Kernel instruction) instead of sending the
+// whole program to the tensor path; results stay bitwise equal, operands on constants fold.
+TEST(ScalarProgram, MultiOutputAndRegisteredOpsRunTheirKernels) {
+  for (const TensorType& t : {kF64, kF32}) {
+    SCOPED_TRACE(t.to_string());
+    GraphMaker m;
+    Value x = m.input(t);
+    const StdTensorOp frexp_op = make_op(op_def(OpKind::Frexp), {t});
+    const std::vector<Value> parts = m.apply_all(frexp_op, {x});
+    const Value mant = parts[0], expo = parts[1];
+    Value h = m.apply(make_op(halve_op(), {t}), {mant});
+    Value e = m.apply(ops::convert(kI64, t.dtype), {expo});
+    Value folded = m.apply(make_op(halve_op(), {t}), {m.apply(ops::constant(Tensor::scalar(3.0, t.dtype)), {})});
+    Value sum = m.apply(ops::add(t, t), {m.apply(ops::add(t, t), {h, e}), folded});
+    const Program program = compile_graph(m.finish({sum, expo, mant}));
+    const ScalarProgram scalar = lowered(program);
+    const std::string printed = scalar.print();
+    EXPECT_NE(printed.find("kernel frexp"), std::string::npos) << printed;
+    EXPECT_NE(printed.find("kernel halve"), std::string::npos) << printed;
+    EXPECT_NE(printed.find("= 1.5"), std::string::npos) << "halve(3) folds into a constant\n" << printed;
+    for (double v : kFloatEdges) expect_same(program, scalar, {scalar_of(t, v)});
+    // The closed form: x = m 2^e with m in [1/2, 1), so sum = m / 2 + e + 3 / 2.
+    const auto out = scalar.run({scalar_of(t, 12.0)});
+    EXPECT_EQ(out[1].item<std::int64_t>(), 4);
+    EXPECT_EQ(out[2].element(0).real(), 0.75);
+    EXPECT_EQ(out[0].element(0).real(), 0.375 + 4 + 1.5);
+  }
+}
+
 TEST(ScalarProgram, LowerRefusesNonScalarAndComplexPrograms) {
   {
     GraphMaker m;  // a rank-1 input

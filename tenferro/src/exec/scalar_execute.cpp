@@ -77,7 +77,8 @@ const ScalarFormulas& scalar_formulas() {
 /// chain of dependent ops does not wait for a store and reload (store forwarding) per op.
 }  // namespace
 
-void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r) {
+void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r,
+             const ScalarKernelCall* calls) {
   // Threaded dispatch: every handler ends in its own indirect jump to the next handler, so the
   // branch predictor learns "what follows a mul" per opcode instead of sharing one jump among all
   // (a single switch's jump mispredicted on a mul/add/sin chain whenever its history was
@@ -199,6 +200,7 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
   handle_BoolToF64: z.f64 = convert_of<double>(x.b); NEXT;
   handle_BoolToF32: z.f32 = convert_of<float>(x.b); NEXT;
   handle_BoolToI64: z.i64 = convert_of<std::int64_t>(x.b); NEXT;
+  handle_Kernel: calls[ip->c].run(r); NEXT;
 #undef F64_RESULT
 #undef YA
 #undef XA

@@ -135,6 +135,7 @@ struct Lowering {
   std::vector<DType> dtypes;
   std::vector<std::uint8_t> is_const;
   std::vector<ScalarInstruction> code;
+  std::vector<ScalarKernelCall> calls;
 
   std::uint32_t new_reg(DType d, bool constant, ScalarReg v = {}) {
     values.push_back(v);
@@ -154,11 +155,31 @@ struct Lowering {
     }
     ins.dst = new_reg(d, all_const);
     if (all_const) {
-      execute(&ins, &ins + 1, values.data());
+      execute(&ins, &ins + 1, values.data(), calls.data());
     } else {
       code.push_back(ins);
     }
     return ins.dst;
+  }
+  /// The registers of op's results, computed by its tensor kernel: now, into constant registers,
+  /// when every operand is constant, else by a Kernel instruction.
+  std::vector<std::uint32_t> emit_kernel(const StdTensorOp& op, std::span<const std::uint32_t> operands) {
+    ScalarKernelCall call{op, {operands.begin(), operands.end()}, {}, {}};
+    bool all_const = true;
+    for (std::uint32_t reg : operands) {
+      call.in_dtypes.push_back(dtypes[reg]);
+      all_const = all_const && is_const[reg];
+    }
+    for (std::size_t slot = 0; slot < op.output_count(); ++slot) {
+      call.out.push_back(new_reg(op.output_type(slot).dtype, all_const));
+    }
+    if (all_const) {
+      call.run(values.data());
+    } else {
+      code.push_back({Op::Kernel, 0, call.out[0], 0, 0, static_cast<std::uint32_t>(calls.size())});
+      calls.push_back(call);
+    }
+    return call.out;
   }
 };
 
@@ -203,6 +224,17 @@ void fuse_sin_cos(std::vector<ScalarInstruction>& code) {
 }
 }  // namespace
 
+void ScalarKernelCall::run(ScalarReg* r) const {
+  std::vector<Tensor> operands;
+  operands.reserve(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) operands.push_back(write_scalar(in_dtypes[k], r[in[k]]));
+  std::vector<const Tensor*> args;
+  for (const Tensor& t : operands) args.push_back(&t);
+  std::vector<Tensor> results(out.size());
+  op.run_kernel(args, results);
+  for (std::size_t k = 0; k < out.size(); ++k) r[out[k]] = read_scalar(results[k]);
+}
+
 std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
   Lowering l;
   std::vector<std::uint32_t> slot_reg(program.slot_count(), kNone);
@@ -219,14 +251,26 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
   const auto& instructions = program.instructions();
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const StdTensorOp& op = instructions[i].operation;
-    if (instructions[i].output_count != 1 || !scalar_type(op.out)) return std::nullopt;
-    std::uint32_t in[3] = {0, 0, 0};
-    const auto operands = program.operands(i);
-    if (operands.size() > 3) return std::nullopt;
-    for (std::size_t k = 0; k < operands.size(); ++k) {
-      in[k] = slot_reg[operands[k]];
-      if (in[k] == kNone) return std::nullopt;  // never in a well-formed program
+    for (std::size_t slot = 0; slot < op.output_count(); ++slot) {
+      if (!scalar_type(op.output_type(slot))) return std::nullopt;
     }
+    const auto operands = program.operands(i);
+    std::vector<std::uint32_t> operand_regs;
+    for (std::uint32_t s : operands) {
+      operand_regs.push_back(slot_reg[s]);
+      if (slot_reg[s] == kNone) return std::nullopt;  // never in a well-formed program
+    }
+    // Ops without an opcode of their own run their kernel (ScalarKernelCall).
+    auto run_kernel = [&] {
+      const auto regs = l.emit_kernel(op, operand_regs);
+      for (std::size_t slot = 0; slot < regs.size(); ++slot) slot_reg[instructions[i].first_output + slot] = regs[slot];
+    };
+    if (op.output_count() != 1 || operands.size() > 3) {
+      run_kernel();
+      continue;
+    }
+    std::uint32_t in[3] = {0, 0, 0};
+    std::copy(operand_regs.begin(), operand_regs.end(), in);
     const std::span<const std::uint32_t> args(in, operands.size());
     const DType d = op.out.dtype;
     const DType d0 = operands.empty() ? d : l.dtypes[in[0]];
@@ -253,13 +297,19 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
       case OpKind::Log1p:
       case OpKind::DotGeneral: {
         const auto code = typed_opcode(op.kind, d);
-        if (!code) return std::nullopt;
+        if (!code) {
+          run_kernel();
+          continue;
+        }
         r = l.emit(*code, d, args);
         break;
       }
       case OpKind::Compare: {
         const auto code = compare_opcode(op.attrs.get<CompareAttrs>().dir, d0);
-        if (!code) return std::nullopt;
+        if (!code) {
+          run_kernel();
+          continue;
+        }
         r = l.emit(*code, d, args);
         break;
       }
@@ -294,13 +344,15 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
       case OpKind::Iota:
       case OpKind::ExtractDiag:
       case OpKind::EmbedDiag: return std::nullopt;  // no rank-0 form
-      // Ops given by a formula call its scalar function. Every other op (multi-output ops,
-      // registered ops) runs on the tensor path: the scalar path is an optimization, so an op
-      // it does not know is never wrong.
+      // Ops given by a formula call its scalar function; every other op (registered ops, formula
+      // ops on i64) runs its kernel.
       default: {
         const bool call = op.kind != OpKind::Custom && op.def->formula && op.def->formula->covers(d) &&
                           (d == DType::F64 || d == DType::F32);
-        if (!call) return std::nullopt;
+        if (!call) {
+          run_kernel();
+          continue;
+        }
         const std::uint32_t operands2[] = {in[0], operands.size() > 1 ? in[1] : in[0]};
         r = l.emit(d == DType::F64 ? Op::F64Call : Op::F32Call, d, operands2, static_cast<std::uint32_t>(op.kind));
         break;
@@ -330,8 +382,14 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     ins.dst = perm[ins.dst];
     ins.a = arity > 0 ? perm[ins.a] : 0;
     ins.b = arity > 1 ? perm[ins.b] : 0;
-    const bool call = ins.op == Op::F64Call || ins.op == Op::F32Call;  // c names the op, not a register
+    // c names the op or the kernel call, not a register
+    const bool call = ins.op == Op::F64Call || ins.op == Op::F32Call || ins.op == Op::Kernel;
     ins.c = arity > 2 ? perm[ins.c] : call ? ins.c : 0;
+  }
+  p.calls_ = std::move(l.calls);
+  for (ScalarKernelCall& call : p.calls_) {
+    for (std::uint32_t& reg : call.in) reg = perm[reg];
+    for (std::uint32_t& reg : call.out) reg = perm[reg];
   }
   fuse_sin_cos(p.code_);
   // Operands that are the previous instruction's f64 result read the accumulator (execute()).
@@ -377,7 +435,7 @@ std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
   ScalarReg* r = buffer.data();
   std::copy(constants_.begin(), constants_.end(), r);
   for (std::size_t i = 0; i < inputs.size(); ++i) r[input_regs_[i]] = read_scalar(inputs[i]);
-  execute(code_.data(), code_.data() + code_.size(), r);
+  execute(code_.data(), code_.data() + code_.size(), r, calls_.data());
   std::vector<Tensor> out;
   out.reserve(output_regs_.size());
   for (std::uint32_t reg : output_regs_) out.push_back(write_scalar(dtypes_[reg], r[reg]));
@@ -399,6 +457,16 @@ std::string ScalarProgram::print() const {
   for (const ScalarInstruction& ins : code_) {
     const OpcodeInfo& oi = info(ins.op);
     unsigned arity = oi.arity;
+    if (ins.op == ScalarOpcode::Kernel) {  // %4: f64, %5: i64 = kernel reduce_max_index[...] %2
+      const ScalarKernelCall& call = calls_[ins.c];
+      for (std::size_t k = 0; k < call.out.size(); ++k) {
+        os << (k ? ", %" : "%") << call.out[k] << ": " << dtype_name(dtypes_[call.out[k]]);
+      }
+      os << " = kernel " << call.op.name();
+      for (std::uint32_t reg : call.in) os << " %" << reg;
+      os << '\n';
+      continue;
+    }
     os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = ";
     if (ins.op == ScalarOpcode::F64Call || ins.op == ScalarOpcode::F32Call) {  // f64.erf %3
       const OpDef& def = op_def(static_cast<OpKind>(ins.c));

@@ -18,8 +18,9 @@
 // Supported: dtypes f64, f32, i64 and bool (complex -> nullopt). Ops: every elementwise op of
 // op_kind.hpp on the dtypes its shape rule admits (those given by a formula through its scalar
 // functions), dot_general, reduce_*, transpose, reshape,
-// broadcast_in_dim, convert between supported dtypes, constant, zeros. iota, extract_diag and
-// embed_diag have no rank-0 form.
+// broadcast_in_dim, convert between supported dtypes, constant, zeros. Any other op whose
+// operands and results are all rank-0 values of these dtypes (multi-output ops, registered ops)
+// runs its tensor kernel through a Kernel instruction (ScalarKernelCall).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -74,7 +75,8 @@ union ScalarReg {
   X(F64ToF32, "f64.to_f32", 1) X(F64ToI64, "f64.to_i64", 1) X(F64ToBool, "f64.to_bool", 1)     \
   X(F32ToF64, "f32.to_f64", 1) X(F32ToI64, "f32.to_i64", 1) X(F32ToBool, "f32.to_bool", 1)     \
   X(I64ToF64, "i64.to_f64", 1) X(I64ToF32, "i64.to_f32", 1) X(I64ToBool, "i64.to_bool", 1)     \
-  X(BoolToF64, "bool.to_f64", 1) X(BoolToF32, "bool.to_f32", 1) X(BoolToI64, "bool.to_i64", 1)
+  X(BoolToF64, "bool.to_f64", 1) X(BoolToF32, "bool.to_f32", 1) X(BoolToI64, "bool.to_i64", 1)     \
+  X(Kernel, "kernel", 0) /* runs kernel call number c (ScalarKernelCall) on its registers */
 
 enum class ScalarOpcode : std::uint8_t {
 #define TENFERRO_SCALAR_ENUM(name, str, arity) name,
@@ -92,9 +94,24 @@ struct ScalarInstruction {
   std::uint32_t dst, a, b, c;
 };
 
+/// An op the interpreter has no opcode for (a multi-output op such as reduce_max_index or frexp, a
+/// registered op, a formula op on i64): its tensor kernel runs on rank-0 tensors made from the
+/// registers `in` and writes the registers `out`, one per result. Slower than an opcode (a few
+/// allocations), but the rest of the program stays on the scalar path, and the results are the
+/// kernel's own, so bitwise equal to the tensor path by construction.
+struct ScalarKernelCall {
+  StdTensorOp op;
+  std::vector<std::uint32_t> in, out;
+  std::vector<DType> in_dtypes;
+  /// Reads the operands from r, runs the kernel, writes the results to r.
+  void run(ScalarReg* r) const;
+};
+
 /// Runs the instructions [begin, end) over the register file r (scalar_execute.cpp): the hot
-/// loop of the scalar path, also used by lower() to fold instructions on constants.
-void execute(const ScalarInstruction* begin, const ScalarInstruction* end, ScalarReg* r);
+/// loop of the scalar path, also used by lower() to fold instructions on constants. `calls`: the
+/// table that Kernel instructions index.
+void execute(const ScalarInstruction* begin, const ScalarInstruction* end, ScalarReg* r,
+             const ScalarKernelCall* calls);
 
 class ScalarProgram {
  public:
@@ -120,6 +137,7 @@ class ScalarProgram {
   ScalarProgram() = default;
 
   std::vector<ScalarInstruction> code_;
+  std::vector<ScalarKernelCall> calls_;
   /// Registers [0, constants_.size()) hold constants; they are copied into each run's registers.
   std::vector<ScalarReg> constants_;
   std::vector<DType> dtypes_;  // per register
