@@ -47,4 +47,19 @@ std::vector<std::uint32_t> walk_topological(const ResolvedView<Op>& view,
   return detail::TopologicalWalk<Op>(view).run(outputs, on_input, on_operation, on_ahead, stage);
 }
 
+/// The depth-first post-order walk from `outputs` (in the given order, operands left to right)
+/// on every view, one graph or several, after reaching `leading_inputs` first: they get walk ids
+/// 0, 1, ... in the given order (a repeated key once), whether or not an output depends on them or
+/// a graph declares them. materialize_merge's walk: its result order is this walk's. Throws
+/// GraphError as walk_topological, and if a leading input is not an input key.
+template <GraphOperation Op, class OnInput, class OnOperation>
+std::vector<std::uint32_t> walk_depth_first(const ResolvedView<Op>& view,
+                                            std::span<const ValueKey<Op>> outputs,
+                                            std::span<const ValueKey<Op>> leading_inputs,
+                                            OnInput&& on_input, OnOperation&& on_operation,
+                                            const char* stage) {
+  return detail::TopologicalWalk<Op>(view).run_depth_first(outputs, leading_inputs, on_input,
+                                                           on_operation, stage);
+}
+
 }  // namespace computegraph

@@ -49,6 +49,29 @@ class TopologicalWalk {
     return depth_first(outputs, on_input, on_operation, stage);
   }
 
+  /// The depth-first walk whatever the view (walk_depth_first): the `leading` input keys first,
+  /// in order (a repeated key once), then the outputs.
+  template <class OnInput, class OnOperation>
+  std::vector<std::uint32_t> run_depth_first(std::span<const ValueKey<Op>> outputs,
+                                             std::span<const ValueKey<Op>> leading,
+                                             OnInput& on_input, OnOperation& on_operation,
+                                             const char* stage) {
+    for (const auto& key : leading) {
+      if (!key.is_input()) {
+        throw GraphError(std::string(stage) + ": leading input " + key_to_string(key) +
+                         " is not an input key");
+      }
+      if (find_key(key)) continue;
+      // A leading input need not be declared by any graph, and a graph's input with its key is
+      // the same value: from now on, unreached inputs are looked up by key too.
+      keyed_inputs_ = true;
+      const std::uint32_t id = next_id_++;
+      by_key_.insert({key.node_identity(), id});
+      on_input(key, id);
+    }
+    return depth_first(outputs, on_input, on_operation, stage);
+  }
+
  private:
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
 
@@ -61,7 +84,8 @@ class TopologicalWalk {
       auto def = locate(key);
       if (!def) {
         throw GraphError(std::string(stage) + ": output " + key_to_string(key) +
-                         " is not defined by any graph of the view");
+                         " is not defined by any graph of the view (" +
+                         std::to_string(view_.graphs().size()) + " graphs)");
       }
       output_ids.push_back(visit(*def, key, on_input, on_operation, stage));
     }
@@ -119,22 +143,26 @@ class TopologicalWalk {
   }
   /// The walk id of an already reached value, or kUnset.
   std::uint32_t known(Def d, const ValueKey<Op>& key) {
-    std::uint32_t& id = ids_of(d.graph)[d.value];
-    if (id == kUnset && multi_graph_) {
-      if (auto found = find_key(key)) id = *found;
-    }
-    return id;
+    const std::uint32_t id = ids_of(d.graph)[d.value];
+    return id != kUnset || !(multi_graph_ || keyed_inputs_) ? id : known_by_key(d, key);
   }
-  std::uint32_t next_ids(std::size_t n, const void* node) {
+  std::uint32_t known_by_key(Def d, const ValueKey<Op>& key) {
+    if (!multi_graph_ && !is_input(d)) return kUnset;  // only leading inputs are keyed
+    const auto found = find_key(key);
+    return found ? ids_of(d.graph)[d.value] = *found : kUnset;
+  }
+  /// The walk ids of a value (n = 1) or of an operation's n outputs; `key`: the value's or output
+  /// 0's, read only when the view has several graphs.
+  std::uint32_t next_ids(std::size_t n, const ValueKey<Op>& key) {
     const std::uint32_t first = next_id_;
     next_id_ += static_cast<std::uint32_t>(n);
-    if (multi_graph_) by_key_.insert({node, first});
+    if (multi_graph_) by_key_.insert({key.node_identity(), first});
     return first;
   }
 
   template <class OnInput>
   std::uint32_t reach_input(Def d, const ValueKey<Op>& key, OnInput& on_input) {
-    const std::uint32_t id = ids_of(d.graph)[d.value] = next_ids(1, key.node_identity());
+    const std::uint32_t id = ids_of(d.graph)[d.value] = next_ids(1, key);
     on_input(key, id);
     return id;
   }
@@ -144,23 +172,25 @@ class TopologicalWalk {
     const ValueNode<Op>& value = g.values()[def.value];
     const auto& producer = *value.producer;
     stack_.push_back({def, 0, producer.first, producer.second});
-    prefetch_visit(def.graph, producer.first, value.key);
   }
 
-  /// On graphs much larger than the cache, a walk would wait for memory at nearly every step: the
-  /// operands of a random DAG lie anywhere. When an operation is entered, its operand list is
-  /// known, so fetch what the walk will read for every operand (its walk id and value entry), the
-  /// operation's node and its output's key node, which on_operation reads when the operands are
-  /// done. Operand key nodes are fetched as the walk passes each operand (see visit).
-  void prefetch_visit(std::uint32_t gi, LocalOperationId op, const ValueKey<Op>& output) {
-    const Graph<Op>& g = graph(gi);
-    prefetch_object(&g.operations()[op]);
-    prefetch(output.node_identity());
-    const auto& ids = ids_of(gi);
-    for (LocalValueId local : g.local_operands(op)) {
-      if (local == Graph<Op>::kExternalOperand) continue;
-      prefetch(&ids[local]);
-      prefetch(&g.values()[local]);
+  /// On a deep graph the walk goes all the way down before it comes back up, by which time what
+  /// it read on the way down is no longer cached. But after a frame is popped the walk resumes the frames
+  /// below it in stack order, so their addresses are known: fetch the operation node of the frame
+  /// kResumeAhead pops away, then, half way, the key node that visiting it reads (and a caller
+  /// copying the key writes: its reference count).
+  void prefetch_resumed() const {
+    constexpr std::size_t kResumeAhead = 8;
+    const std::size_t depth = stack_.size();
+    if (depth > kResumeAhead) {
+      const Frame& far = stack_[depth - 1 - kResumeAhead];
+      const Graph<Op>& g = graph(far.def.graph);
+      prefetch_object(&g.operations()[far.op]);
+      prefetch(&g.values()[far.def.value]);
+    }
+    if (depth > kResumeAhead / 2) {
+      const Frame& near = stack_[depth - 1 - kResumeAhead / 2];
+      prefetch_for_write(graph(near.def.graph).key(near.def.value).node_identity());
     }
   }
 
@@ -182,16 +212,17 @@ class TopologicalWalk {
         // the output list itself, a separate allocation, is not read.
         const auto n_out = static_cast<std::uint32_t>(node.outputs.size());
         const LocalValueId first_value = top.def.value - top.slot;
-        const std::uint32_t first = next_ids(n_out, g.key(top.def.value).node_identity());
+        const std::uint32_t first = next_ids(n_out, g.key(top.def.value));
         auto& ids = ids_of(top.def.graph);
         for (std::uint32_t k = 0; k < n_out; ++k) ids[first_value + k] = first + k;
         const std::uint32_t id = first + top.slot;
         const std::span<const std::uint32_t> operands(
             operands_.data() + operands_.size() - locals.size(), locals.size());
         on_operation(WalkStep<Op>{g, node, operands, top.op, first, first_value});
-        for (std::size_t i = 0; i < locals.size(); ++i) operands_.pop_back();
+        operands_.resize(operands_.size() - locals.size());
         stack_.pop_back();  // invalidates `top`
         operands_.push_back(id);
+        prefetch_resumed();
         continue;
       }
       const std::uint32_t k = top.next_input++;
@@ -204,7 +235,8 @@ class TopologicalWalk {
       } else {
         const computegraph::OperationNode<Op>& node = g.operations()[top.op];
         key = &node.inputs[k].external_key();
-        if (auto merged = multi_graph_ ? find_key(*key) : std::nullopt) {
+        const bool by_key = multi_graph_ || (keyed_inputs_ && key->is_input());
+        if (auto merged = by_key ? find_key(*key) : std::nullopt) {
           id = *merged;
         } else if (auto found = locate(*key)) {
           def = *found;
@@ -216,7 +248,6 @@ class TopologicalWalk {
                            "): no graph of the view defines it");
         }
       }
-      prefetch(key->node_identity());  // on_operation of this operation's visit reads it
       if (id == kUnset) {
         if (!is_input(def)) {
           enter(def);  // invalidates `top`
@@ -345,6 +376,7 @@ class TopologicalWalk {
   std::vector<std::vector<std::uint32_t>> ids_;
   OpenTable<KeyEntry, KeyTraits> by_key_;
   bool multi_graph_;
+  bool keyed_inputs_ = false;  // by_key_ holds leading inputs (run_depth_first)
   std::uint32_t next_id_ = 0;
   std::vector<Frame> stack_;
   std::vector<std::uint32_t> operands_;
