@@ -1,6 +1,8 @@
 // tenferro.linalg (tenferro/linalg.hpp) and the data movement of tenferro/indexing.hpp (slice,
 // pad, concatenate, take, index_add, cumsum, flip, tril, triu, diagonal, diag, stack, split,
-// one_hot) on Traced values. Decompositions return tuples, as numpy.linalg and torch.linalg do.
+// one_hot), and of tenferro/sort_scan.hpp (sort, argsort, top_k, take_along_axis, cumprod, cummax,
+// cummin, logcumsumexp) on Traced values. Decompositions and sorts with indices return tuples, as
+// numpy.linalg and torch do.
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -33,6 +35,15 @@ void bind_linalg(py::module_& m) {
   }, py::arg("parts"), py::arg("axis") = 0);
   m.def("split", &split, py::arg("x"), py::arg("lengths"), py::arg("axis") = 0);
   m.def("one_hot", [](const Traced& idx, std::int64_t n) { return one_hot(idx, n); }, py::arg("indices"), py::arg("n"));
+  m.def("sort", &tenferro::sort, py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false);
+  m.def("sort_with_indices", &sort_with_indices, py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false);
+  m.def("argsort", &argsort, py::arg("x"), py::arg("axis") = -1, py::arg("descending") = false);
+  m.def("top_k", &top_k, py::arg("x"), py::arg("k"));
+  m.def("take_along_axis", &take_along_axis, py::arg("x"), py::arg("indices"), py::arg("axis"));
+  m.def("cumprod", &cumprod, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
+  m.def("cummax", &cummax, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
+  m.def("cummin", &cummin, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
+  m.def("logcumsumexp", &logcumsumexp, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
 
   py::module_ l = m.def_submodule("linalg", "Decompositions and solvers with derivatives (tenferro/linalg.hpp)");
   l.def("svd", [](const Traced& a, bool full_matrices, double broadening) {

@@ -331,3 +331,27 @@ def test_indexing_functions_match_numpy_and_their_gradients_torch():
     tl = (torch.sin(tx[idx]) * torch.cumsum(tx[[0, 1, 2]], 1)).sum()
     (tg,) = torch.autograd.grad(tl, (tx,))
     np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_sorting_and_scans_match_numpy_and_their_gradients_torch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 5))
+    got = tf.jit(lambda x: (tf.sort(x, 0), tf.argsort(x, 1, True), tf.top_k(x, 2)[0], tf.top_k(x, 2)[1],
+                            tf.take_along_axis(x, tf.argsort(x, 1), 1), tf.cumprod(x, 1), tf.cummax(x, 0),
+                            tf.cummin(x, 1, True), tf.logcumsumexp(x, 1)))(x)
+    want = (np.sort(x, 0), np.argsort(-x, 1, kind="stable"), -np.sort(-x, 1)[:, :2], np.argsort(-x, 1, kind="stable")[:, :2],
+            np.sort(x, 1), np.cumprod(x, 1), np.maximum.accumulate(x, 0),
+            np.flip(np.minimum.accumulate(np.flip(x, 1), 1), 1), np.logaddexp.accumulate(x, 1))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-13, atol=1e-15)
+
+    def ours(x):
+        return tf.sum(tf.sin(tf.sort(x, 1)) * tf.cumprod(x, 0) + tf.logcumsumexp(x, 1) * tf.cummax(x, 1))
+
+    def theirs(t):
+        return (torch.sin(torch.sort(t, 1).values) * torch.cumprod(t, 0)
+                + torch.logcumsumexp(t, 1) * torch.cummax(t, 1).values).sum()
+
+    tx = torch.tensor(x, requires_grad=True)
+    (tg,) = torch.autograd.grad(theirs(tx), (tx,))
+    np.testing.assert_allclose(np.asarray(tf.grad(ours)(x)), tg.numpy(), rtol=1e-11, atol=1e-13)

@@ -172,6 +172,11 @@ std::map<std::string, Case> cases() {
   }};
   c["cumsum"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::cumsum(a * a, 0, true) * b; }};
   c["reverse"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::reverse(a * a, {0, 1}) * b; }};
+  // Random operands: no ties, so the permutation is locally constant (complex: by real part).
+  c["sort"] = {{2, 5}, {2, 5}, true, [](T a, T b) {
+    auto [values, perm] = tf::sort_with_indices(a * b, 1, true);
+    return values * a + tf::take_along_axis(b * b, perm, 1);
+  }};
   c["svd"] = {{3, 2}, {2}, true, [abs2](T a, T b) {
     auto r = la::svd(a * b);
     return tf::sum(r.S) + tf::sum(abs2(r.U)) + tf::sum(abs2(tf::matmul(r.U, r.Vh)));

@@ -34,7 +34,9 @@ Traced take(const Traced& x, const std::vector<std::int64_t>& idx, std::int64_t 
 /// take(x, {2, 0}, 0): a braced list is always indices (never a Traced).
 Traced take(const Traced& x, std::initializer_list<std::int64_t> idx, std::int64_t axis);
 /// base with updates[.., j, ..] added at position idx[j] along `axis` (1-D i64 idx; repeated
-/// entries accumulate), as torch.index_add.
+/// entries accumulate), as torch.index_add. An idx of base's rank instead gives one position per
+/// update element (idx has updates' shape, equal to base's off the axis), as torch.scatter_add:
+/// take_along_axis's transpose.
 Traced index_add(const Traced& base, const Traced& idx, const Traced& updates, std::int64_t axis);
 /// Inclusive prefix sums along `axis` (from the end when `reverse`).
 Traced cumsum(const Traced& x, std::int64_t axis, bool reverse = false);

@@ -6,6 +6,7 @@
 #include "tenferro/indexing.hpp"
 #include "tenferro/linalg.hpp"
 #include "tenferro/semiring.hpp"
+#include "tenferro/sort_scan.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
 #include "tenferro/math.hpp"

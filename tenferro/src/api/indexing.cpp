@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "axis.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 
 namespace tenferro {
@@ -61,16 +62,7 @@ Traced concatenate(std::initializer_list<Traced> parts, std::int64_t axis) {
   return concatenate(std::span<const Traced>(parts.begin(), parts.size()), axis);
 }
 
-namespace {
-std::int64_t normalize_axis(const char* op, std::int64_t axis, std::size_t rank) {
-  const auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r) {
-    throw ShapeError(std::string(op) + ": axis " + std::to_string(axis) + " for an operand of rank " + std::to_string(r) +
-                     "; expected an axis in [-" + std::to_string(r) + ", " + std::to_string(r) + ")");
-  }
-  return axis < 0 ? axis + r : axis;
-}
-}  // namespace
+using detail::normalize_axis;
 
 Traced take(const Traced& x, const Traced& idx, std::int64_t axis) {
   const std::int64_t k = normalize_axis("take", axis, x.rank());

@@ -7,8 +7,11 @@
 //   index_add(b, idx, u)     -> ct_b = ct, ct_u = take(ct, idx)
 //   cumsum(x, reverse)       -> ct_x = cumsum(ct, !reverse)
 //   reverse(x, axes)         -> ct_x = reverse(ct, axes)
-// Kernels view an operand as [outer, n, inner] around the axis; index entries may be negative
-// (counted from the end, as in NumPy), and one outside [-n, n) throws ValueError naming it.
+// take and index_add take a 1-D index (the same positions for every slice: numpy.take,
+// torch.index_add) or an index of the operand's rank (one position per element: take_along_axis,
+// torch.scatter_add). Kernels view an operand as [outer, n, inner] around the axis; index entries
+// may be negative (counted from the end, as in NumPy), and one outside [-n, n) throws ValueError
+// naming it.
 #include <algorithm>
 #include <cstring>
 
@@ -37,26 +40,39 @@ void check_axis(const char* op, const TensorType& x, std::int64_t axis) {
                      "; expected an axis in [0, " + std::to_string(x.rank()) + ")");
   }
 }
-void check_index(const char* op, const TensorType& idx) {
-  if (idx.dtype != DType::I64 || idx.rank() != 1) {
-    throw DTypeError(std::string(op) + ": index operand " + idx.to_string() + "; expected a 1-D i64 tensor");
+/// The shape of take's result / index_add's updates: x's shape with `axis` of the index's length
+/// (a 1-D index) or the index's shape (an index of x's rank, which must match x off the axis).
+Shape indexed_shape(const char* op, const TensorType& x, const TensorType& idx, std::int64_t axis) {
+  if (idx.dtype != DType::I64) {
+    throw DTypeError(std::string(op) + ": index operand " + idx.to_string() + "; expected an i64 tensor");
   }
+  Shape shape = x.shape;
+  if (idx.rank() == 1) {
+    shape[static_cast<std::size_t>(axis)] = idx.shape[0];
+    return shape;
+  }
+  bool fits = idx.rank() == x.rank();
+  for (std::size_t k = 0; fits && k < x.rank(); ++k) {
+    fits = static_cast<std::int64_t>(k) == axis || idx.shape[k] == x.shape[k];
+  }
+  if (!fits) {
+    throw ShapeError(std::string(op) + ": index operand " + idx.to_string() + " for operand " + x.to_string() +
+                     " along axis " + std::to_string(axis) + "; expected a 1-D index or one of rank " +
+                     std::to_string(x.rank()) + " whose other axes match the operand's");
+  }
+  return idx.shape;
 }
 }  // namespace
 
 StdTensorOp take(const TensorType& x, const TensorType& idx, std::int64_t axis) {
   check_axis("take", x, axis);
-  check_index("take", idx);
-  Shape shape = x.shape;
-  shape[static_cast<std::size_t>(axis)] = idx.shape[0];
+  Shape shape = indexed_shape("take", x, idx, axis);
   return detail::make(OpKind::Take, TensorType{x.dtype, std::move(shape)}, OpAttrs(AxisAttrs{axis, false}));
 }
 
 StdTensorOp index_add(const TensorType& base, const TensorType& idx, const TensorType& updates, std::int64_t axis) {
   check_axis("index_add", base, axis);
-  check_index("index_add", idx);
-  Shape expect = base.shape;
-  expect[static_cast<std::size_t>(axis)] = idx.shape[0];
+  Shape expect = indexed_shape("index_add", base, idx, axis);
   if (updates.dtype != base.dtype || updates.shape != expect) {
     throw ShapeError("index_add: base " + base.to_string() + ", index " + idx.to_string() + ", updates " +
                      updates.to_string() + "; expected updates " + TensorType{base.dtype, expect}.to_string());
@@ -113,8 +129,30 @@ std::vector<std::int64_t> positions(const char* op, const Tensor& idx, std::int6
   return p;
 }
 
+/// take with an index of x's rank (take_along_axis): r[o, j, i] = x[o, idx[o, j, i], i].
+Tensor take_along(const StdTensorOp& op, const Tensor& x, const Tensor& idx) {
+  const AxisView v = around(x.shape(), op.attrs.get<AxisAttrs>().axis);
+  const std::vector<std::int64_t> p = positions("take", idx, v.n);
+  const std::int64_t m = idx.numel() == 0 ? 0 : idx.numel() / (v.outer * v.inner);
+  Tensor r = Tensor::uninitialized(op.out);
+  const std::size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  auto* dst = static_cast<std::byte*>(r.raw_data());
+  for (std::int64_t o = 0; o < v.outer; ++o) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      for (std::int64_t i = 0; i < v.inner; ++i) {
+        const std::int64_t q = (o * m + j) * v.inner + i;
+        const std::int64_t from = (o * v.n + p[static_cast<std::size_t>(q)]) * v.inner + i;
+        std::memcpy(dst + static_cast<std::size_t>(q) * es, src + static_cast<std::size_t>(from) * es, es);
+      }
+    }
+  }
+  return r;
+}
+
 Tensor eval_take(const StdTensorOp& op, Operands in) {
   const Tensor& x = *in[0];
+  if (in[1]->shape().size() != 1) return take_along(op, x, *in[1]);
   const AxisView v = around(x.shape(), op.attrs.get<AxisAttrs>().axis);
   const std::vector<std::int64_t> p = positions("take", *in[1], v.n);
   Tensor r = Tensor::uninitialized(op.out);
@@ -140,12 +178,25 @@ Tensor eval_index_add(const StdTensorOp& op, Operands in) {
   const AxisView v = around(base.shape(), op.attrs.get<AxisAttrs>().axis);
   const std::vector<std::int64_t> p = positions("index_add", *in[1], v.n);
   Tensor r = base.clone();
-  const auto m = static_cast<std::int64_t>(p.size());
+  const bool along = in[1]->shape().size() != 1;  // an index of base's rank: one entry per update
+  const auto m = along ? (p.empty() ? 0 : static_cast<std::int64_t>(p.size()) / (v.outer * v.inner))
+                       : static_cast<std::int64_t>(p.size());
   visit_dtype(base.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) {
       T* out = r.data<T>();
       const T* u = updates.data<T>();
+      if (along) {  // r[o, idx[o, j, i], i] += u[o, j, i], in update order
+        for (std::int64_t o = 0; o < v.outer; ++o) {
+          for (std::int64_t j = 0; j < m; ++j) {
+            for (std::int64_t i = 0; i < v.inner; ++i) {
+              const std::int64_t q = (o * m + j) * v.inner + i;
+              out[(o * v.n + p[static_cast<std::size_t>(q)]) * v.inner + i] += u[q];
+            }
+          }
+        }
+        return;
+      }
       // Serial over the index (repeated entries add into one row), vectorizable over the row.
       for (std::int64_t o = 0; o < v.outer; ++o) {
         for (std::int64_t j = 0; j < m; ++j) {

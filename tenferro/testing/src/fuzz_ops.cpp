@@ -90,6 +90,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Pad: return "pad";
     case FuzzOp::Cumsum: return "cumsum";
     case FuzzOp::Reverse: return "reverse";
+    case FuzzOp::Cumprod: return "cumprod";
+    case FuzzOp::Sort: return "sort";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
     case FuzzOp::SumAll: return "sum";
@@ -196,6 +198,8 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Reshape: return reshape(a(0), n.ints);
     case FuzzOp::Cumsum: return cumsum(a(0), n.ints.at(0), n.ints.at(1) != 0);
     case FuzzOp::Reverse: return reverse(a(0), n.ints);
+    case FuzzOp::Cumprod: return cumprod(a(0), n.ints.at(0), n.ints.at(1) != 0);
+    case FuzzOp::Sort: return sort(a(0), n.ints.at(0), n.ints.at(1) != 0);
     case FuzzOp::Slice: {
       const auto [start, limit, stride] = three_lists(n.ints);
       return slice(a(0), start, limit, stride);
@@ -275,7 +279,7 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::ScalarSub) return number(n.scalar) + " - " + a(0);
   if (n.op == FuzzOp::ScalarDiv) return number(n.scalar) + " / " + a(0);
   if (n.op == FuzzOp::FullLike) return name + "(" + a(0) + ", " + number(n.scalar) + ")";
-  if (n.op == FuzzOp::Cumsum) {
+  if (n.op == FuzzOp::Cumsum || n.op == FuzzOp::Cumprod || n.op == FuzzOp::Sort) {
     return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + (n.ints.at(1) ? ", true)" : ")");
   }
   if (n.op == FuzzOp::Reverse) return name + "(" + a(0) + ", " + list(n.ints) + ")";

@@ -47,6 +47,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
+    {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -223,6 +224,10 @@ class Generator {
     std::int64_t left = numel;
     const std::size_t rank = below(5);
     for (std::size_t i = 0; i + 1 < rank; ++i) {
+      if (left == 0) {  // an empty tensor: any axes, with the last one 0
+        s.push_back(static_cast<std::int64_t>(below(3)));
+        continue;
+      }
       std::vector<std::int64_t> divisors;
       for (std::int64_t d = 1; d <= left && d <= 8; ++d) {
         if (left % d == 0) divisors.push_back(d);
@@ -315,7 +320,7 @@ class Generator {
         if (chance(0.2)) p -= static_cast<std::int64_t>(ta.rank());
       }
       n.ints = perm;
-    } else if (op == FuzzOp::Cumsum) {
+    } else if (op == FuzzOp::Cumsum || op == FuzzOp::Cumprod || op == FuzzOp::Sort) {
       if (ta.rank() == 0 || ta.dtype == DType::Bool) return;
       n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank()), chance(0.5) ? 1 : 0};
     } else if (op == FuzzOp::Reverse) {

@@ -75,6 +75,7 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     switch (n.op) {
       case FuzzOp::Abs: case FuzzOp::I0e: case FuzzOp::I1e: out.push_back(sign(arg(0))); break;
       case FuzzOp::Relu: out.push_back(gt(arg(0), full_like(arg(0), 0.0))); break;
+      case FuzzOp::Sort: out.push_back(argsort(arg(0), n.ints.at(0), n.ints.at(1) != 0)); break;  // ties
       case FuzzOp::Maximum:
       case FuzzOp::Minimum: out.push_back(gt(arg(0), arg(1))); break;
       case FuzzOp::Clamp:
@@ -94,7 +95,7 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::Ge: case FuzzOp::AddScalar: case FuzzOp::SubScalar: case FuzzOp::MulScalar:
       case FuzzOp::DivScalar: case FuzzOp::ScalarSub: case FuzzOp::ScalarDiv: case FuzzOp::Where:
       case FuzzOp::FullLike: case FuzzOp::Transpose: case FuzzOp::TransposeAll: case FuzzOp::Reshape:
-      case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum: case FuzzOp::Reverse:
+      case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum: case FuzzOp::Reverse: case FuzzOp::Cumprod:
       case FuzzOp::BroadcastTo: case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod:
       case FuzzOp::MeanAll: case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax:
       case FuzzOp::LogSoftmax: case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:

@@ -174,7 +174,7 @@ class InvalidCalls {
       if (s[i] != 1) axis = i;
     }
     if (!axis) return std::nullopt;
-    s[*axis] += 1;
+    s[*axis] = s[*axis] == 0 ? 2 : s[*axis] + 1;  // 0 + 1 would broadcast
     const Traced other = constant(x, Tensor::ones(s, x.dtype()));
     const Traced pred = constant(x, Tensor(TensorType{DType::Bool, x.shape()}));
     static const char* names[] = {"add", "mul", "div", "pow", "where", "clamp"};

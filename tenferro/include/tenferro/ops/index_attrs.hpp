@@ -1,6 +1,6 @@
 #pragma once
 // Attributes and descriptor factories of the data-movement primitives: slice, pad, take,
-// index_add, cumsum and reverse (tenferro/indexing.hpp says what they compute).
+// index_add, cumsum, reverse and sort (tenferro/indexing.hpp says what they compute).
 #include <cstdint>
 #include <ostream>
 #include <vector>
@@ -37,6 +37,16 @@ struct AxisAttrs {
   void print(std::ostream& os) const;  // axis=k[, reverse]
 };
 
+/// sort: the axis sorted along and the order. Ascending puts NaN last, descending first (NaN
+/// counts as the largest value, as in NumPy and PyTorch); complex values sort by real part,
+/// then imaginary part; equal values keep their order (stable).
+struct SortAttrs {
+  std::int64_t axis = 0;
+  bool descending = false;
+  bool operator==(const SortAttrs&) const = default;
+  std::size_t hash() const { return hash_mix(static_cast<std::size_t>(axis), descending ? 1 : 0); }
+  void print(std::ostream& os) const;  // axis=k[, descending]
+};
 /// reverse: the axes whose order is reversed, ascending.
 struct ReverseAxes {
   std::vector<std::int64_t> axes;
@@ -49,14 +59,19 @@ namespace ops {
 StdTensorOp slice(const TensorType& a, SliceAttrs attrs);
 /// pad(a, value): value is a rank-0 operand of a's dtype.
 StdTensorOp pad(const TensorType& a, const TensorType& value, PadAttrs attrs);
-/// x with axis `axis` replaced by the entries idx[0..m) of a 1-D i64 idx (negative entries count
-/// from the end; out of range: ValueError when the kernel runs).
+/// x gathered along `axis` by an i64 index: a 1-D idx of length m picks the same m positions in
+/// every slice (result: x's shape with that axis m); an idx of x's rank, equal to x's shape off the
+/// axis, picks one position per result element (take_along_axis; result: idx's shape). Negative
+/// entries count from the end; out of range: ValueError when the kernel runs.
 StdTensorOp take(const TensorType& x, const TensorType& idx, std::int64_t axis);
-/// base with updates added at the positions idx along `axis` (repeated indices accumulate);
-/// updates has base's shape with that axis of idx's length.
+/// base with updates added at the positions idx along `axis` (repeated indices accumulate):
+/// take's transpose, so updates has the shape take(base, idx, axis) would have.
 StdTensorOp index_add(const TensorType& base, const TensorType& idx, const TensorType& updates, std::int64_t axis);
 /// Inclusive prefix sums along `axis` (from the end when `reverse`).
 StdTensorOp cumsum(const TensorType& x, std::int64_t axis, bool reverse);
+/// Two results: x sorted along `axis` (SortAttrs) and the i64 permutation, the position along the
+/// axis each sorted value came from (argsort). Any dtype but bool.
+StdTensorOp sort(const TensorType& x, std::int64_t axis, bool descending);
 /// x with the order of `axes` reversed.
 StdTensorOp reverse(const TensorType& x, std::vector<std::int64_t> axes);
 }  // namespace ops

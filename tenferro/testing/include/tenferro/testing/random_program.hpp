@@ -38,8 +38,8 @@ enum class FuzzOp : std::uint8_t {
   Transpose, TransposeAll, Reshape, BroadcastTo, Astype,
   // slicing and padding (ints: start, limit, stride / low, high, interior, one entry per axis each)
   Slice, Pad,
-  // scans and flips (ints: the axis and 0/1 for reverse / the axes)
-  Cumsum, Reverse,
+  // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
+  Cumsum, Reverse, Cumprod, Sort,
   // reductions
   SumAll, Sum, Prod, Max, Min, MeanAll, Mean, Var, Logsumexp, Softmax, LogSoftmax,
   // value-and-index reductions over one axis: the values (max_with_index(x, k).first), the index
