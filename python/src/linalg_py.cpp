@@ -24,6 +24,8 @@ void bind_linalg(py::module_& m) {
     return py::isinstance<Traced>(idx) ? take(x, idx.cast<Traced>(), axis) : take(x, idx.cast<Axes>(), axis);
   }, py::arg("x"), py::arg("indices"), py::arg("axis"));
   m.def("index_add", &index_add, py::arg("base"), py::arg("indices"), py::arg("updates"), py::arg("axis"));
+  m.def("dynamic_slice", &dynamic_slice, py::arg("x"), py::arg("starts"), py::arg("sizes"));
+  m.def("dynamic_update_slice", &dynamic_update_slice, py::arg("x"), py::arg("update"), py::arg("starts"));
   m.def("cumsum", &cumsum, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
   m.def("flip", &reverse, py::arg("x"), py::arg("axes"));
   m.def("tril", &tril, py::arg("x"), py::arg("k") = 0);

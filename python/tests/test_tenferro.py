@@ -355,3 +355,15 @@ def test_sorting_and_scans_match_numpy_and_their_gradients_torch():
     tx = torch.tensor(x, requires_grad=True)
     (tg,) = torch.autograd.grad(theirs(tx), (tx,))
     np.testing.assert_allclose(np.asarray(tf.grad(ours)(x)), tg.numpy(), rtol=1e-11, atol=1e-13)
+
+
+def test_dynamic_slice_clamps_like_stablehlo_and_updates():
+    x = RNG.standard_normal((3, 4))
+    window = tf.jit(lambda x, s: tf.dynamic_slice(x, s, [2, 2]))
+    np.testing.assert_array_equal(np.asarray(window(x, np.array([1, 5], dtype=np.int64))), x[1:3, 2:4])
+    np.testing.assert_array_equal(np.asarray(window(x, np.array([-4, 1], dtype=np.int64))), x[0:2, 1:3])
+    u = np.ones((2, 2))
+    got = np.asarray(tf.jit(lambda x, u, s: tf.dynamic_update_slice(x, u, s))(x, u, np.array([9, 0], dtype=np.int64)))
+    want = x.copy()
+    want[1:3, 0:2] = u
+    np.testing.assert_array_equal(got, want)

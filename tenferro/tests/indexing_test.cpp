@@ -130,3 +130,64 @@ TEST(IndexingOps, SecondDerivativesInRealAndComplex) {
     }, {x, y});
   }
 }
+
+namespace {
+tf::Tensor starts_of(std::vector<std::int64_t> s) {
+  const auto n = static_cast<std::int64_t>(s.size());
+  return tf::Tensor::from(s, {n});
+}
+}  // namespace
+
+TEST(DynamicSlice, WindowsAtRunTimeStartsClampedIntoRange) {
+  // The starts are program inputs: one compiled program serves every start.
+  auto window = [](T x, T s) { return tf::dynamic_slice(x, s, {2, 2}); };
+  tf::Program p = tf::trace(window, k3x4, starts_of({0, 0}));
+  EXPECT_THAT(values(p.run({k3x4, starts_of({1, 2})}).at(0)), ElementsAre(6, 7, 10, 11));
+  EXPECT_THAT(values(p.run({k3x4, starts_of({5, -3})}).at(0)), ElementsAre(4, 5, 8, 9));  // clamped to (1, 0)
+  EXPECT_THAT(values(p.run({k3x4, starts_of({0, 3})}).at(0)), ElementsAre(2, 3, 6, 7));   // clamped to (0, 2)
+  auto update = [](T x, T u, T s) { return tf::dynamic_update_slice(x, u, s); };
+  const tf::Tensor u = tf::Tensor::from(std::vector<double>{-1, -2, -3, -4}, {2, 2});
+  tf::Program q = tf::trace(update, k3x4, u, starts_of({0, 0}));
+  EXPECT_THAT(values(q.run({k3x4, u, starts_of({2, 3})}).at(0)),  // clamped to (1, 2)
+              ElementsAre(0, 1, 2, 3, 4, 5, -1, -2, 8, 9, -3, -4));
+}
+
+// d/dx sum(w * dynamic_slice(x, s)) is w placed in the window; d/dx sum(c * dus(x, u, s)) is c with
+// the window zeroed (overwritten), and d/du is c's window.
+TEST(DynamicSlice, GradientsWriteBackIntoTheWindow) {
+  const tf::Tensor s = starts_of({1, 1});
+  const tf::Tensor w = tf::Tensor::from(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
+  auto gx = tf::grad([&](T x, T st) { return tf::sum(tf::dynamic_slice(x, st, {2, 3}) * tf::constant(x, w)); })(k3x4, s);
+  EXPECT_THAT(values(gx), ElementsAre(0, 0, 0, 0, 0, 1, 2, 3, 0, 4, 5, 6));
+  const tf::Tensor u = tf::Tensor::ones({2, 3});
+  auto f = [](T x, T up, T st) { return tf::sum(tf::dynamic_update_slice(x, up, st) * x); };
+  const std::vector<tf::Tensor> g = {tf::grad(f, 0)(k3x4, u, s), tf::grad(f, 1)(k3x4, u, s)};
+  // d/dx sum(dus(x, u) * x) = dus(x, u) + x with the window zeroed (x there was overwritten):
+  // outside the window 2x, inside u = 1.
+  EXPECT_THAT(values(g[0]), ElementsAre(0, 2, 4, 6, 8, 1, 1, 1, 16, 1, 1, 1));
+  EXPECT_THAT(values(g[1]), ElementsAre(5, 6, 7, 9, 10, 11));
+}
+
+TEST(DynamicSlice, SecondDerivativesAndErrors) {
+  std::mt19937_64 rng(37);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor x = random_matrix(rng, {3, 4}, dt), y = random_matrix(rng, {2, 3}, dt);
+    expect_grads([](const std::vector<T>& v) {
+      const T s = tf::constant(v[0], starts_of({1, 5}));
+      const T sq = v[0] * v[0];
+      return std::vector<T>{tf::dynamic_slice(sq, s, {2, 3}) * v[1], tf::dynamic_update_slice(sq, v[1] * v[1], s)};
+    }, {x, y});
+  }
+  const tf::Tensor s = starts_of({0, 0});
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_slice(x, tf::astype(st, tf::DType::F64), {1, 1}); }, k3x4, s),
+               tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_slice(x, st, {1, 1}); }, k3x4, starts_of({0, 0, 0})),
+               tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_slice(x, st, {4, 1}); }, k3x4, s), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_slice(x, st, {1}); }, k3x4, s), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_update_slice(x, tf::astype(x, tf::DType::F32), st); }, k3x4, s),
+               tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_update_slice(x, tf::reshape(x, {4, 3}), st); }, k3x4, s),
+               tf::ShapeError);
+}

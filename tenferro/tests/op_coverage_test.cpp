@@ -172,6 +172,12 @@ std::map<std::string, Case> cases() {
   }};
   c["cumsum"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::cumsum(a * a, 0, true) * b; }};
   c["reverse"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::reverse(a * a, {0, 1}) * b; }};
+  c["dynamic_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
+    return tf::dynamic_slice(a * a, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, -1}, {2})), {2, 2}) * b;
+  }};
+  c["dynamic_update_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
+    return tf::dynamic_update_slice(a * a, b * b, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{1, 1}, {2}))) * a;
+  }};
   // Random operands: no ties, so the permutation is locally constant (complex: by real part).
   c["sort"] = {{2, 5}, {2, 5}, true, [](T a, T b) {
     auto [values, perm] = tf::sort_with_indices(a * b, 1, true);

@@ -1,9 +1,10 @@
 #pragma once
 // Data movement on traced tensors: slicing, padding, concatenation (StableHLO's slice and pad),
-// take / index_add (index_select / index_add_), cumsum, reverse, and composites of them (tril,
-// triu, diagonal, diag, stack, split, one_hot). Each primitive is linear in its data and its
-// transpose is another of them (slice <-> pad, take <-> index_add, cumsum <-> reversed cumsum,
-// reverse <-> reverse), so derivatives of any order pass through. Attributes:
+// take / index_add (index_select / index_add_), dynamic_slice / dynamic_update_slice, cumsum,
+// reverse, and composites of them (tril, triu, diagonal, diag, stack, split, one_hot). Each
+// primitive is linear in its data and its transpose is another of them (slice <-> pad, take <->
+// index_add, dynamic_slice <-> dynamic_update_slice, cumsum <-> reversed cumsum, reverse <->
+// reverse), so derivatives of any order pass through. Attributes:
 // tenferro/ops/index_attrs.hpp.
 #include <cstdint>
 #include <span>
@@ -38,6 +39,14 @@ Traced take(const Traced& x, std::initializer_list<std::int64_t> idx, std::int64
 /// update element (idx has updates' shape, equal to base's off the axis), as torch.scatter_add:
 /// take_along_axis's transpose.
 Traced index_add(const Traced& base, const Traced& idx, const Traced& updates, std::int64_t axis);
+/// The window of x of the given sizes (one per axis) starting at `starts`, an i64 tensor of one
+/// entry per axis computed in the program (jax.lax.dynamic_slice). Each start is clamped into
+/// [0, dim - size], as StableHLO does, so the window always lies inside x. Its derivative writes
+/// back into the window (dynamic_update_slice of zeros).
+Traced dynamic_slice(const Traced& x, const Traced& starts, std::vector<std::int64_t> sizes);
+/// x with `update` written over the window of update's shape at `starts` (clamped as
+/// dynamic_slice's). The derivative with respect to x is zero inside the window.
+Traced dynamic_update_slice(const Traced& x, const Traced& update, const Traced& starts);
 /// Inclusive prefix sums along `axis` (from the end when `reverse`).
 Traced cumsum(const Traced& x, std::int64_t axis, bool reverse = false);
 /// x with the order of the given axes reversed (numpy.flip).

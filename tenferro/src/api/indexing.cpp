@@ -91,6 +91,14 @@ Traced index_add(const Traced& base, const Traced& idx, const Traced& updates, s
   return apply(ops::index_add(base.type(), idx.type(), updates.type(), k), {base, idx, updates});
 }
 
+Traced dynamic_slice(const Traced& x, const Traced& starts, std::vector<std::int64_t> sizes) {
+  return apply(ops::dynamic_slice(x.type(), starts.type(), std::move(sizes)), {x, starts});
+}
+
+Traced dynamic_update_slice(const Traced& x, const Traced& update, const Traced& starts) {
+  return apply(ops::dynamic_update_slice(x.type(), update.type(), starts.type()), {x, update, starts});
+}
+
 Traced cumsum(const Traced& x, std::int64_t axis, bool reverse) {
   return apply(ops::cumsum(x.type(), normalize_axis("cumsum", axis, x.rank()), reverse), {x});
 }

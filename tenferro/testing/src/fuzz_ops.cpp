@@ -92,6 +92,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Reverse: return "reverse";
     case FuzzOp::Cumprod: return "cumprod";
     case FuzzOp::Sort: return "sort";
+    case FuzzOp::DynamicSlice: return "dynamic_slice";
+    case FuzzOp::DynamicUpdateSlice: return "dynamic_update_slice";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
     case FuzzOp::SumAll: return "sum";
@@ -200,6 +202,17 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Reverse: return reverse(a(0), n.ints);
     case FuzzOp::Cumprod: return cumprod(a(0), n.ints.at(0), n.ints.at(1) != 0);
     case FuzzOp::Sort: return sort(a(0), n.ints.at(0), n.ints.at(1) != 0);
+    case FuzzOp::DynamicSlice: {
+      const auto [starts, sizes, unused] = three_lists(n.ints);
+      return dynamic_slice(a(0), constant(a(0), Tensor::from(starts, {static_cast<std::int64_t>(starts.size())})), sizes);
+    }
+    case FuzzOp::DynamicUpdateSlice: {  // a window of a(0) moved within it
+      const auto [from, sizes, to] = three_lists(n.ints);
+      auto at = [&](const std::vector<std::int64_t>& starts) {
+        return constant(a(0), Tensor::from(starts, {static_cast<std::int64_t>(starts.size())}));
+      };
+      return dynamic_update_slice(a(0), dynamic_slice(a(0), at(from), sizes), at(to));
+    }
     case FuzzOp::Slice: {
       const auto [start, limit, stride] = three_lists(n.ints);
       return slice(a(0), start, limit, stride);
@@ -283,6 +296,15 @@ std::string node_cpp(const FuzzNode& n) {
     return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + (n.ints.at(1) ? ", true)" : ")");
   }
   if (n.op == FuzzOp::Reverse) return name + "(" + a(0) + ", " + list(n.ints) + ")";
+  if (n.op == FuzzOp::DynamicSlice) {
+    const auto [starts, sizes, unused] = three_lists(n.ints);
+    return name + "(" + a(0) + ", <i64 " + list(starts) + ">, " + list(sizes) + ")";
+  }
+  if (n.op == FuzzOp::DynamicUpdateSlice) {
+    const auto [from, sizes, to] = three_lists(n.ints);
+    return name + "(" + a(0) + ", tf::dynamic_slice(" + a(0) + ", <i64 " + list(from) + ">, " + list(sizes) + "), <i64 " +
+           list(to) + ">)";
+  }
   if (n.op == FuzzOp::Slice || n.op == FuzzOp::Pad) {
     const auto [x, y, z] = three_lists(n.ints);
     return name + "(" + a(0) + (n.op == FuzzOp::Pad ? ", " + number(n.scalar) : "") + ", " + list(x) + ", " + list(y) +

@@ -47,7 +47,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
-    {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},
+    {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -323,6 +323,17 @@ class Generator {
     } else if (op == FuzzOp::Cumsum || op == FuzzOp::Cumprod || op == FuzzOp::Sort) {
       if (ta.rank() == 0 || ta.dtype == DType::Bool) return;
       n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank()), chance(0.5) ? 1 : 0};
+    } else if (op == FuzzOp::DynamicSlice || op == FuzzOp::DynamicUpdateSlice) {
+      // Per axis a window size and two starts from -2 to dim + 1: out of range ones get clamped.
+      std::vector<std::int64_t> starts, sizes, to;
+      for (std::int64_t d : ta.shape) {
+        sizes.push_back(static_cast<std::int64_t>(below(static_cast<std::size_t>(d) + 1)));
+        starts.push_back(static_cast<std::int64_t>(below(static_cast<std::size_t>(d) + 4)) - 2);
+        to.push_back(static_cast<std::int64_t>(below(static_cast<std::size_t>(d) + 4)) - 2);
+      }
+      n.ints = starts;
+      n.ints.insert(n.ints.end(), sizes.begin(), sizes.end());
+      n.ints.insert(n.ints.end(), to.begin(), to.end());
     } else if (op == FuzzOp::Reverse) {
       n.ints = random_axes(ta.rank());
     } else if (op == FuzzOp::Slice) {

@@ -46,6 +46,31 @@ RandomProgram without_node(const RandomProgram& p, std::size_t k, int replacemen
   return out;
 }
 
+/// The concrete values of p's values (inputs first) at its inputs; nullopt if p does not run.
+std::optional<std::vector<Tensor>> concrete_values(const RandomProgram& p) {
+  try {
+    const RandomProgram* q = &p;
+    auto values = [q](const auto&... a) { return apply_values(*q, std::vector<Traced>{a...}); };
+    return Program(detail::trace_graph(values, detail::types_of(p.inputs))).run(p.inputs);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+/// p with call k removed and its readers reading a new input holding `value` (the value the call
+/// computed), so what follows sees the same numbers.
+RandomProgram input_for_node(const RandomProgram& p, std::size_t k, const Tensor& value) {
+  const int old_inputs = static_cast<int>(p.inputs.size());
+  RandomProgram shifted = p;
+  shifted.inputs.push_back(value);
+  auto shift = [&](int v) { return v >= old_inputs ? v + 1 : v; };
+  for (auto& n : shifted.nodes) {
+    for (int& a : n.args) a = shift(a);
+  }
+  for (int& o : shifted.outputs) o = shift(o);
+  return without_node(shifted, k, old_inputs);
+}
+
 /// A round number near x: the candidates tried in place of an input element.
 double rounded(double x, int digits) {
   const double scale = std::pow(10.0, digits);
@@ -99,7 +124,16 @@ RandomProgram shrink(const RandomProgram& program, const std::function<bool(cons
       }
     }
     if (progress) continue;
-    // (3) round input values: 0, then one and two decimals
+    // (3) fewer calls, from the last: a new input holding the value the call computed (for a call
+    // whose type no other value has)
+    if (const auto values = concrete_values(best)) {
+      for (std::size_t k = best.nodes.size(); k-- > 0 && !progress;) {
+        const std::size_t v = best.inputs.size() + k;
+        if (v < values->size() && attempt(input_for_node(best, k, (*values)[v]))) progress = true;
+      }
+    }
+    if (progress) continue;
+    // (4) round input values: 0, then one and two decimals
     for (std::size_t i = 0; i < best.inputs.size() && !progress; ++i) {
       for (int digits : {0, 1, 2}) {
         RandomProgram c = best;

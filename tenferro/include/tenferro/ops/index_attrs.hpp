@@ -1,6 +1,6 @@
 #pragma once
 // Attributes and descriptor factories of the data-movement primitives: slice, pad, take,
-// index_add, cumsum, reverse and sort (tenferro/indexing.hpp says what they compute).
+// index_add, cumsum, reverse, sort, dynamic_slice and dynamic_update_slice (tenferro/indexing.hpp says what they compute).
 #include <cstdint>
 #include <ostream>
 #include <vector>
@@ -47,6 +47,13 @@ struct SortAttrs {
   std::size_t hash() const { return hash_mix(static_cast<std::size_t>(axis), descending ? 1 : 0); }
   void print(std::ostream& os) const;  // axis=k[, descending]
 };
+/// dynamic_slice: the size of the window along each axis (its start is an operand).
+struct SliceSizes {
+  std::vector<std::int64_t> sizes;
+  bool operator==(const SliceSizes&) const = default;
+  std::size_t hash() const { return hash_ints(sizes); }
+  void print(std::ostream& os) const;  // sizes=[..]
+};
 /// reverse: the axes whose order is reversed, ascending.
 struct ReverseAxes {
   std::vector<std::int64_t> axes;
@@ -72,6 +79,13 @@ StdTensorOp cumsum(const TensorType& x, std::int64_t axis, bool reverse);
 /// Two results: x sorted along `axis` (SortAttrs) and the i64 permutation, the position along the
 /// axis each sorted value came from (argsort). Any dtype but bool.
 StdTensorOp sort(const TensorType& x, std::int64_t axis, bool descending);
+/// The window of x of the given sizes starting at `starts`, a 1-D i64 operand with one entry per
+/// axis. Each start is clamped into [0, dim - size] when the kernel runs, as StableHLO does, so
+/// the window always lies inside x.
+StdTensorOp dynamic_slice(const TensorType& x, const TensorType& starts, std::vector<std::int64_t> sizes);
+/// x with `update` written over the window of update's shape at `starts` (clamped as
+/// dynamic_slice's).
+StdTensorOp dynamic_update_slice(const TensorType& x, const TensorType& update, const TensorType& starts);
 /// x with the order of `axes` reversed.
 StdTensorOp reverse(const TensorType& x, std::vector<std::int64_t> axes);
 }  // namespace ops

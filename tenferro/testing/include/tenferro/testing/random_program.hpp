@@ -38,6 +38,9 @@ enum class FuzzOp : std::uint8_t {
   Transpose, TransposeAll, Reshape, BroadcastTo, Astype,
   // slicing and padding (ints: start, limit, stride / low, high, interior, one entry per axis each)
   Slice, Pad,
+  // windows at starts given as i64 constants, clamped into range (ints: starts, sizes, and for the
+  // update the starts the window (taken at the first starts) is written back to)
+  DynamicSlice, DynamicUpdateSlice,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions
