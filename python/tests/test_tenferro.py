@@ -367,3 +367,21 @@ def test_dynamic_slice_clamps_like_stablehlo_and_updates():
     want = x.copy()
     want[1:3, 0:2] = u
     np.testing.assert_array_equal(got, want)
+
+
+def test_random_draws_are_pure_functions_of_the_key():
+    draw = tf.jit(lambda k: (tf.random.normal(k, [200000]), tf.random.uniform(k, [4], "f32", -1.0, 1.0)))
+    z1, u1 = draw(tf.random.key(3))
+    z2, u2 = draw(tf.random.key(3))
+    np.testing.assert_array_equal(np.asarray(z1), np.asarray(z2))
+    np.testing.assert_array_equal(np.asarray(u1), np.asarray(u2))
+    z = np.asarray(z1)
+    assert abs(z.mean()) < 5 / np.sqrt(z.size)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
+    assert np.asarray(u1).dtype == np.float32 and np.all(np.abs(np.asarray(u1)) <= 1)
+    k1, k2 = tf.jit(lambda k: tuple(tf.random.split(k)))(tf.random.key(3))
+    assert not np.array_equal(np.asarray(k1), np.asarray(k2))
+    x = np.full(1000, 2.0)
+    y = np.asarray(tf.jit(lambda k, x: tf.dropout(k, x, 0.5))(tf.random.key(1), x))
+    g = np.asarray(tf.grad(lambda x, k: tf.sum(tf.dropout(k, x, 0.5)))(x, tf.random.key(1)))
+    np.testing.assert_array_equal(g, (y != 0) * 2.0)

@@ -172,6 +172,14 @@ std::map<std::string, Case> cases() {
   }};
   c["cumsum"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::cumsum(a * a, 0, true) * b; }};
   c["reverse"] = {{3, 2}, {3, 2}, true, [](T a, T b) { return tf::reverse(a * a, {0, 1}) * b; }};
+  // A draw is a constant of the derivative: the cases check that it passes through unharmed.
+  c["random_bits"] = {{3}, {3}, true, [](T a, T b) {
+    const T bits = tf::random::bits(tf::constant(a, tf::random::key(1)), {3});
+    return tf::astype(bits, a.dtype()) * 1e-9 * a * b;
+  }};
+  c["random_uniform"] = {{3}, {3}, true, [](T a, T b) {
+    return tf::astype(tf::random::normal(tf::constant(a, tf::random::key(2)), {3}), a.dtype()) * a * b;
+  }};
   c["dynamic_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
     return tf::dynamic_slice(a * a, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, -1}, {2})), {2, 2}) * b;
   }};

@@ -119,6 +119,18 @@ TEST(ReduceIndex, SingleSlicesAndScalarResults) {
   expect_matches_scan(uniform({1, 3}, 2), 0, true);
 }
 
+// An empty axis other than the reduced one: empty results (found by the random-program fuzzer: the
+// kernel divided by the empty slices' count).
+TEST(ReduceIndex, EmptyAxesBesideTheReducedOneGiveEmptyResults) {
+  const tf::Tensor x(tf::TensorType{tf::DType::F64, {3, 0}});
+  auto out = tf::trace([](tf::Traced a) {
+    auto [v, i] = tf::max_with_index(a, 0);
+    return std::vector<tf::Traced>{v, i};
+  }, x).run({x});
+  EXPECT_EQ(out.at(0).shape(), (tf::Shape{0}));
+  EXPECT_EQ(out.at(1).shape(), (tf::Shape{0}));
+}
+
 TEST(ReduceIndex, BadOperandsThrowNamingTheOp) {
   auto call = [](tf::TensorType t, std::int64_t axis) { tf::ops::reduce_index(tf::OpKind::ReduceMaxIndex, t, axis); };
   try {

@@ -5,6 +5,7 @@
 #include "tenferro/einsum.hpp"
 #include "tenferro/indexing.hpp"
 #include "tenferro/linalg.hpp"
+#include "tenferro/random.hpp"
 #include "tenferro/semiring.hpp"
 #include "tenferro/sort_scan.hpp"
 #include "tenferro/error.hpp"

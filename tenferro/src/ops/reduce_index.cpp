@@ -50,7 +50,7 @@ void eval_reduce_index(const StdTensorOp& op, Operands in, std::span<Tensor> out
   const auto axis = static_cast<std::size_t>(op.attrs.get<ReduceAxis>().axis);
   const std::int64_t n = a.shape()[axis];
   const std::int64_t inner = row_major_strides(a.shape())[axis];
-  const std::int64_t outer = n == 0 ? 0 : a.numel() / (n * inner);
+  const std::int64_t outer = n * inner == 0 ? 0 : a.numel() / (n * inner);  // an empty axis after `axis`: no slices
   Tensor values(op.out);
   Tensor indices(op.output_type(1));
   std::int64_t* idx = indices.data<std::int64_t>();

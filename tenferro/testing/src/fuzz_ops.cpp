@@ -93,6 +93,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Cumprod: return "cumprod";
     case FuzzOp::Sort: return "sort";
     case FuzzOp::DynamicSlice: return "dynamic_slice";
+    case FuzzOp::Dropout: return "dropout";
     case FuzzOp::DynamicUpdateSlice: return "dynamic_update_slice";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
@@ -202,6 +203,8 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Reverse: return reverse(a(0), n.ints);
     case FuzzOp::Cumprod: return cumprod(a(0), n.ints.at(0), n.ints.at(1) != 0);
     case FuzzOp::Sort: return sort(a(0), n.ints.at(0), n.ints.at(1) != 0);
+    case FuzzOp::Dropout:
+      return dropout(constant(a(0), random::key(static_cast<std::uint64_t>(n.ints.at(0)))), a(0), n.scalar);
     case FuzzOp::DynamicSlice: {
       const auto [starts, sizes, unused] = three_lists(n.ints);
       return dynamic_slice(a(0), constant(a(0), Tensor::from(starts, {static_cast<std::int64_t>(starts.size())})), sizes);
@@ -296,6 +299,10 @@ std::string node_cpp(const FuzzNode& n) {
     return name + "(" + a(0) + ", " + std::to_string(n.ints.at(0)) + (n.ints.at(1) ? ", true)" : ")");
   }
   if (n.op == FuzzOp::Reverse) return name + "(" + a(0) + ", " + list(n.ints) + ")";
+  if (n.op == FuzzOp::Dropout) {
+    return name + "(tf::constant(" + a(0) + ", tf::random::key(" + std::to_string(n.ints.at(0)) + ")), " + a(0) + ", " +
+           number(n.scalar) + ")";
+  }
   if (n.op == FuzzOp::DynamicSlice) {
     const auto [starts, sizes, unused] = three_lists(n.ints);
     return name + "(" + a(0) + ", <i64 " + list(starts) + ">, " + list(sizes) + ")";

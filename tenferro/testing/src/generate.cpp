@@ -48,6 +48,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
+    {FuzzOp::Dropout, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -323,6 +324,10 @@ class Generator {
     } else if (op == FuzzOp::Cumsum || op == FuzzOp::Cumprod || op == FuzzOp::Sort) {
       if (ta.rank() == 0 || ta.dtype == DType::Bool) return;
       n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank()), chance(0.5) ? 1 : 0};
+    } else if (op == FuzzOp::Dropout) {
+      if (!is_inexact(ta.dtype)) return;
+      n.ints = {static_cast<std::int64_t>(below(1000))};
+      n.scalar = chance(0.5) ? 0.5 : 0.1;
     } else if (op == FuzzOp::DynamicSlice || op == FuzzOp::DynamicUpdateSlice) {
       // Per axis a window size and two starts from -2 to dim + 1: out of range ones get clamped.
       std::vector<std::int64_t> starts, sizes, to;

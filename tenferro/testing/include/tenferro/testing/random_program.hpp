@@ -41,6 +41,8 @@ enum class FuzzOp : std::uint8_t {
   // windows at starts given as i64 constants, clamped into range (ints: starts, sizes, and for the
   // update the starts the window (taken at the first starts) is written back to)
   DynamicSlice, DynamicUpdateSlice,
+  // dropout(key(ints[0]), x, scalar): a random mask from a constant key
+  Dropout,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions

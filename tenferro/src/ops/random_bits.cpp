@@ -1,0 +1,154 @@
+// random_bits and random_uniform: counter-based random numbers (Threefry-2x32 with 20 rounds,
+// Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC 2011). Order:
+// the generator, shape rules, kernels, definitions.
+//
+// Purity: the result is a function of the key and the attributes only; no state is kept between
+// calls, so a program run twice, on any number of threads, gives the same bits. Every output word
+// is computed from its own counter, so threads split the counters between them and the result
+// does not depend on the split. The key operand carries no tangent (its dtype is i64), so the ops
+// need no derivative rules: a random draw is a constant of the program's derivative.
+#include <array>
+#include <cmath>
+
+#include "family.hpp"
+#include "tenferro/ops/random_attrs.hpp"
+#include "tenferro/threads.hpp"
+
+namespace tenferro {
+
+void RandomAttrs::print(std::ostream& os) const {
+  os << "shape=" << shape_to_string(shape) << ", dtype=" << dtype_name(dtype) << ", stream=" << stream
+     << ", offset=" << offset;
+}
+
+namespace ops {
+namespace {
+void check_key(const char* op, const TensorType& key, const RandomAttrs& attrs) {
+  if (key.dtype != DType::I64 || key.shape != Shape{2}) {
+    throw DTypeError(std::string(op) + ": key " + key.to_string() + "; expected i64[2] (two 32-bit words)");
+  }
+  for (std::int64_t d : attrs.shape) {
+    if (d < 0) throw ShapeError(std::string(op) + ": shape " + shape_to_string(attrs.shape) + " has a negative dimension");
+  }
+}
+}  // namespace
+
+StdTensorOp random_bits(const TensorType& key, RandomAttrs attrs) {
+  check_key("random_bits", key, attrs);
+  attrs.dtype = DType::I64;
+  TensorType out{DType::I64, attrs.shape};
+  return detail::make(OpKind::RandomBits, std::move(out), OpAttrs(std::move(attrs)));
+}
+
+StdTensorOp random_uniform(const TensorType& key, RandomAttrs attrs) {
+  check_key("random_uniform", key, attrs);
+  if (attrs.dtype != DType::F32 && attrs.dtype != DType::F64) {
+    throw DTypeError(std::string("random_uniform: dtype ") + dtype_name(attrs.dtype) + "; expected f32 or f64");
+  }
+  TensorType out{attrs.dtype, attrs.shape};
+  return detail::make(OpKind::RandomUniform, std::move(out), OpAttrs(std::move(attrs)));
+}
+}  // namespace ops
+
+namespace detail {
+
+namespace {
+
+/// Threefry-2x32, 20 rounds: the two words encrypting counter (c0, c1) under key (k0, k1).
+std::array<std::uint32_t, 2> threefry2x32(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1) {
+  constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const std::uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
+  std::uint32_t x0 = c0 + ks[0], x1 = c1 + ks[1];
+  for (int r = 0; r < 20; ++r) {
+    x0 += x1;
+    const int rot = kRotations[r % 8];
+    x1 = (x1 << rot) | (x1 >> (32 - rot));
+    x1 ^= x0;
+    if (r % 4 == 3) {  // key injection s = 1 .. 5
+      const int s = r / 4 + 1;
+      x0 += ks[s % 3];
+      x1 += ks[(s + 1) % 3] + static_cast<std::uint32_t>(s);
+    }
+  }
+  return {x0, x1};
+}
+
+/// The key's two words; ValueError if an entry is not a 32-bit word.
+std::array<std::uint32_t, 2> key_words(const char* op, const Tensor& key) {
+  std::array<std::uint32_t, 2> k{};
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t v = key.data<std::int64_t>()[i];
+    if (v < 0 || v > 0xFFFFFFFFll) {
+      throw ValueError(std::string(op) + ": key word " + std::to_string(i) + " is " + std::to_string(v) +
+                       "; expected a 32-bit word in [0, 2^32)");
+    }
+    k[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(v);
+  }
+  return k;
+}
+
+/// Calls emit(block, w0, w1) for the counter blocks [0, blocks) of (stream, offset + block), on
+/// the threads for large draws (each block is computed from its counter alone).
+template <class Emit>
+void for_blocks(const std::array<std::uint32_t, 2>& k, const RandomAttrs& a, std::int64_t blocks, Emit emit) {
+  const int threads = blocks > (1 << 16) ? num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const auto w = threefry2x32(k[0], k[1], a.stream, a.offset + static_cast<std::uint32_t>(b));
+    emit(b, w[0], w[1]);
+  }
+}
+
+Tensor eval_random_bits(const StdTensorOp& op, Operands in) {
+  const auto& a = op.attrs.get<RandomAttrs>();
+  Tensor r = Tensor::uninitialized(op.out);
+  std::int64_t* out = r.data<std::int64_t>();
+  const std::int64_t n = r.numel();
+  for_blocks(key_words("random_bits", *in[0]), a, (n + 1) / 2, [&](std::int64_t b, std::uint32_t w0, std::uint32_t w1) {
+    out[2 * b] = w0;
+    if (2 * b + 1 < n) out[2 * b + 1] = w1;
+  });
+  return r;
+}
+
+Tensor eval_random_uniform(const StdTensorOp& op, Operands in) {
+  const auto& a = op.attrs.get<RandomAttrs>();
+  Tensor r = Tensor::uninitialized(op.out);
+  const std::int64_t n = r.numel();
+  const auto k = key_words("random_uniform", *in[0]);
+  if (op.out.dtype == DType::F64) {  // one block per value: (w0 >> 5) 2^26 + (w1 >> 6), times 2^-53
+    double* out = r.data<double>();
+    for_blocks(k, a, n, [&](std::int64_t b, std::uint32_t w0, std::uint32_t w1) {
+      out[b] = (static_cast<double>(w0 >> 5) * 67108864.0 + static_cast<double>(w1 >> 6)) * 0x1p-53;
+    });
+  } else {  // two values per block: the top 24 bits of a word, times 2^-24
+    float* out = r.data<float>();
+    for_blocks(k, a, (n + 1) / 2, [&](std::int64_t b, std::uint32_t w0, std::uint32_t w1) {
+      out[2 * b] = static_cast<float>(w0 >> 8) * 0x1p-24f;
+      if (2 * b + 1 < n) out[2 * b + 1] = static_cast<float>(w1 >> 8) * 0x1p-24f;
+    });
+  }
+  return r;
+}
+
+}  // namespace
+
+const OpDef& def_RandomBits() {
+  static const OpDef d{.name = "random_bits", .kind = OpKind::RandomBits, .operands = {kNoGrad},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::random_bits(t[0], a.get<RandomAttrs>()).out;
+                       }),
+                       .kernel = single_result(eval_random_bits)};
+  return d;
+}
+const OpDef& def_RandomUniform() {
+  static const OpDef d{.name = "random_uniform", .kind = OpKind::RandomUniform, .operands = {kNoGrad},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::random_uniform(t[0], a.get<RandomAttrs>()).out;
+                       }),
+                       .kernel = single_result(eval_random_uniform)};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro
