@@ -39,6 +39,7 @@ void run_linalg(const Options& options);
 void run_trg(const Options& options);
 /// take of 10^6 rows of a 10^6 x 16 table, its gradient (scatter-add), cumsum of 10^7 (f64).
 void run_indexing(const Options& options);
+void run_conv(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "linalg")) bench::run_linalg(options);
   if (bench::wants(options, "trg")) bench::run_trg(options);
   if (bench::wants(options, "indexing")) bench::run_indexing(options);
+  if (bench::wants(options, "conv")) bench::run_conv(options);
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   return 0;
 }

@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg", "indexing")
+            "linalg", "trg", "indexing", "conv")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -261,6 +261,26 @@ def run_indexing(args):
 
     report("cumsum_fwd", "1e7", "f64", measure(scan, args.budget))
     del x, w, xg, y
+
+
+def run_conv(args):
+    gen = torch.Generator().manual_seed(9)
+    x = torch.randn(32, 16, 32, 32, generator=gen)
+    w = torch.randn(32, 16, 3, 3, generator=gen)
+    c = torch.randn(32, 32, 32, 32, generator=gen)
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+
+    def forward():
+        with torch.no_grad():
+            torch.nn.functional.conv2d(x, w, padding=1)
+
+    def gradient():
+        loss = (torch.nn.functional.conv2d(xg, wg, padding=1) * c).sum()
+        return torch.autograd.grad(loss, (xg, wg))
+
+    size = "32x16x32x32_k3x3x32"
+    report("conv_fwd", size, "f32", measure(forward, args.budget))
+    report("conv_grad", size, "f32", measure(gradient, args.budget))
 
 
 def run_linalg(args):

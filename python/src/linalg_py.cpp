@@ -1,8 +1,8 @@
-// tenferro.linalg (tenferro/linalg.hpp) and the data movement of tenferro/indexing.hpp (slice,
-// pad, concatenate, take, index_add, cumsum, flip, tril, triu, diagonal, diag, stack, split,
-// one_hot), and of tenferro/sort_scan.hpp (sort, argsort, top_k, take_along_axis, cumprod, cummax,
-// cummin, logcumsumexp) on Traced values. Decompositions and sorts with indices return tuples, as
-// numpy.linalg and torch do.
+// tenferro.linalg (tenferro/linalg.hpp); the data movement of tenferro/indexing.hpp (slice, pad,
+// concatenate, take, index_add, cumsum, flip, tril, triu, diagonal, diag, stack, split, one_hot);
+// tenferro/sort_scan.hpp (sort, argsort, top_k, take_along_axis, cumprod, cummax, cummin,
+// logcumsumexp); and tenferro/conv.hpp (conv, avg_pool, max_pool), on Traced values.
+// Decompositions and sorts with indices return tuples, as numpy.linalg and torch do.
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -46,6 +46,24 @@ void bind_linalg(py::module_& m) {
   m.def("cummax", &cummax, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
   m.def("cummin", &cummin, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
   m.def("logcumsumexp", &logcumsumexp, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
+
+  // conv and the pools (tenferro/conv.hpp): each size is an int (every spatial axis) or a list.
+  auto sizes = [](const py::object& v) {
+    if (v.is_none()) return Axes{};
+    if (py::isinstance<py::int_>(v)) return Axes{v.cast<std::int64_t>()};
+    return v.cast<Axes>();
+  };
+  m.def("conv", [sizes](const Traced& x, const Traced& w, const py::object& stride, const py::object& padding,
+                        const py::object& dilation, const py::object& lhs_dilation, std::int64_t groups) {
+    return conv(x, w, ConvOptions{sizes(stride), sizes(padding), sizes(dilation), sizes(lhs_dilation), groups});
+  }, py::arg("x"), py::arg("w"), py::arg("stride") = py::none(), py::arg("padding") = py::none(),
+     py::arg("dilation") = py::none(), py::arg("lhs_dilation") = py::none(), py::arg("groups") = 1);
+  m.def("avg_pool", [sizes](const Traced& x, const py::object& window, const py::object& stride, const py::object& padding) {
+    return avg_pool(x, sizes(window), sizes(stride), sizes(padding));
+  }, py::arg("x"), py::arg("window"), py::arg("stride") = py::none(), py::arg("padding") = py::none());
+  m.def("max_pool", [sizes](const Traced& x, const py::object& window, const py::object& stride, const py::object& padding) {
+    return max_pool(x, sizes(window), sizes(stride), sizes(padding));
+  }, py::arg("x"), py::arg("window"), py::arg("stride") = py::none(), py::arg("padding") = py::none());
 
   py::module_ l = m.def_submodule("linalg", "Decompositions and solvers with derivatives (tenferro/linalg.hpp)");
   l.def("svd", [](const Traced& a, bool full_matrices, double broadening) {

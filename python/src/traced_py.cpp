@@ -31,6 +31,21 @@ Traced operand(const Traced& like, const py::handle& x) {
   return constant(like, to_tensor(x));
 }
 
+/// One item of x[...]: an int, a slice, Ellipsis, None (new axis), a Traced or an array of
+/// integer indices (a constant of the trace).
+IndexItem index_item(const Traced& x, const py::handle& k) {
+  if (py::isinstance<py::int_>(k)) return IndexItem(k.cast<std::int64_t>());
+  if (py::isinstance<py::slice>(k)) {
+    auto bound = [](const py::object& b) { return b.is_none() ? RangeBound(none) : RangeBound(b.cast<std::int64_t>()); };
+    const py::object step = k.attr("step");
+    return IndexItem(Range{bound(k.attr("start")), bound(k.attr("stop")), step.is_none() ? 1 : step.cast<std::int64_t>()});
+  }
+  if (k.is(py::ellipsis())) return IndexItem(ellipsis);
+  if (k.is_none()) return IndexItem(newaxis);
+  if (py::isinstance<Traced>(k)) return IndexItem(k.cast<Traced>());
+  return IndexItem(constant(x, to_tensor(k)));
+}
+
 }  // namespace
 
 std::vector<Traced> traced_results(const py::handle& r) {
@@ -65,6 +80,15 @@ void bind_traced(py::module_& m) {
       .def_property_readonly("dtype", [](const Traced& t) { return std::string(dtype_name(t.dtype())); })
       .def_property_readonly("ndim", [](const Traced& t) { return t.rank(); })
       .def("__repr__", [](const Traced& t) { return "Traced(" + t.type().to_string() + ")"; })
+      .def("__getitem__", [](const Traced& x, const py::object& key) {
+        std::vector<IndexItem> items;
+        if (py::isinstance<py::tuple>(key)) {
+          for (const auto& k : key) items.push_back(index_item(x, k));
+        } else {
+          items.push_back(index_item(x, key));
+        }
+        return index(x, IndexExpr(std::move(items)));
+      }, "NumPy-style indexing: ints, slices with steps, ..., None and one integer index array.")
       .def("__add__", [](const Traced& a, const py::object& b) { return add(a, operand(a, b)); })
       .def("__radd__", [](const Traced& a, const py::object& b) { return add(operand(a, b), a); })
       .def("__sub__", [](const Traced& a, const py::object& b) { return sub(a, operand(a, b)); })

@@ -385,3 +385,38 @@ def test_random_draws_are_pure_functions_of_the_key():
     y = np.asarray(tf.jit(lambda k, x: tf.dropout(k, x, 0.5))(tf.random.key(1), x))
     g = np.asarray(tf.grad(lambda x, k: tf.sum(tf.dropout(k, x, 0.5)))(x, tf.random.key(1)))
     np.testing.assert_array_equal(g, (y != 0) * 2.0)
+
+
+def test_getitem_follows_numpy_indexing():
+    x = np.arange(60.0).reshape(3, 4, 5)
+    got = tf.jit(lambda x: (x[1], x[-1, ::-1], x[0:3:2, ..., 3], x[None, 0, 1:3], x[:, [3, 0]], x[::-2, 1, ::3],
+                            x[..., None], x[-10:10, 5:]))(x)
+    want = (x[1], x[-1, ::-1], x[0:3:2, ..., 3], x[None, 0, 1:3], x[:, [3, 0]], x[::-2, 1, ::3], x[..., None],
+            x[-10:10, 5:])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    g = np.asarray(tf.grad(lambda x: tf.sum(tf.sin(x[1:, ::-1, [0, 0, 2]])))(x))
+    want = np.zeros_like(x)
+    np.add.at(want, (slice(1, None), slice(None), [0, 0, 2]), np.cos(x[1:, :, [0, 0, 2]]))
+    np.testing.assert_allclose(g, want, rtol=1e-15)
+
+
+def test_conv_and_pools_match_torch_with_gradients():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 4, 7, 6))
+    w = RNG.standard_normal((6, 2, 3, 2))
+
+    def ours(x, w):
+        y = tf.conv(x, w, stride=[2, 1], padding=1, dilation=[1, 2], groups=2)
+        return tf.sum(tf.sin(y)) + tf.sum(tf.max_pool(y, 2) * tf.avg_pool(y, 2))
+
+    def theirs(x, w):
+        y = torch.nn.functional.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+        return torch.sin(y).sum() + (torch.nn.functional.max_pool2d(y, 2) * torch.nn.functional.avg_pool2d(y, 2)).sum()
+
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tl = theirs(tx, tw)
+    gx, gw = torch.autograd.grad(tl, (tx, tw))
+    assert np.asarray(tf.jit(ours)(x, w)).item() == pytest.approx(tl.item(), rel=1e-12)
+    np.testing.assert_allclose(np.asarray(tf.grad(ours, argnums=0)(x, w)), gx.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tf.grad(ours, argnums=1)(x, w)), gw.numpy(), rtol=1e-10, atol=1e-12)

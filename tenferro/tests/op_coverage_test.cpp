@@ -180,6 +180,10 @@ std::map<std::string, Case> cases() {
   c["random_uniform"] = {{3}, {3}, true, [](T a, T b) {
     return tf::astype(tf::random::normal(tf::constant(a, tf::random::key(2)), {3}), a.dtype()) * a * b;
   }};
+  c["conv"] = {{1, 2, 5}, {3, 2, 2}, true, [](T a, T b) {
+    const T y = tf::conv(a * a, b, {.stride = {2}, .padding = {1}, .dilation = {2}});
+    return y * y;
+  }};
   c["dynamic_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
     return tf::dynamic_slice(a * a, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, -1}, {2})), {2, 2}) * b;
   }};

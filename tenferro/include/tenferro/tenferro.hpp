@@ -1,8 +1,10 @@
 #pragma once
 // tenferro: tensors, the StdTensorOp primitive set and the traced API.
 #include "tenferro/buffer_pool.hpp"
+#include "tenferro/conv.hpp"
 #include "tenferro/custom_op.hpp"
 #include "tenferro/einsum.hpp"
+#include "tenferro/index_expr.hpp"
 #include "tenferro/indexing.hpp"
 #include "tenferro/linalg.hpp"
 #include "tenferro/random.hpp"

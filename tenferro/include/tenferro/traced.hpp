@@ -17,6 +17,8 @@
 
 namespace tenferro {
 
+class IndexExpr;  // tenferro/index_expr.hpp
+
 /// The graph under construction by one trace.
 struct TraceState {
   computegraph::GraphBuilder<StdTensorOp> builder;
@@ -34,6 +36,9 @@ class Traced {
   computegraph::LocalValueId id() const { return id_; }
   const std::shared_ptr<TraceState>& trace() const { return trace_; }
   const TensorValueKey& key() const { return trace_->builder.key(id_); }
+  /// NumPy-style indexing: x[{1, tf::range(0, 4, 2), tf::ellipsis, tf::newaxis}]
+  /// (tenferro/index_expr.hpp).
+  Traced operator[](const IndexExpr& expr) const;
 
  private:
   std::shared_ptr<TraceState> trace_;

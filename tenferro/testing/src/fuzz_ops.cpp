@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "check_math.hpp"
 #include "fuzz_internal.hpp"
 
 namespace tenferro::testing {
@@ -94,6 +95,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Sort: return "sort";
     case FuzzOp::DynamicSlice: return "dynamic_slice";
     case FuzzOp::Dropout: return "dropout";
+    case FuzzOp::Conv: return "conv";
     case FuzzOp::DynamicUpdateSlice: return "dynamic_update_slice";
     case FuzzOp::BroadcastTo: return "broadcast_to";
     case FuzzOp::Astype: return "astype";
@@ -205,6 +207,16 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Sort: return sort(a(0), n.ints.at(0), n.ints.at(1) != 0);
     case FuzzOp::Dropout:
       return dropout(constant(a(0), random::key(static_cast<std::uint64_t>(n.ints.at(0)))), a(0), n.scalar);
+    case FuzzOp::Conv: {
+      // The kernel: 2 output features, the input's, a window of 2 per spatial axis, entries
+      // cycling through -1, 0.5, 1.5, 2 (a fixed pattern: the program stays reproducible).
+      Shape w = {2, a(0).shape()[1]};
+      for (std::size_t d = 2; d < a(0).rank(); ++d) w.push_back(2);
+      Tensor kernel(TensorType{a(0).dtype(), w});
+      const double pattern[] = {-1.0, 0.5, 1.5, 2.0};
+      for (std::int64_t i = 0; i < kernel.numel(); ++i) set_element(kernel, i, pattern[i % 4]);
+      return conv(a(0), constant(a(0), kernel), {.stride = {n.ints.at(0)}, .padding = {n.ints.at(1)}, .dilation = {n.ints.at(2)}});
+    }
     case FuzzOp::DynamicSlice: {
       const auto [starts, sizes, unused] = three_lists(n.ints);
       return dynamic_slice(a(0), constant(a(0), Tensor::from(starts, {static_cast<std::int64_t>(starts.size())})), sizes);
@@ -302,6 +314,10 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::Dropout) {
     return name + "(tf::constant(" + a(0) + ", tf::random::key(" + std::to_string(n.ints.at(0)) + ")), " + a(0) + ", " +
            number(n.scalar) + ")";
+  }
+  if (n.op == FuzzOp::Conv) {
+    return name + "(" + a(0) + ", <kernel [2, C, 2..] of -1, 0.5, 1.5, 2>, {.stride = {" + std::to_string(n.ints.at(0)) +
+           "}, .padding = {" + std::to_string(n.ints.at(1)) + "}, .dilation = {" + std::to_string(n.ints.at(2)) + "}})";
   }
   if (n.op == FuzzOp::DynamicSlice) {
     const auto [starts, sizes, unused] = three_lists(n.ints);

@@ -48,7 +48,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
-    {FuzzOp::Dropout, 1},
+    {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -324,6 +324,14 @@ class Generator {
     } else if (op == FuzzOp::Cumsum || op == FuzzOp::Cumprod || op == FuzzOp::Sort) {
       if (ta.rank() == 0 || ta.dtype == DType::Bool) return;
       n.ints = {static_cast<std::int64_t>(below(2 * ta.rank())) - static_cast<std::int64_t>(ta.rank()), chance(0.5) ? 1 : 0};
+    } else if (op == FuzzOp::Conv) {
+      // [N, C, spatial..] with every spatial axis long enough for a dilated window of 2.
+      if (!is_inexact(ta.dtype) || ta.rank() < 3 || ta.shape[1] == 0) return;
+      const std::int64_t dilation = chance(0.3) ? 2 : 1, padding = static_cast<std::int64_t>(below(2));
+      for (std::size_t d = 2; d < ta.rank(); ++d) {
+        if (ta.shape[d] + 2 * padding < dilation + 1) return;
+      }
+      n.ints = {chance(0.3) ? 2 : 1, padding, dilation};
     } else if (op == FuzzOp::Dropout) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(1000))};

@@ -43,6 +43,8 @@ enum class FuzzOp : std::uint8_t {
   DynamicSlice, DynamicUpdateSlice,
   // dropout(key(ints[0]), x, scalar): a random mask from a constant key
   Dropout,
+  // conv(x, w) with a constant kernel w [2, C, 2..] (ints: stride, padding, dilation)
+  Conv,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions

@@ -1,0 +1,173 @@
+// Convolution and pooling (tenferro/conv.hpp): conv against a direct loop over the definition
+// (1-D, 2-D, 3-D; strides, padding, input and kernel dilation, groups; f32, f64, c64, c128),
+// derivatives to order 2 (check_grads: finite differences and the adjoint identity, both modes)
+// for each feature in f64 and c128, the pools against loops and max_pool's tie rule, and errors.
+#include <gmock/gmock.h>
+
+#include <limits>
+
+#include "linalg_test_util.hpp"
+#include "tenferro/conv.hpp"
+#include "tenferro/ops/conv_attrs.hpp"
+
+namespace tf = tenferro;
+using namespace tenferro::test;
+
+namespace {
+
+/// out[n, o, y] = sum_{c in group(o), k} x~[n, c, y s + k rd] w[o, c, k] with x~ the input dilated
+/// and padded: written from the definition, one output element at a time.
+std::vector<tf::c128> direct_conv(const tf::Tensor& x, const tf::Tensor& w, const tf::ConvAttrs& a, const tf::Shape& out) {
+  const std::size_t s = x.shape().size() - 2;
+  const std::int64_t c = x.shape()[1], o = w.shape()[0], cg = w.shape()[1], og = o / a.groups;
+  std::vector<tf::c128> r(static_cast<std::size_t>(tf::numel(out)));
+  auto x_at = [&](std::int64_t n, std::int64_t ch, const std::vector<std::int64_t>& pos) -> tf::c128 {
+    std::int64_t flat = n * c + ch;
+    for (std::size_t d = 0; d < s; ++d) {
+      const std::int64_t p = pos[d] - a.pad_lo[d];
+      if (p < 0 || p % a.lhs_dilation[d] != 0 || p / a.lhs_dilation[d] >= x.shape()[d + 2]) return 0.0;
+      flat = flat * x.shape()[d + 2] + p / a.lhs_dilation[d];
+    }
+    return at(x, flat);
+  };
+  std::int64_t window = 1;
+  for (std::size_t d = 0; d < s; ++d) window *= w.shape()[d + 2];
+  for (std::int64_t e = 0; e < static_cast<std::int64_t>(r.size()); ++e) {
+    std::vector<std::int64_t> idx(out.size());
+    std::int64_t rest = e;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      idx[d] = rest % out[d];
+      rest /= out[d];
+    }
+    const std::int64_t n = idx[0], oc = idx[1], grp = oc / og;
+    tf::c128 sum = 0;
+    for (std::int64_t ci = 0; ci < cg; ++ci) {
+      for (std::int64_t kk = 0; kk < window; ++kk) {
+        std::vector<std::int64_t> k(s), pos(s);
+        std::int64_t kr = kk;
+        for (std::size_t d = s; d-- > 0;) {
+          k[d] = kr % w.shape()[d + 2];
+          kr /= w.shape()[d + 2];
+        }
+        std::int64_t wflat = oc * cg + ci;
+        for (std::size_t d = 0; d < s; ++d) {
+          pos[d] = idx[d + 2] * a.strides[d] + k[d] * a.rhs_dilation[d];
+          wflat = wflat * w.shape()[d + 2] + k[d];
+        }
+        sum += x_at(n, grp * cg + ci, pos) * at(w, wflat);
+      }
+    }
+    r[static_cast<std::size_t>(e)] = sum;
+  }
+  return r;
+}
+
+struct Config {
+  const char* name;
+  tf::Shape x, w;
+  tf::ConvAttrs attrs;
+};
+
+std::vector<Config> configs() {
+  return {
+      {"1-D plain", {2, 3, 7}, {4, 3, 3}, {{1}, {0}, {0}, {1}, {1}, 1}},
+      {"1-D stride 2, padding 1/2, kernel dilation 2", {2, 2, 9}, {3, 2, 3}, {{2}, {1}, {2}, {1}, {2}, 1}},
+      {"1-D input dilation 2 (transposed conv), negative padding", {1, 2, 5}, {2, 2, 2}, {{1}, {-1}, {1}, {2}, {1}, 1}},
+      {"2-D groups 2, stride (2, 1)", {2, 4, 5, 6}, {6, 2, 3, 2}, {{2, 1}, {1, 0}, {1, 1}, {1, 1}, {1, 2}, 2}},
+      {"2-D depthwise", {1, 3, 4, 4}, {3, 1, 2, 2}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 3}},
+      {"3-D", {1, 2, 4, 3, 5}, {2, 2, 2, 2, 3}, {{1, 2, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 2}, {1, 1, 1}, 1}},
+  };
+}
+
+tf::Tensor conv_of(const tf::Tensor& x, const tf::Tensor& w, const tf::ConvAttrs& a) {
+  return run([&](const std::vector<T>& v) { return std::vector<T>{tf::apply(tf::ops::conv(v[0].type(), v[1].type(), a), {v[0], v[1]})}; },
+             {x, w}).at(0);
+}
+
+}  // namespace
+
+TEST(Conv, MatchesTheDefinitionInEveryDtype) {
+  std::mt19937_64 rng(51);
+  for (const Config& cfg : configs()) {
+    for (tf::DType dt : {tf::DType::F64, tf::DType::C128, tf::DType::F32, tf::DType::C64}) {
+      SCOPED_TRACE(std::string(cfg.name) + " " + tf::dtype_name(dt));
+      const tf::Tensor x = random_matrix(rng, cfg.x, dt), w = random_matrix(rng, cfg.w, dt);
+      const tf::Tensor r = conv_of(x, w, cfg.attrs);
+      const std::vector<tf::c128> want = direct_conv(x, w, cfg.attrs, r.shape());
+      ASSERT_EQ(static_cast<std::size_t>(r.numel()), want.size());
+      const bool single = dt == tf::DType::F32 || dt == tf::DType::C64;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_NEAR(std::abs(at(r, static_cast<std::int64_t>(i)) - want[i]), 0.0, single ? 1e-5 : 1e-13) << i;
+      }
+    }
+  }
+}
+
+// The JVP and both transposes are convolutions with derived windows: every configuration to order
+// 2 (forward over forward, reverse over forward, ...), one operand at a time (bilinear: eps = 1).
+TEST(Conv, SecondDerivativesInRealAndComplex) {
+  std::mt19937_64 rng(53);
+  for (const Config& cfg : configs()) {
+    for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {
+      SCOPED_TRACE(std::string(cfg.name) + " " + tf::dtype_name(dt));
+      const tf::Tensor x = random_matrix(rng, cfg.x, dt), w = random_matrix(rng, cfg.w, dt);
+      const tf::ConvAttrs a = cfg.attrs;
+      expect_grads([a](const std::vector<T>& v) {
+        const T y = tf::apply(tf::ops::conv(v[0].type(), v[1].type(), a), {v[0] * v[0], v[1]});
+        return std::vector<T>{y * y};
+      }, {x, w});
+    }
+  }
+}
+
+TEST(Conv, PublicOptionsAndPools) {
+  // conv with torch's options: stride, symmetric padding, dilation, groups.
+  std::mt19937_64 rng(57);
+  const tf::Tensor x = random_matrix(rng, {2, 4, 6, 5}, tf::DType::F64), w = random_matrix(rng, {2, 2, 3, 3}, tf::DType::F64);
+  auto r = run([](const std::vector<T>& v) {
+    return std::vector<T>{tf::conv(v[0], v[1], {.stride = {2}, .padding = {1, 2}, .dilation = {1, 2}, .groups = 2})};
+  }, {x, w}).at(0);
+  const tf::ConvAttrs a{{2, 2}, {1, 2}, {1, 2}, {1, 1}, {1, 2}, 2};
+  EXPECT_EQ(r.shape(), (tf::Shape{2, 2, 3, 3}));
+  const auto want = direct_conv(x, w, a, r.shape());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(at(r, static_cast<std::int64_t>(i)).real(), want[i].real(), 1e-13);
+
+  // Pools against loops: a [1, 1, 4, 5] ramp, window 2, stride 2, padding (0, 1).
+  std::vector<double> v(20);
+  for (int i = 0; i < 20; ++i) v[static_cast<std::size_t>(i)] = i;
+  const tf::Tensor ramp = tf::Tensor::from(v, {1, 1, 4, 5});
+  auto pools = run([](const std::vector<T>& t) {
+    return std::vector<T>{tf::max_pool(t[0], {2}, {}, {0, 1}), tf::avg_pool(t[0], {2}, {}, {0, 1})};
+  }, {ramp});
+  EXPECT_EQ(pools[0].shape(), (tf::Shape{1, 1, 2, 3}));
+  // Padded columns: -1 | 0 1 2 3 4 | 5: windows of columns {-1, 0}, {1, 2}, {3, 4}.
+  EXPECT_THAT(std::vector<double>(pools[0].data<double>(), pools[0].data<double>() + 6),
+              ::testing::ElementsAre(5, 7, 9, 15, 17, 19));
+  EXPECT_THAT(std::vector<double>(pools[1].data<double>(), pools[1].data<double>() + 6),
+              ::testing::ElementsAre((0 + 5) / 4.0, (1 + 2 + 6 + 7) / 4.0, (3 + 4 + 8 + 9) / 4.0, (10 + 15) / 4.0,
+                                     (11 + 12 + 16 + 17) / 4.0, (13 + 14 + 18 + 19) / 4.0));
+  // max_pool's derivative goes to the window's maximum; two equal maxima share it.
+  const tf::Tensor tie = tf::Tensor::from(std::vector<double>{1, 3, 3, 2}, {1, 1, 4});
+  const tf::Tensor g = tf::grad([](T t) { return tf::sum(tf::max_pool(t, {4})); })(tie);
+  EXPECT_THAT(std::vector<double>(g.data<double>(), g.data<double>() + 4), ::testing::ElementsAre(0, 0.5, 0.5, 0));
+  expect_grads([](const std::vector<T>& t) {
+    return std::vector<T>{tf::max_pool(t[0] * t[0], {2, 3}, {1, 2}, {1, 1}), tf::avg_pool(t[0] * t[0], {3}, {2}, {1})};
+  }, {random_matrix(rng, {2, 2, 5, 6}, tf::DType::F64)});
+}
+
+TEST(Conv, BadInputGivesTypedErrors) {
+  const tf::Tensor x = tf::Tensor::zeros({1, 4, 5, 5}), w = tf::Tensor::zeros({2, 4, 3, 3});
+  auto trace = [&](std::function<T(T, T)> f) { return tf::trace([&](T a, T b) { return f(a, b); }, x, w); };
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(tf::astype(a, tf::DType::I64), b); }), tf::DTypeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, tf::astype(b, tf::DType::F32)); }), tf::DTypeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(tf::reshape(a, {4, 25}), b); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, b, {.groups = 3}); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, b, {.groups = 2}); }), tf::ShapeError);  // w's C / G
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, b, {.stride = {0}}); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, b, {.dilation = {1, 2, 3}}); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T b) { return tf::conv(a, b, {.padding = {-1}}); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T) { return tf::max_pool(a, {0}); }), tf::ValueError);
+  EXPECT_THROW(trace([](T a, T) { return tf::max_pool(a, {6}); }), tf::ShapeError);
+  EXPECT_THROW(trace([](T a, T) { return tf::max_pool(tf::astype(a, tf::DType::C128), {2}); }), tf::DTypeError);
+  EXPECT_THROW(trace([](T a, T) { return tf::avg_pool(a, {2}, {}, {2}); }), tf::ValueError);
+}
