@@ -84,22 +84,64 @@ StdTensorOp conv(const TensorType& lhs, const TensorType& rhs, ConvAttrs a) {
 namespace detail {
 namespace {
 
-/// C = A B for row-major A [m, k] and B [k, n] (leading dimensions k and n), one thread.
+/// C = A B for row-major A [m, k] and B [k, n], or B^T for a B stored [n, k] (`b_transposed`).
 template <class T>
-void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k) {
+void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed) {
   const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+  const CBLAS_TRANSPOSE tb = b_transposed ? CblasTrans : CblasNoTrans;
+  const blasint ldb = b_transposed ? K : N;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0f, a, K, b, ldb, 0.0f, c, N);
   } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, a, K, b, N, 0.0, c, N);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0, a, K, b, ldb, 0.0, c, N);
   } else {
     const T one(1), zero(0);
     if constexpr (std::is_same_v<T, c64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, a, K, b, N, &zero, c, N);
+      cblas_cgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, K, b, ldb, &zero, c, N);
     } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, a, K, b, N, &zero, c, N);
+      cblas_zgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, K, b, ldb, &zero, c, N);
     }
   }
+}
+
+/// One line of the unrolled matrix along the last spatial axis: entries [lo, hi) read consecutive
+/// input elements from `first`, the rest are zero; `gather` marks a line whose valid entries are
+/// not one consecutive run (strides, dilations), which reads the source table entry by entry.
+struct Run {
+  std::int64_t lo = 0, hi = 0, first = 0;
+  bool gather = false;
+};
+
+/// The run of the `count` source entries table[0], table[step], ...
+Run run_of(const std::int64_t* table, std::int64_t count, std::int64_t step) {
+  Run r;
+  std::int64_t lo = -1, hi = -1;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (table[i * step] < 0) continue;
+    if (lo < 0) lo = i;
+    hi = i + 1;
+  }
+  if (lo < 0) return r;
+  r.lo = lo;
+  r.hi = hi;
+  r.first = table[lo * step];
+  for (std::int64_t i = lo; i < hi; ++i) r.gather = r.gather || table[i * step] != r.first + (i - lo);
+  return r;
+}
+
+/// Writes one line of `count` entries: the run's input elements, zeros elsewhere.
+template <class T>
+void write_line(T* dst, std::int64_t count, const T* base, const Run& run, const std::int64_t* table, std::int64_t step) {
+  if (run.gather) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t src = table[i * step];
+      dst[i] = src < 0 ? T(0) : base[src];
+    }
+    return;
+  }
+  std::fill(dst, dst + run.lo, T(0));
+  std::copy(base + run.first, base + run.first + (run.hi - run.lo), dst + run.lo);
+  std::fill(dst + run.hi, dst + count, T(0));
 }
 
 /// The geometry of one conv: per spatial axis, for each window offset k and output position y,
@@ -110,6 +152,9 @@ struct Geometry {
   std::vector<std::int64_t> in_strides;              // element strides of one input channel
   std::vector<std::vector<std::int64_t>> source;     // [axis][k * out[axis] + y]
   std::int64_t window_size = 1, out_size = 1, in_size = 1;
+  /// The last axis's runs: by window offset (a line over output positions) and by output position
+  /// (a line over window offsets).
+  std::vector<Run> by_offset, by_output;
 };
 
 Geometry geometry(const Shape& lhs, const Shape& rhs, const Shape& out, const ConvAttrs& a) {
@@ -134,26 +179,61 @@ Geometry geometry(const Shape& lhs, const Shape& rhs, const Shape& out, const Co
     }
     g.source.push_back(std::move(src));
   }
+  if (g.s > 0) {
+    const std::vector<std::int64_t>& last = g.source.back();
+    const std::int64_t kn = g.window.back(), yn = g.out.back();
+    for (std::int64_t k = 0; k < kn; ++k) g.by_offset.push_back(run_of(last.data() + k * yn, yn, 1));
+    for (std::int64_t y = 0; y < yn; ++y) g.by_output.push_back(run_of(last.data() + y, kn, yn));
+  }
   return g;
 }
 
-/// Writes the output positions of window offset `k` (a multi-index) of one input channel into
-/// `row` (out_size entries), axis by axis.
+/// Unrolled by window offset: writes the output positions of window offset `k` (a multi-index)
+/// of one input channel into `row` (out_size entries), axis by axis.
 template <class T>
-void unroll_row(const Geometry& g, const std::vector<std::int64_t>& k, const T* channel, T* row, std::size_t d,
-                std::int64_t block) {
+void unroll_offset(const Geometry& g, const std::vector<std::int64_t>& k, const T* channel, T* row, std::size_t d,
+                   std::int64_t block) {
   const std::int64_t* src = g.source[d].data() + k[d] * g.out[d];
-  const std::int64_t inner = block / g.out[d];
   if (d + 1 == g.s) {
-    for (std::int64_t y = 0; y < g.out[d]; ++y) row[y] = src[y] < 0 ? T(0) : channel[src[y]];
+    write_line(row, g.out[d], channel, g.by_offset[static_cast<std::size_t>(k[d])], src, 1);
     return;
   }
+  const std::int64_t inner = block / g.out[d];
   for (std::int64_t y = 0; y < g.out[d]; ++y) {
     if (src[y] < 0) {
       std::fill(row + y * inner, row + (y + 1) * inner, T(0));
     } else {
-      unroll_row(g, k, channel + src[y] * g.in_strides[d], row + y * inner, d + 1, inner);
+      unroll_offset(g, k, channel + src[y] * g.in_strides[d], row + y * inner, d + 1, inner);
     }
+  }
+}
+
+/// Unrolled by output position: writes the window of output position `y` (a multi-index) of one
+/// input channel into `row` (window_size entries), axis by axis.
+template <class T>
+void unroll_output(const Geometry& g, const std::vector<std::int64_t>& y, const T* channel, T* row, std::size_t d,
+                   std::int64_t block) {
+  const std::int64_t* src = g.source[d].data() + y[d];  // entry k at src[k * out[d]]
+  if (d + 1 == g.s) {
+    write_line(row, g.window[d], channel, g.by_output[static_cast<std::size_t>(y[d])], src, g.out[d]);
+    return;
+  }
+  const std::int64_t inner = block / g.window[d];
+  for (std::int64_t k = 0; k < g.window[d]; ++k) {
+    const std::int64_t from = src[k * g.out[d]];
+    if (from < 0) {
+      std::fill(row + k * inner, row + (k + 1) * inner, T(0));
+    } else {
+      unroll_output(g, y, channel + from * g.in_strides[d], row + k * inner, d + 1, inner);
+    }
+  }
+}
+
+/// Steps the multi-index `i` over `shape`, last axis fastest.
+void advance(std::vector<std::int64_t>& i, const Shape& shape) {
+  for (std::size_t d = i.size(); d-- > 0;) {
+    if (++i[d] < shape[d]) return;
+    i[d] = 0;
   }
 }
 
@@ -178,26 +258,38 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
       const T* ws = w.data<T>();
       const double flops = 2.0 * static_cast<double>(n_batch * o * rows * g.out_size);
       const int threads = n_batch > 1 && flops > 4e6 ? std::min<int>(num_threads(), static_cast<int>(n_batch)) : 1;
+      // The unrolled matrix's layout: lines along the last axis's output positions (for each
+      // channel and window offset), or, when the window is longer than the output along it (the
+      // kernel gradient's convolutions), lines along the window (for each output position), so
+      // the copies are long consecutive runs either way.
+      const bool by_output = g.s > 0 && g.window.back() > g.out.back();
 #pragma omp parallel num_threads(threads)
       {
         std::vector<T> cols(static_cast<std::size_t>(rows * g.out_size));
-        std::vector<std::int64_t> k(g.s, 0);
+        std::vector<std::int64_t> i(g.s, 0);
 #pragma omp for schedule(static)
         for (std::int64_t b = 0; b < n_batch; ++b) {
           for (std::int64_t grp = 0; grp < a.groups; ++grp) {
-            // cols[(ci * window_size + kk), y] = the input at window offset kk of output y.
-            for (std::int64_t ci = 0; ci < cg; ++ci) {
-              const T* channel = xs + (b * c + grp * cg + ci) * g.in_size;
-              std::fill(k.begin(), k.end(), 0);
-              for (std::int64_t kk = 0; kk < g.window_size; ++kk) {
-                unroll_row(g, k, channel, cols.data() + (ci * g.window_size + kk) * g.out_size, 0, g.out_size);
-                for (std::size_t d = g.s; d-- > 0;) {  // next window offset, last axis fastest
-                  if (++k[d] < g.window[d]) break;
-                  k[d] = 0;
+            const T* first_channel = xs + (b * c + grp * cg) * g.in_size;
+            if (by_output) {  // cols[y, ci * window_size + kk]
+              std::fill(i.begin(), i.end(), 0);
+              for (std::int64_t y = 0; y < g.out_size; ++y, advance(i, g.out)) {
+                for (std::int64_t ci = 0; ci < cg; ++ci) {
+                  unroll_output(g, i, first_channel + ci * g.in_size, cols.data() + y * rows + ci * g.window_size, 0,
+                                g.window_size);
+                }
+              }
+            } else {  // cols[ci * window_size + kk, y]
+              for (std::int64_t ci = 0; ci < cg; ++ci) {
+                std::fill(i.begin(), i.end(), 0);
+                for (std::int64_t kk = 0; kk < g.window_size; ++kk, advance(i, g.window)) {
+                  unroll_offset(g, i, first_channel + ci * g.in_size, cols.data() + (ci * g.window_size + kk) * g.out_size,
+                                0, g.out_size);
                 }
               }
             }
-            gemm<T>(ws + grp * og * rows, cols.data(), out + (b * o + grp * og) * g.out_size, og, g.out_size, rows);
+            gemm<T>(ws + grp * og * rows, cols.data(), out + (b * o + grp * og) * g.out_size, og, g.out_size, rows,
+                    by_output);
           }
         }
       }
