@@ -17,12 +17,11 @@
 //   forward kernel dilation becoming the strides and the forward strides the kernel dilation,
 //   padding lo, hi' = y~ - x~ + k~ - 1 - lo; the groups' results are placed along the output
 //   features by pad and summed.
-#include <cblas.h>
-
 #include <algorithm>
 #include <complex>
 #include <numeric>
 
+#include "blas_gemm.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
@@ -83,26 +82,6 @@ StdTensorOp conv(const TensorType& lhs, const TensorType& rhs, ConvAttrs a) {
 
 namespace detail {
 namespace {
-
-/// C = A B for row-major A [m, k] and B [k, n], or B^T for a B stored [n, k] (`b_transposed`).
-template <class T>
-void gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed) {
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-  const CBLAS_TRANSPOSE tb = b_transposed ? CblasTrans : CblasNoTrans;
-  const blasint ldb = b_transposed ? K : N;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0f, a, K, b, ldb, 0.0f, c, N);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0, a, K, b, ldb, 0.0, c, N);
-  } else {
-    const T one(1), zero(0);
-    if constexpr (std::is_same_v<T, c64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, K, b, ldb, &zero, c, N);
-    } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, K, b, ldb, &zero, c, N);
-    }
-  }
-}
 
 /// One line of the unrolled matrix along the last spatial axis: entries [lo, hi) read consecutive
 /// input elements from `first`, the rest are zero; `gather` marks a line whose valid entries are
@@ -288,7 +267,7 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
                 }
               }
             }
-            gemm<T>(ws + grp * og * rows, cols.data(), out + (b * o + grp * og) * g.out_size, og, g.out_size, rows,
+            gemm_rows<T>(ws + grp * og * rows, cols.data(), out + (b * o + grp * og) * g.out_size, og, g.out_size, rows,
                     by_output);
           }
         }

@@ -12,11 +12,11 @@
 //                  B = [[A, E], [0, A]] and dB = [[dA, dE], [0, dA]], so every order reduces to
 //                  expm_frechet of a larger block matrix.
 //   transpose in E: <C, L(A, E)> = <L(A^H, C), E>.
-#include <cblas.h>
 
 #include <cmath>
 #include <vector>
 
+#include "blas_gemm.hpp"
 #include "family.hpp"
 #include "lapack.hpp"
 #include "linalg_rules.hpp"
@@ -41,23 +41,6 @@ StdTensorOp expm_frechet(const TensorType& a, const TensorType& e) {
 namespace detail {
 namespace {
 
-template <class T>
-void gemm(const T* a, const T* b, T* c, std::int64_t n) {
-  const auto N = static_cast<blasint>(n);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0, a, N, b, N, 0.0, c, N);
-  } else {
-    const T one(1), zero(0);
-    if constexpr (std::is_same_v<T, c64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, &one, a, N, b, N, &zero, c, N);
-    } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, &one, a, N, b, N, &zero, c, N);
-    }
-  }
-}
-
 /// exp(a) for one n x n matrix into `out`; false if the Pade denominator is singular.
 template <class T>
 bool expm_one(const T* a, std::int64_t n, T* out) {
@@ -79,20 +62,20 @@ bool expm_one(const T* a, std::int64_t n, T* out) {
   const R scale = static_cast<R>(std::ldexp(1.0, -s));
   std::vector<T> a1(nn), a2(nn), a4(nn), a6(nn), t(nn), u(nn), v(nn);
   for (std::size_t i = 0; i < nn; ++i) a1[i] = a[i] * scale;
-  gemm(a1.data(), a1.data(), a2.data(), n);
-  gemm(a2.data(), a2.data(), a4.data(), n);
-  gemm(a4.data(), a2.data(), a6.data(), n);
+  gemm_rows(a1.data(), a1.data(), a2.data(), n, n, n);
+  gemm_rows(a2.data(), a2.data(), a4.data(), n, n, n);
+  gemm_rows(a4.data(), a2.data(), a6.data(), n, n, n);
   auto c = [&](int k) { return static_cast<R>(b[k]); };
   // U = A1 [A6 (b13 A6 + b11 A4 + b9 A2) + b7 A6 + b5 A4 + b3 A2 + b1 I]
   for (std::size_t i = 0; i < nn; ++i) t[i] = c(13) * a6[i] + c(11) * a4[i] + c(9) * a2[i];
-  gemm(a6.data(), t.data(), u.data(), n);
+  gemm_rows(a6.data(), t.data(), u.data(), n, n, n);
   for (std::size_t i = 0; i < nn; ++i) u[i] += c(7) * a6[i] + c(5) * a4[i] + c(3) * a2[i];
   for (std::int64_t i = 0; i < n; ++i) u[static_cast<std::size_t>(i * n + i)] += c(1);
-  gemm(a1.data(), u.data(), t.data(), n);
+  gemm_rows(a1.data(), u.data(), t.data(), n, n, n);
   std::swap(u, t);
   // V = A6 (b12 A6 + b10 A4 + b8 A2) + b6 A6 + b4 A4 + b2 A2 + b0 I
   for (std::size_t i = 0; i < nn; ++i) t[i] = c(12) * a6[i] + c(10) * a4[i] + c(8) * a2[i];
-  gemm(a6.data(), t.data(), v.data(), n);
+  gemm_rows(a6.data(), t.data(), v.data(), n, n, n);
   for (std::size_t i = 0; i < nn; ++i) v[i] += c(6) * a6[i] + c(4) * a4[i] + c(2) * a2[i];
   for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i * n + i)] += c(0);
   // (V - U) R = V + U.
@@ -103,7 +86,7 @@ bool expm_one(const T* a, std::int64_t n, T* out) {
   }
   if (lapack::solve<T>(t.data(), a1.data(), n, n, false, out) != 0) return false;
   for (int k = 0; k < s; ++k) {
-    gemm(out, out, t.data(), n);
+    gemm_rows(out, out, t.data(), n, n, n);
     std::copy(t.begin(), t.end(), out);
   }
   return true;
