@@ -1,5 +1,5 @@
 // tenferro.linalg (tenferro/linalg.hpp); the data movement of tenferro/indexing.hpp (slice, pad,
-// concatenate, take, index_add, cumsum, flip, tril, triu, diagonal, diag, stack, split, one_hot);
+// concatenate, take, index_add, gather, scatter_add, scatter, cumsum, flip, tril, triu, diagonal, diag, stack, split, one_hot);
 // tenferro/sort_scan.hpp (sort, argsort, top_k, take_along_axis, cumprod, cummax, cummin,
 // logcumsumexp); and tenferro/conv.hpp (conv, avg_pool, max_pool), on Traced values.
 // Decompositions and sorts with indices return tuples, as numpy.linalg and torch do.
@@ -26,6 +26,22 @@ void bind_linalg(py::module_& m) {
   m.def("index_add", &index_add, py::arg("base"), py::arg("indices"), py::arg("updates"), py::arg("axis"));
   m.def("dynamic_slice", &dynamic_slice, py::arg("x"), py::arg("starts"), py::arg("sizes"));
   m.def("dynamic_update_slice", &dynamic_update_slice, py::arg("x"), py::arg("update"), py::arg("starts"));
+  // StableHLO's gather and scatter, the dimension numbers as keywords (jax.lax.GatherDimensionNumbers).
+  m.def("gather", [](const Traced& x, const Traced& indices, const Axes& offset_dims, const Axes& collapsed_slice_dims,
+                     const Axes& start_index_map, std::int64_t index_vector_dim, const Axes& slice_sizes) {
+    return gather(x, indices, GatherDims{offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes});
+  }, py::arg("x"), py::arg("indices"), py::kw_only(), py::arg("offset_dims"), py::arg("collapsed_slice_dims"),
+     py::arg("start_index_map"), py::arg("index_vector_dim"), py::arg("slice_sizes"));
+  auto scatter_binding = [&m](const char* name, Traced (*f)(const Traced&, const Traced&, const Traced&, ScatterDims)) {
+    m.def(name, [f](const Traced& x, const Traced& indices, const Traced& updates, const Axes& update_window_dims,
+                    const Axes& inserted_window_dims, const Axes& scatter_dims_to_operand_dims, std::int64_t index_vector_dim) {
+      return f(x, indices, updates,
+               ScatterDims{update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim});
+    }, py::arg("x"), py::arg("indices"), py::arg("updates"), py::kw_only(), py::arg("update_window_dims"),
+       py::arg("inserted_window_dims"), py::arg("scatter_dims_to_operand_dims"), py::arg("index_vector_dim"));
+  };
+  scatter_binding("scatter_add", &scatter_add);
+  scatter_binding("scatter", &scatter);
   m.def("cumsum", &cumsum, py::arg("x"), py::arg("axis"), py::arg("reverse") = false);
   m.def("flip", &reverse, py::arg("x"), py::arg("axes"));
   m.def("tril", &tril, py::arg("x"), py::arg("k") = 0);

@@ -369,6 +369,28 @@ def test_dynamic_slice_clamps_like_stablehlo_and_updates():
     np.testing.assert_array_equal(got, want)
 
 
+def test_gather_and_scatter_with_stablehlo_dimension_numbers():
+    x = RNG.standard_normal((5, 3))
+    rows = np.array([[4], [0], [4], [2]], dtype=np.int64)
+    g = dict(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 3])
+    s = dict(update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1)
+    np.testing.assert_array_equal(np.asarray(tf.jit(lambda x, i: tf.gather(x, i, **g))(x, rows)), x[[4, 0, 4, 2]])
+    u = RNG.standard_normal((4, 3))
+    added, replaced = tf.jit(lambda x, i, u: (tf.scatter_add(x, i, u, **s), tf.scatter(x, i, u, **s)))(x, rows, u)
+    want = x.copy()
+    np.add.at(want, [4, 0, 4, 2], u)
+    np.testing.assert_allclose(np.asarray(added), want, rtol=1e-15)
+    want = x.copy()
+    want[[4, 0, 2]] = u[[2, 1, 3]]  # row 4 is written twice: the later update wins
+    np.testing.assert_array_equal(np.asarray(replaced), want)
+    # d/du sum(w * scatter(x, i, u)): w's row where the update won, zero for the overwritten one.
+    w = RNG.standard_normal((5, 3))
+    gu = np.asarray(tf.grad(lambda u, x, i, w: tf.sum(tf.scatter(x, i, u, **s) * w), argnums=0)(u, x, rows, w))
+    np.testing.assert_array_equal(gu, np.stack([np.zeros(3), w[0], w[4], w[2]]))
+    with pytest.raises(tf.ShapeError, match="slice_sizes"):
+        tf.jit(lambda x, i: tf.gather(x, i, **dict(g, slice_sizes=[1, 4])))(x, rows)
+
+
 def test_random_draws_are_pure_functions_of_the_key():
     draw = tf.jit(lambda k: (tf.random.normal(k, [200000]), tf.random.uniform(k, [4], "f32", -1.0, 1.0)))
     z1, u1 = draw(tf.random.key(3))

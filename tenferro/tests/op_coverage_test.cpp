@@ -190,6 +190,16 @@ std::map<std::string, Case> cases() {
   c["dynamic_update_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
     return tf::dynamic_update_slice(a * a, b * b, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{1, 1}, {2}))) * a;
   }};
+  // Rows 2, 0, 2 (a repeat) and 9 (clamped to 2), gathered and scattered back.
+  c["gather"] = {{3, 2}, {4, 2}, true, [](T a, T b) {
+    const T idx = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, 0, 2, 9}, {4, 1}));
+    return tf::gather(a * a, idx, {{1}, {0}, {0}, 1, {1, 2}}) * b;
+  }};
+  c["scatter"] = {{3, 2}, {4, 2}, true, [](T a, T b) {
+    const T idx = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, 0, 2, 9}, {4, 1}));
+    const tf::ScatterDims dims{{1}, {0}, {0}, 1};
+    return (tf::scatter_add(a * a, idx, b * b, dims) + tf::scatter(a * a, idx, b * b * b, dims)) * a;
+  }};
   // Random operands: no ties, so the permutation is locally constant (complex: by real part).
   c["sort"] = {{2, 5}, {2, 5}, true, [](T a, T b) {
     auto [values, perm] = tf::sort_with_indices(a * b, 1, true);

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {
@@ -47,6 +48,25 @@ Traced dynamic_slice(const Traced& x, const Traced& starts, std::vector<std::int
 /// x with `update` written over the window of update's shape at `starts` (clamped as
 /// dynamic_slice's). The derivative with respect to x is zero inside the window.
 Traced dynamic_update_slice(const Traced& x, const Traced& update, const Traced& starts);
+/// StableHLO's gather (jax.lax.gather with mode "clip"): for every batch position of `indices` (i64),
+/// the window of x of shape dims.slice_sizes that starts at the position's index vector; starts are
+/// clamped so the window lies inside x. tenferro/ops/gather_attrs.hpp explains the dimension
+/// numbers. Rows of a matrix by a list of row numbers idx[k, 1]:
+///   gather(x, idx, {.offset_dims = {1}, .collapsed_slice_dims = {0}, .start_index_map = {0},
+///                   .index_vector_dim = 1, .slice_sizes = {1, x.shape()[1]}})
+/// Its derivative scatter-adds back (repeated windows accumulate).
+Traced gather(const Traced& x, const Traced& indices, GatherDims dims);
+/// StableHLO's scatter with addition: x plus every window of `updates` placed at its batch
+/// position's index vector (clamped as gather's); overlapping windows accumulate. With the same
+/// dimension numbers it is gather's transpose. dims.mode is ignored.
+Traced scatter_add(const Traced& x, const Traced& indices, const Traced& updates, ScatterDims dims);
+/// StableHLO's scatter that replaces: x with every window of `updates` written at its batch
+/// position's index vector (clamped as gather's). Where windows overlap, the one latest in
+/// row-major order of indices' batch positions wins, on every run and thread count. Derivative:
+/// linear in x and updates jointly; x's cotangent is zero where it was overwritten, and an update
+/// element's cotangent is the result's cotangent at its position if it won there, zero if a later
+/// one overwrote it. dims.mode is ignored.
+Traced scatter(const Traced& x, const Traced& indices, const Traced& updates, ScatterDims dims);
 /// Inclusive prefix sums along `axis` (from the end when `reverse`).
 Traced cumsum(const Traced& x, std::int64_t axis, bool reverse = false);
 /// x with the order of the given axes reversed (numpy.flip).

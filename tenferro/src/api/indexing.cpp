@@ -91,6 +91,20 @@ Traced index_add(const Traced& base, const Traced& idx, const Traced& updates, s
   return apply(ops::index_add(base.type(), idx.type(), updates.type(), k), {base, idx, updates});
 }
 
+Traced gather(const Traced& x, const Traced& indices, GatherDims dims) {
+  return apply(ops::gather(x.type(), indices.type(), std::move(dims)), {x, indices});
+}
+
+Traced scatter_add(const Traced& x, const Traced& indices, const Traced& updates, ScatterDims dims) {
+  dims.mode = ScatterMode::Add;
+  return apply(ops::scatter(x.type(), indices.type(), updates.type(), std::move(dims)), {x, indices, updates});
+}
+
+Traced scatter(const Traced& x, const Traced& indices, const Traced& updates, ScatterDims dims) {
+  dims.mode = ScatterMode::Replace;
+  return apply(ops::scatter(x.type(), indices.type(), updates.type(), std::move(dims)), {x, indices, updates});
+}
+
 Traced dynamic_slice(const Traced& x, const Traced& starts, std::vector<std::int64_t> sizes) {
   return apply(ops::dynamic_slice(x.type(), starts.type(), std::move(sizes)), {x, starts});
 }

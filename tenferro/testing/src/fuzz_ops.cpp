@@ -10,6 +10,27 @@
 
 namespace tenferro::testing {
 
+namespace {
+/// Slices of x along `axis` at `positions` as gather/scatter operands: i64 indices [m, 1] and the
+/// dimension numbers that take (and write back) one slice per index, result [m, x's other axes].
+struct AxisPick {
+  Traced indices;
+  GatherDims gather;
+  ScatterDims scatter;
+};
+AxisPick axis_pick(const Traced& x, std::int64_t axis, std::vector<std::int64_t> positions) {
+  const auto m = static_cast<std::int64_t>(positions.size());
+  AxisPick p{constant(x, Tensor::from(positions, {m, 1})), {}, {}};
+  std::vector<std::int64_t> window;
+  for (std::int64_t k = 1; k < static_cast<std::int64_t>(x.rank()); ++k) window.push_back(k);
+  Shape sizes = x.shape();
+  sizes[static_cast<std::size_t>(axis)] = 1;
+  p.gather = GatherDims{window, {axis}, {axis}, 1, sizes};
+  p.scatter = ScatterDims{window, {axis}, {axis}, 1};
+  return p;
+}
+}  // namespace
+
 const char* fuzz_op_name(FuzzOp op) {
   switch (op) {
     case FuzzOp::Neg: return "neg";
@@ -95,6 +116,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Sort: return "sort";
     case FuzzOp::DynamicSlice: return "dynamic_slice";
     case FuzzOp::Dropout: return "dropout";
+    case FuzzOp::Gather: return "gather";
+    case FuzzOp::Scatter: return "scatter";
     case FuzzOp::Conv: return "conv";
     case FuzzOp::DynamicUpdateSlice: return "dynamic_update_slice";
     case FuzzOp::BroadcastTo: return "broadcast_to";
@@ -217,6 +240,16 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
       for (std::int64_t i = 0; i < kernel.numel(); ++i) set_element(kernel, i, pattern[i % 4]);
       return conv(a(0), constant(a(0), kernel), {.stride = {n.ints.at(0)}, .padding = {n.ints.at(1)}, .dilation = {n.ints.at(2)}});
     }
+    case FuzzOp::Gather: {
+      const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 1, n.ints.end()});
+      return gather(a(0), p.indices, p.gather);
+    }
+    case FuzzOp::Scatter: {
+      const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 2, n.ints.end()});
+      const Traced rows = gather(a(0), p.indices, p.gather);
+      return n.ints.at(1) != 0 ? scatter(a(0), p.indices, rows * rows, p.scatter)
+                               : scatter_add(a(0), p.indices, rows * rows, p.scatter);
+    }
     case FuzzOp::DynamicSlice: {
       const auto [starts, sizes, unused] = three_lists(n.ints);
       return dynamic_slice(a(0), constant(a(0), Tensor::from(starts, {static_cast<std::int64_t>(starts.size())})), sizes);
@@ -318,6 +351,14 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::Conv) {
     return name + "(" + a(0) + ", <kernel [2, C, 2..] of -1, 0.5, 1.5, 2>, {.stride = {" + std::to_string(n.ints.at(0)) +
            "}, .padding = {" + std::to_string(n.ints.at(1)) + "}, .dilation = {" + std::to_string(n.ints.at(2)) + "}})";
+  }
+  if (n.op == FuzzOp::Gather || n.op == FuzzOp::Scatter) {
+    const std::size_t first = n.op == FuzzOp::Gather ? 1 : 2;
+    const std::string pick = "<slices along axis " + std::to_string(n.ints.at(0)) + " at " +
+                             list({n.ints.begin() + static_cast<std::ptrdiff_t>(first), n.ints.end()}) + ">";
+    if (n.op == FuzzOp::Gather) return name + "(" + a(0) + ", " + pick + ")";
+    return std::string(n.ints.at(1) ? "tf::scatter(" : "tf::scatter_add(") + a(0) + ", " + pick + ", tf::gather(" + a(0) +
+           ", " + pick + ") squared)";
   }
   if (n.op == FuzzOp::DynamicSlice) {
     const auto [starts, sizes, unused] = three_lists(n.ints);

@@ -48,7 +48,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
-    {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},
+    {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},       {FuzzOp::Gather, 1},     {FuzzOp::Scatter, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -336,6 +336,17 @@ class Generator {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(1000))};
       n.scalar = chance(0.5) ? 0.5 : 0.1;
+    } else if (op == FuzzOp::Gather || op == FuzzOp::Scatter) {
+      // An axis of length >= 1, then 1 to 4 positions from -2 to dim + 1 (repeats likely).
+      if (ta.rank() == 0 || (op == FuzzOp::Scatter && !is_inexact(ta.dtype))) return;
+      const auto axis = static_cast<std::int64_t>(below(ta.rank()));
+      const std::int64_t dim = ta.shape[static_cast<std::size_t>(axis)];
+      if (dim == 0) return;
+      n.ints = {axis};
+      if (op == FuzzOp::Scatter) n.ints.push_back(chance(0.5) ? 1 : 0);
+      for (std::size_t k = 1 + below(4); k-- > 0;) {
+        n.ints.push_back(static_cast<std::int64_t>(below(static_cast<std::size_t>(dim) + 4)) - 2);
+      }
     } else if (op == FuzzOp::DynamicSlice || op == FuzzOp::DynamicUpdateSlice) {
       // Per axis a window size and two starts from -2 to dim + 1: out of range ones get clamped.
       std::vector<std::int64_t> starts, sizes, to;

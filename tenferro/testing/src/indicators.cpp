@@ -96,7 +96,8 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::DivScalar: case FuzzOp::ScalarSub: case FuzzOp::ScalarDiv: case FuzzOp::Where:
       case FuzzOp::FullLike: case FuzzOp::Transpose: case FuzzOp::TransposeAll: case FuzzOp::Reshape:
       case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum: case FuzzOp::Reverse: case FuzzOp::Cumprod:
-      case FuzzOp::DynamicSlice: case FuzzOp::DynamicUpdateSlice: case FuzzOp::Dropout:
+      case FuzzOp::DynamicSlice: case FuzzOp::DynamicUpdateSlice: case FuzzOp::Dropout: case FuzzOp::Gather:
+      case FuzzOp::Scatter:
       case FuzzOp::Conv:
       case FuzzOp::BroadcastTo: case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod:
       case FuzzOp::MeanAll: case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax:

@@ -105,7 +105,23 @@ RandomProgram shrink(const RandomProgram& program, const std::function<bool(cons
         break;
       }
     }
-    // (2) fewer calls, from the last: read an operand or an earlier value of the same type
+    if (progress) continue;
+    // (2) a loss term reads an operand of the call that computed it (the loss takes a value of
+    // any type, so the call then drops out even where no value of its type could stand in)
+    for (std::size_t o = 0; o < best.outputs.size() && !progress; ++o) {
+      const int v = best.outputs[o] - static_cast<int>(best.inputs.size());
+      if (v < 0) continue;
+      for (int r : best.nodes[static_cast<std::size_t>(v)].args) {
+        RandomProgram c = best;
+        c.outputs[o] = r;
+        if (attempt(c)) {
+          progress = true;
+          break;
+        }
+      }
+    }
+    if (progress) continue;
+    // (3) fewer calls, from the last: read an operand or an earlier value of the same type
     const auto types = value_types(best);
     if (!types) break;
     for (std::size_t k = best.nodes.size(); k-- > 0 && !progress;) {
@@ -124,7 +140,7 @@ RandomProgram shrink(const RandomProgram& program, const std::function<bool(cons
       }
     }
     if (progress) continue;
-    // (3) fewer calls, from the last: a new input holding the value the call computed (for a call
+    // (4) fewer calls, from the last: a new input holding the value the call computed (for a call
     // whose type no other value has)
     if (const auto values = concrete_values(best)) {
       for (std::size_t k = best.nodes.size(); k-- > 0 && !progress;) {
@@ -133,7 +149,7 @@ RandomProgram shrink(const RandomProgram& program, const std::function<bool(cons
       }
     }
     if (progress) continue;
-    // (4) round input values: 0, then one and two decimals
+    // (5) round input values: 0, then one and two decimals
     for (std::size_t i = 0; i < best.inputs.size() && !progress; ++i) {
       for (int digits : {0, 1, 2}) {
         RandomProgram c = best;

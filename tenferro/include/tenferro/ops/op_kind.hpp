@@ -28,7 +28,7 @@ namespace tenferro {
   X(EmbedDiag)                                                                             \
   /* slice_pad.cpp */ X(Slice) X(Pad)                                                      \
   /* index_ops.cpp */ X(Take) X(IndexAdd) X(Cumsum) X(Reverse) /* sort.cpp */ X(Sort)       \
-  /* dynamic_slice.cpp */ X(DynamicSlice) X(DynamicUpdateSlice)                           \
+  /* dynamic_slice.cpp */ X(DynamicSlice) X(DynamicUpdateSlice) /* gather_scatter.cpp */ X(Gather) X(Scatter) \
   /* random_bits.cpp */ X(RandomBits) X(RandomUniform) /* conv.cpp */ X(Conv)              \
   /* svd.cpp */ X(Svd) X(SvdValues) /* eigh.cpp */ X(Eigh) X(EighValues) /* eig.cpp */ X(Eig) /* qr.cpp */ X(Qr) /* cholesky.cpp */ X(Cholesky)  \
   /* triangular_solve.cpp */ X(TriangularSolve) /* solve_lu.cpp */ X(Solve) X(Lu)          \

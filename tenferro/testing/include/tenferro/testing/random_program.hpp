@@ -43,6 +43,10 @@ enum class FuzzOp : std::uint8_t {
   DynamicSlice, DynamicUpdateSlice,
   // dropout(key(ints[0]), x, scalar): a random mask from a constant key
   Dropout,
+  // slices of x along axis ints[0] at positions ints[1..] (from -2 to dim + 1: clamped) by gather;
+  // Scatter writes those slices, squared, back by replacing scatter (ints[1] = 1, positions from
+  // ints[2]) or adds them by scatter-add (ints[1] = 0)
+  Gather, Scatter,
   // conv(x, w) with a constant kernel w [2, C, 2..] (ints: stride, padding, dilation)
   Conv,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
