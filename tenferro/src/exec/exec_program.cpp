@@ -111,7 +111,8 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       const bool half = is_fusible_trig(op) && trig_uses[step.in[0]] == 3;
       const CompareDir dir = op.kind == OpKind::Compare ? op.attrs.get<CompareAttrs>().dir : CompareDir::Eq;
       k->code.push_back(FusedInstr{op.kind, dir, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2,
-                                   op.out.dtype});
+                                   op.out.dtype, static_cast<std::uint8_t>(fused_arity(op.kind)),
+                                   op.def->formula ? &*op.def->formula : nullptr});
       k->outputs.push_back({dst, OutputMode::Store});
       k->register_count = static_cast<std::uint16_t>(dst + 1);
       step.kind = StepKind::Fused;

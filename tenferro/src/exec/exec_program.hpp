@@ -50,6 +50,10 @@ struct FusedInstr {
   Trig trig = Trig::Separate;  // Sin and Cos only
   std::uint16_t dst = 0, a = 0, b = 0, c = 0;
   DType to = DType::F64;  // Convert only: the result's dtype
+  // Read from the op's definition when the instruction is made, so that the interpreter's inner
+  // loop (one pass per instruction and 256-element block) looks nothing up.
+  std::uint8_t arity = 1;                    // operand count (fused_arity)
+  const ElementFormula* formula = nullptr;  // ops without a case of their own in the interpreter
 };
 
 /// True if the block interpreter (fused_kernel.cpp) has an instruction for the built-in elementwise

@@ -92,7 +92,7 @@ void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, c
       }
       return;
     default:  // fused_kernel_implements admits no other kind: an op given by its formula
-      apply_formula(vm, *formula_of(ins.kind), d, a, b, n);
+      apply_formula(vm, *ins.formula, d, a, b, n);
       return;
   }
 }
@@ -202,8 +202,7 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         ptr[ins.c] = d2;
         continue;
       }
-      const std::size_t arity = fused_arity(ins.kind);
-      apply<T>(vm, ins, d, ptr[ins.a], arity > 1 ? ptr[ins.b] : nullptr, arity > 2 ? ptr[ins.c] : nullptr, len);
+      apply<T>(vm, ins, d, ptr[ins.a], ins.arity > 1 ? ptr[ins.b] : nullptr, ins.arity > 2 ? ptr[ins.c] : nullptr, len);
       ptr[ins.dst] = d;
     }
     std::size_t si = 0;
