@@ -40,6 +40,10 @@ void run_trg(const Options& options);
 /// take of 10^6 rows of a 10^6 x 16 table, its gradient (scatter-add), cumsum of 10^7 (f64).
 void run_indexing(const Options& options);
 void run_conv(const Options& options);
+/// Eager mode (cases_eager.cpp): the per-operation time of add and matmul on 2x2 f64 (eager_add,
+/// eager_matmul), a 100-operation chain with backward() (eager_chain100_fwd_bwd) and an MLP SGD step
+/// (eager_mlp_step, run_mlp's network in f32).
+void run_eager(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

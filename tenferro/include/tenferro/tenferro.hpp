@@ -3,6 +3,7 @@
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/conv.hpp"
 #include "tenferro/custom_op.hpp"
+#include "tenferro/eager.hpp"
 #include "tenferro/einsum.hpp"
 #include "tenferro/index_expr.hpp"
 #include "tenferro/indexing.hpp"

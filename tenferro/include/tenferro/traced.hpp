@@ -19,9 +19,15 @@ namespace tenferro {
 
 class IndexExpr;  // tenferro/index_expr.hpp
 
-/// The graph under construction by one trace.
+namespace detail {
+struct EagerStore;  // src/api/eager_store.hpp
+}
+
+/// The graph under construction by one trace. An eager trace (tenferro/eager.hpp) also holds the
+/// value of every recorded value: its operations run as they are recorded.
 struct TraceState {
   computegraph::GraphBuilder<StdTensorOp> builder;
+  std::shared_ptr<detail::EagerStore> eager;
 };
 
 class Traced {

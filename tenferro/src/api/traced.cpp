@@ -2,6 +2,8 @@
 #include "tenferro/traced.hpp"
 #include "tenferro/semiring.hpp"
 
+#include "eager_store.hpp"
+
 #include <algorithm>
 
 namespace tenferro {
@@ -59,6 +61,13 @@ Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
 }  // namespace
 
 std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
+  // Eager values of a trace that backward() retired (or of another thread), and values with grad
+  // inside NoGrad, are moved (or refused) before recording.
+  std::vector<Traced> unified;
+  if (!inputs.empty() && inputs[0].trace()->eager && detail::eager_needs_unify(inputs)) {
+    unified = detail::eager_unify(op.name(), inputs);
+    inputs = unified;
+  }
   std::shared_ptr<TraceState> trace;
   std::vector<Ref> refs;
   for (const Traced& t : inputs) {
@@ -74,6 +83,7 @@ std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs
                 std::to_string(op.input_count()));
   }
   const auto ids = trace->builder.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
+  if (trace->eager) detail::eager_execute(*trace, ids);
   std::vector<Traced> results;
   for (auto id : ids) results.emplace_back(trace, id);
   return results;
@@ -88,8 +98,12 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
 }
 
 Traced constant(const Traced& like, Tensor value) {
-  auto id = like.trace()->builder.add(ops::constant(std::move(value)), {});
-  return Traced(like.trace(), id);
+  const std::shared_ptr<TraceState>& trace = like.trace()->eager && like.trace()->eager->retired
+                                                 ? detail::current_eager_trace()
+                                                 : like.trace();
+  auto id = trace->builder.add(ops::constant(std::move(value)), {});
+  if (trace->eager) detail::eager_execute(*trace, std::span<const computegraph::LocalValueId>(&id, 1));
+  return Traced(trace, id);
 }
 
 Traced full_like(const Traced& like, double value) {

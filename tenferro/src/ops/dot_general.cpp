@@ -35,25 +35,32 @@ Axes free_axes(const Axes& batch, const Axes& contract, std::size_t rank) {
 namespace ops {
 
 TensorType dot_result_type(const std::string& name, const TensorType& a, const TensorType& b, const DotDims& dims) {
-  const std::string types = detail::types_string({&a, &b});
+  // The message parts are built only on the way to an error: this rule runs for every recorded
+  // dot_general, eager ones included.
+  auto types = [&] { return detail::types_string({&a, &b}); };
+  auto numbers = [&] {
+    return "batch " + shape_to_string(dims.lhs_batch) + shape_to_string(dims.rhs_batch) + ", contract " +
+           shape_to_string(dims.lhs_contract) + shape_to_string(dims.rhs_contract);
+  };
   if (a.dtype != b.dtype) {
-    throw DTypeError(name + ": operand dtypes differ (" + types +
-                     "); expected one dtype (convert first)");
+    throw DTypeError(name + ": operand dtypes differ (" + types() + "); expected one dtype (convert first)");
   }
   detail::require_dtype(name.c_str(), a, a.dtype != DType::Bool, "a numeric dtype (not bool)");
-  const std::string numbers = "batch " + shape_to_string(dims.lhs_batch) + shape_to_string(dims.rhs_batch) +
-                              ", contract " + shape_to_string(dims.lhs_contract) +
-                              shape_to_string(dims.rhs_contract);
   if (dims.lhs_batch.size() != dims.rhs_batch.size() ||
       dims.lhs_contract.size() != dims.rhs_contract.size()) {
-    throw ShapeError(name + ": dimension numbers " + numbers + " for operands " + types +
+    throw ShapeError(name + ": dimension numbers " + numbers() + " for operands " + types() +
                      "; expected as many lhs as rhs batch axes and as many lhs as rhs contracting axes");
   }
   auto check_side = [&](const char* side, const TensorType& t, const Axes& batch, const Axes& contract) {
     Axes used = batch;
     used.insert(used.end(), contract.begin(), contract.end());
-    detail::check_axes(name.c_str(), side, used, static_cast<std::int64_t>(t.rank()),
-                       types + " (" + numbers + ")");
+    const auto rank = static_cast<std::int64_t>(t.rank());
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < used.size(); ++i) {
+      ok = used[i] >= 0 && used[i] < rank && std::find(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(i),
+                                                       used[i]) == used.begin() + static_cast<std::ptrdiff_t>(i);
+    }
+    if (!ok) detail::check_axes(name.c_str(), side, used, rank, types() + " (" + numbers() + ")");
   };
   check_side("lhs batch and contracting axes", a, dims.lhs_batch, dims.lhs_contract);
   check_side("rhs batch and contracting axes", b, dims.rhs_batch, dims.rhs_contract);
@@ -63,7 +70,7 @@ TensorType dot_result_type(const std::string& name, const TensorType& a, const T
                          m = b.shape[static_cast<std::size_t>(r[i])];
       if (n != m) {
         throw ShapeError(name + ": " + std::string(what) + " axes lhs " + std::to_string(l[i]) +
-                         " and rhs " + std::to_string(r[i]) + " of operands " + types + " have lengths " +
+                         " and rhs " + std::to_string(r[i]) + " of operands " + types() + " have lengths " +
                          std::to_string(n) + " and " + std::to_string(m) + "; expected equal lengths");
       }
     }
@@ -220,6 +227,27 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
   const std::int64_t batches = length(a, d.lhs_batch), m = length(a, lhs_free), k = length(a, d.lhs_contract),
                      n = length(b, rhs_free);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return r;  // empty, or empty sums: zeros
+  // A small plain matrix product (a [m, k] times b [k, n], m n k <= 512): a direct loop, since the
+  // GEMM call's setup costs more than its arithmetic there (eager 2x2 matmuls, small traced ones).
+  if (blas && m * n * k <= 512 && a.rank() == 2 && b.rank() == 2 && d.lhs_batch.empty() &&
+      d.lhs_contract == Axes{1} && d.rhs_contract == Axes{0}) {
+    visit_dtype(a.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::int64_t>) {
+        const T* x = a.data<T>();
+        const T* y = b.data<T>();
+        T* z = r.data<T>();
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < n; ++j) {
+            T acc{};
+            for (std::int64_t p = 0; p < k; ++p) acc += x[i * k + p] * y[p * n + j];
+            z[i * n + j] = acc;
+          }
+        }
+      }
+    });
+    return r;
+  }
 
   // The contracting pairs may be taken in any common order. Try the given order, then the orders
   // that follow lhs and rhs memory, and keep the first that needs the fewest copies.

@@ -321,7 +321,21 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     });
   }
   using Keys = std::vector<ValueKey<Op>>;
+
+ public:
   using ProgramPtr = typename computegraph::CompileCache<Op>::ProgramPtr;
+
+  /// The compiled program that vjp() runs for f (inputs: f's inputs, then one cotangent per output
+  /// that a tangent reaches; outputs: f's outputs, then cotangents) and, per input of f, the
+  /// position of its cotangent among the program's outputs (-1 where none reaches it). For callers
+  /// that run the program's instructions themselves.
+  std::pair<ProgramPtr, std::vector<std::ptrdiff_t>> vjp_program_with_layout(const Function& f) {
+    auto& d = derived(f);
+    const auto& tr = transposed(d);
+    return {vjp_program(d), gradient_layout(d, tr)};
+  }
+
+ private:
 
   // ---- where each argument's derivative sits among a program's outputs --------------------------
 
