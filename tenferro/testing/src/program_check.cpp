@@ -75,6 +75,7 @@ class Checker {
     }
     grads_ = grads;
     check_gradient_passes_and_threads(vg, x, grads);
+    check_eager(x, value, grads);
 
     const Tensors t = random_like(x), v = random_like(x), w = random_like(x);
     // A derivative through a point where an intermediate's derivative is infinite (sqrt or
@@ -191,6 +192,35 @@ class Checker {
       else expect_bitwise("threads_bitwise", forward.run(x), one);
     }
     ++report_.checks_run;
+  }
+
+  /// The loss and its gradients in eager mode (tenferro/eager.hpp): the inputs as leaves (the
+  /// float and complex ones requiring grad), the calls run as they are recorded (the ops' own
+  /// kernels, not the fused ones), backward() through the recorded operations; against the traced
+  /// value and gradients.
+  void check_eager(const Tensors& x, const Tensor& value, const Tensors& grads) {
+    step_ = "eager";
+    if (at_tie()) return skip("eager:tie");
+    std::vector<EagerTensor> leaves;
+    std::vector<Traced> args;
+    for (const Tensor& xi : x) {
+      leaves.emplace_back(xi, is_inexact(xi.dtype()));
+      args.push_back(leaves.back());
+    }
+    const EagerTensor loss = apply_loss(p_, args);
+    expect_near("eager_value", loss.value(), value, 1e-12);
+    if (!loss.requires_grad()) {  // no differentiable path from an input: the gradients are zero
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (is_inexact(x[i].dtype())) expect_near("eager_grad", Tensor(x[i].type()), grads[i], 0.0);
+      }
+      return;
+    }
+    loss.backward();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!is_inexact(x[i].dtype())) continue;
+      const EagerTensor g = leaves[i].grad();
+      expect_near("eager_grad", g.defined() ? g.value() : Tensor(x[i].type()), grads[i], 1e-10);
+    }
   }
 
   /// The largest finite magnitude among the program's values at x. Rounding errors scale with

@@ -8,6 +8,8 @@
 //   passes_off       every pass off agrees to rounding
 //   threads_bitwise  1 and 2 threads give the same bits (sums split into fixed chunks)
 //   value            value_and_grad's value equals the forward run
+//   eager_value,     the loss and its gradients in eager mode (tenferro/eager.hpp: each op's own
+//   eager_grad       kernel, backward() through the recorded ops) against value_and_grad's
 //   grad_fd          <grad, t> against central differences of the loss along a random t
 //   jvp              jvp of the loss along t equals <grad, t>
 //   y_fd, adjoint    jvp of y against central differences of y; vjp of y against jvp of y by
