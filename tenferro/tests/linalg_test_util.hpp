@@ -19,10 +19,11 @@ using c128 = std::complex<double>;
 using Fn = std::function<std::vector<Traced>(const std::vector<Traced>&)>;
 
 /// Entries (real and imaginary parts) uniform in [-1, 1), plus `diag` on the diagonal of every
-/// matrix in the last two axes.
+/// matrix in the last two axes (a vector or a scalar counts as one row).
 inline Tensor random_matrix(std::mt19937_64& rng, Shape shape, DType dtype, double diag = 0) {
   std::uniform_real_distribution<double> u(-1, 1);
-  const std::int64_t n = numel(shape), cols = shape.back(), rows = shape[shape.size() - 2];
+  const std::size_t rank = shape.size();
+  const std::int64_t n = numel(shape), cols = rank >= 1 ? shape[rank - 1] : 1, rows = rank >= 2 ? shape[rank - 2] : 1;
   std::vector<c128> v(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t r = (i / cols) % rows, c = i % cols;

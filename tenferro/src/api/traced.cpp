@@ -48,6 +48,7 @@ Traced unary(OpKind kind, const Traced& a) { return apply(ops::unary(kind, a.typ
 
 template <class Make>
 Traced binary(const char* name, const Traced& a, const Traced& b, Make&& make) {
+  if (a.shape() == b.shape()) return apply(make(a.type(), b.type()), {a, b});  // nothing to broadcast
   Shape shape = broadcast_shapes(name, a.shape(), b.shape());
   Traced x = broadcast_to(a, shape);
   Traced y = broadcast_to(b, shape);
@@ -60,16 +61,20 @@ Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
 }
 }  // namespace
 
-std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
+namespace {
+/// The trace that `op` applied to `inputs` records into, with the operand references filled in;
+/// throws Error for operands of several traces (eager values are mapped first, see eager_unify),
+/// for none, or for the wrong count.
+std::shared_ptr<TraceState> operand_trace(const StdTensorOp& op, std::span<const Traced>& inputs,
+                                          std::vector<Traced>& unified, std::vector<Ref>& refs) {
   // Eager values of a trace that backward() retired (or of another thread), and values with grad
   // inside NoGrad, are moved (or refused) before recording.
-  std::vector<Traced> unified;
   if (!inputs.empty() && inputs[0].trace()->eager && detail::eager_needs_unify(inputs)) {
     unified = detail::eager_unify(op.name(), inputs);
     inputs = unified;
   }
   std::shared_ptr<TraceState> trace;
-  std::vector<Ref> refs;
+  refs.reserve(inputs.size());
   for (const Traced& t : inputs) {
     if (!trace) trace = t.trace();
     if (t.trace() != trace) {
@@ -82,6 +87,14 @@ std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs
     throw Error("tenferro " + op.name() + ": " + std::to_string(inputs.size()) + " operands given; expected " +
                 std::to_string(op.input_count()));
   }
+  return trace;
+}
+}  // namespace
+
+std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
+  std::vector<Traced> unified;
+  std::vector<Ref> refs;
+  const std::shared_ptr<TraceState> trace = operand_trace(op, inputs, unified, refs);
   const auto ids = trace->builder.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
   if (trace->eager) detail::eager_execute(*trace, ids);
   std::vector<Traced> results;
@@ -94,7 +107,13 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
     throw Error("tenferro::apply: " + op.name() + " has " + std::to_string(op.output_count()) +
                 " results; use apply_outputs");
   }
-  return apply_outputs(std::move(op), std::span<const Traced>(inputs.begin(), inputs.size()))[0];
+  std::span<const Traced> operands(inputs.begin(), inputs.size());
+  std::vector<Traced> unified;
+  std::vector<Ref> refs;
+  std::shared_ptr<TraceState> trace = operand_trace(op, operands, unified, refs);
+  const auto id = trace->builder.add(std::move(op), std::move(refs), computegraph::OperationRole::primary());
+  if (trace->eager) detail::eager_execute(*trace, std::span<const computegraph::LocalValueId>(&id, 1));
+  return Traced(std::move(trace), id);
 }
 
 Traced constant(const Traced& like, Tensor value) {
