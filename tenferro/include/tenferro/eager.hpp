@@ -22,7 +22,7 @@
 // a cache look-up. With create_graph the gradient program's operations run eagerly into the trace
 // instead, so the gradients are eager tensors that can be differentiated again. A trace is dropped
 // when backward() runs without retain_graph (a later backward() through its values throws), or when
-// no tensor refers to it (leaves do not keep it alive) and it has grown past 65536 values or 64 MiB
+// no tensor refers to it (leaves do not keep it alive) and it has grown past 1024 values or 64 MiB
 // of values; until then it keeps the values of dead tensors.
 //
 // Thread safety: independent eager computations on different threads never share state. Using a
