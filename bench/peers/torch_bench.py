@@ -264,81 +264,48 @@ def run_indexing(args):
 
 
 def run_conv(args):
-    gen = torch.Generator().manual_seed(9)
-    x = torch.randn(32, 16, 32, 32, generator=gen)
-    w = torch.randn(32, 16, 3, 3, generator=gen)
-    c = torch.randn(32, 32, 32, 32, generator=gen)
-    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    """bench/cases_indexing.cpp's conv cases: 3x3 conv2d layers (padding 1) forward and with the
+    gradient of sum(conv(x, w) * c) for both operands, and one value-and-gradient step of
+    examples/cnn.cpp's network."""
+    for batch, cin, cout, side, name in ((32, 16, 32, 32, "f32"), (32, 64, 64, 56, "f32"), (32, 64, 64, 56, "f64")):
+        dtype = DTYPES[name]
+        gen = torch.Generator().manual_seed(9)
+        x = torch.randn(batch, cin, side, side, generator=gen, dtype=dtype)
+        w = torch.randn(cout, cin, 3, 3, generator=gen, dtype=dtype)
+        c = torch.randn(batch, cout, side, side, generator=gen, dtype=dtype)
+        xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
 
-    def forward():
-        with torch.no_grad():
-            torch.nn.functional.conv2d(x, w, padding=1)
+        def forward():
+            with torch.no_grad():
+                torch.nn.functional.conv2d(x, w, padding=1)
 
-    def gradient():
-        loss = (torch.nn.functional.conv2d(xg, wg, padding=1) * c).sum()
-        return torch.autograd.grad(loss, (xg, wg))
+        def gradient():
+            loss = (torch.nn.functional.conv2d(xg, wg, padding=1) * c).sum()
+            return torch.autograd.grad(loss, (xg, wg))
 
-    size = "32x16x32x32_k3x3x32"
-    report("conv_fwd", size, "f32", measure(forward, args.budget))
-    report("conv_grad", size, "f32", measure(gradient, args.budget))
+        size = f"{batch}x{cin}x{side}x{side}_k3x3x{cout}"
+        report("conv_fwd", size, name, measure(forward, args.budget))
+        report("conv_grad", size, name, measure(gradient, args.budget))
 
-
-def run_eager(args):
-    """bench/cases_eager.cpp's cases with PyTorch's own eager mode: one add or matmul on 2x2 f64
-    (per operation, 1000 per timed run), a 100-operation chain with backward(), an MLP SGD step."""
-    ops = 1000
-    start = torch.tensor([[1.0, 0.5], [-0.25, 2.0]], dtype=torch.float64)
-    b_add = torch.tensor([[1e-3, -2e-3], [3e-3, 0.0]], dtype=torch.float64)
-    c, s = math.cos(0.3), math.sin(0.3)
-    b_mm = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
-
-    def adds():
-        x = start
-        for _ in range(ops):
-            x = x + b_add
-
-    def matmuls():
-        x = start
-        for _ in range(ops):
-            x = torch.matmul(x, b_mm)
-
-    for case, run in (("eager_add", adds), ("eager_matmul", matmuls)):
-        median, base, peak, reps = measure(run, args.budget)
-        report(case, "2x2", "f64", (median / ops, base, peak, reps))
-
-    x0 = torch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=torch.float64)
-
-    def chain():
-        x = x0.clone().requires_grad_()
-        y = x
-        for i in range(100):
-            k = i % 4
-            y = torch.sin(y) if k == 0 else y * x if k == 1 else y + 0.5 if k == 2 else torch.tanh(y)
-        y.sum().backward()
-
-    report("eager_chain100_fwd_bwd", "2x2", "f64", measure(chain, args.budget))
-
-    batch, n_in, hidden, n_out = 256, 784, 512, 10
-    gen = torch.Generator().manual_seed(1)
-    params = [(torch.randn(*shape, generator=gen) * scale).requires_grad_()
-              for shape, scale in (((n_in, hidden), 0.03), ((hidden,), 0.01), ((hidden, hidden), 0.04),
-                                   ((hidden,), 0.01), ((hidden, n_out), 0.04), ((n_out,), 0.01))]
-    x = torch.randn(batch, n_in, generator=gen)
-    y = torch.zeros(batch, n_out)
-    y[torch.arange(batch), torch.arange(batch) % n_out] = 1
+    f = torch.nn.functional
+    gen = torch.Generator().manual_seed(10)
+    d = torch.float64
+    params = [(torch.randn(*shape, generator=gen, dtype=d) * scale).requires_grad_()
+              for shape, scale in (((8, 1, 3, 3), 0.47), ((16, 8, 3, 3), 0.17), ((144, 2), 0.08))]
+    params.append(torch.zeros(2, dtype=d, requires_grad=True))
+    images = torch.randn(64, 1, 12, 12, generator=gen, dtype=d)
+    labels = torch.zeros(64, 2, dtype=d)
+    labels[torch.arange(64), torch.arange(64) % 2] = 1
 
     def step():
-        w1, b1, w2, b2, w3, b3 = params
-        h1 = torch.tanh(x @ w1 + b1)
-        h2 = torch.tanh(h1 @ w2 + b2)
-        loss = -(y * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum(-1).mean()
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= 1e-3 * p.grad
-                p.grad = None
+        w1, w2, w3, b3 = params
+        h1 = f.max_pool2d(torch.relu(f.conv2d(images, w1, padding=1)), 2)
+        h2 = f.avg_pool2d(torch.relu(f.conv2d(h1, w2, padding=1)), 2)
+        logits = f.dropout(h2.reshape(64, 144), 0.25, training=True) @ w3 + b3
+        loss = -(labels * torch.log_softmax(logits, dim=-1)).sum(-1).mean()
+        return torch.autograd.grad(loss, params)
 
-    report("eager_mlp_step", "784-512-512-10x256", "f32", measure(step, args.budget))
+    report("cnn_step", "64x1x12x12", "f64", measure(step, args.budget))
 
 
 def run_linalg(args):

@@ -8,6 +8,7 @@
 // shape (interior stride - 1); the cotangent of pad's operand is the cotangent sliced at the
 // operand's positions, and that of its value the sum of the cotangent over the padding.
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "emit.hpp"
@@ -109,6 +110,33 @@ Tensor eval_slice(const StdTensorOp& op, Operands in) {
   return r;
 }
 
+/// n copies of the es-byte element at `value` from `out` on: one memset for a zero (the common
+/// padding, and every transposed slice), else a typed fill.
+void fill_elements(std::byte* out, const std::byte* value, std::int64_t n, std::size_t es) {
+  const auto count = static_cast<std::size_t>(n);
+  if (std::all_of(value, value + es, [](std::byte b) { return b == std::byte{0}; })) {
+    std::memset(out, 0, count * es);
+    return;
+  }
+  auto fill = [&](auto word) {
+    using W = decltype(word);
+    std::memcpy(&word, value, sizeof(W));
+    W* o = reinterpret_cast<W*>(out);
+    std::fill(o, o + count, word);
+  };
+  struct Pair {
+    std::uint64_t lo, hi;
+  };
+  switch (es) {
+    case 1: fill(std::uint8_t{}); return;
+    case 4: fill(std::uint32_t{}); return;
+    case 8: fill(std::uint64_t{}); return;
+    case 16: fill(Pair{}); return;
+    default:
+      for (std::size_t i = 0; i < count; ++i) std::memcpy(out + i * es, value, es);
+  }
+}
+
 Tensor eval_pad(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
   const auto& p = op.attrs.get<PadAttrs>();
@@ -116,8 +144,7 @@ Tensor eval_pad(const StdTensorOp& op, Operands in) {
   const std::size_t es = dtype_size(a.dtype());
   // Fill with the padding value, then copy the operand's surviving elements into place.
   auto* out = static_cast<std::byte*>(r.raw_data());
-  const auto* value = static_cast<const std::byte*>(in[1]->raw_data());
-  for (std::int64_t i = 0; i < r.numel(); ++i) std::copy(value, value + es, out + static_cast<std::size_t>(i) * es);
+  fill_elements(out, static_cast<const std::byte*>(in[1]->raw_data()), r.numel(), es);
   const Strides ast = row_major_strides(a.shape()), rst = row_major_strides(r.shape());
   Shape copy_shape(a.rank());
   Strides dst(a.rank());
