@@ -11,6 +11,7 @@
 #include "computegraph/graph.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/materialized_graph.hpp"
+#include "computegraph/region.hpp"
 
 namespace computegraph {
 
@@ -29,19 +30,32 @@ inline void print_role(std::ostream& os, const OperationRole& role) {
 }
 }  // namespace detail
 
+namespace detail {
 template <GraphOperation Op>
-std::string to_string(const Graph<Op>& graph) {
-  std::ostringstream os;
-  os << "graph {\n";
+void print_graph(std::ostream& os, const Graph<Op>& graph, const std::string& indent, const char* header);
+
+/// The regions an operation carries (region.hpp), each printed as a nested graph under it.
+template <GraphOperation Op>
+void print_regions(std::ostream& os, const Op& op, const std::string& indent) {
+  const auto regions = regions_of(op);
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const std::string header = "region " + std::to_string(r) + " {\n";
+    print_graph(os, *regions[r], indent + "  ", header.c_str());
+  }
+}
+
+template <GraphOperation Op>
+void print_graph(std::ostream& os, const Graph<Op>& graph, const std::string& indent, const char* header) {
+  os << indent << header;
   for (LocalValueId id : graph.inputs()) {
-    os << "  %" << id << " = input " << graph.key(id).input_key() << '\n';
+    os << indent << "  %" << id << " = input " << graph.key(id).input_key() << '\n';
   }
   // External references, numbered in order of first use.
   std::unordered_map<ValueKey<Op>, std::size_t> externals;
   for (const auto& op : graph.operations()) {
     for (const auto& ref : op.inputs) {
       if (ref.is_external() && externals.emplace(ref.external_key(), externals.size()).second) {
-        os << "  $" << externals.size() - 1 << " = external " << key_to_string(ref.external_key())
+        os << indent << "  $" << externals.size() - 1 << " = external " << key_to_string(ref.external_key())
            << '\n';
       }
     }
@@ -54,17 +68,26 @@ std::string to_string(const Graph<Op>& graph) {
     }
   };
   for (const auto& op : graph.operations()) {
-    os << "  ";
-    detail::print_list(os, op.outputs, [](std::ostream& out, LocalValueId v) { out << '%' << v; });
+    os << indent << "  ";
+    print_list(os, op.outputs, [](std::ostream& out, LocalValueId v) { out << '%' << v; });
     os << " = " << op.operation.name() << '(';
-    detail::print_list(os, op.inputs, name);
+    print_list(os, op.inputs, name);
     os << ')';
-    detail::print_role(os, op.role);
+    print_role(os, op.role);
     os << '\n';
+    print_regions(os, op.operation, indent + "  ");
   }
-  os << "  return ";
-  detail::print_list(os, graph.outputs(), [](std::ostream& out, LocalValueId v) { out << '%' << v; });
-  os << "\n}\n";
+  os << indent << "  return ";
+  print_list(os, graph.outputs(), [](std::ostream& out, LocalValueId v) { out << '%' << v; });
+  os << '\n' << indent << "}\n";
+}
+}  // namespace detail
+
+/// Operations that carry regions (region.hpp) are followed by their regions, indented.
+template <GraphOperation Op>
+std::string to_string(const Graph<Op>& graph) {
+  std::ostringstream os;
+  detail::print_graph(os, graph, "", "graph {\n");
   return os.str();
 }
 
@@ -84,6 +107,7 @@ std::string to_string(const MaterializedGraph<Op>& graph) {
     os << ')';
     detail::print_role(os, op.role);
     os << '\n';
+    detail::print_regions(os, op.operation, "  ");
   }
   os << "  return ";
   detail::print_list(os, graph.outputs(), value);
@@ -117,6 +141,7 @@ std::string to_string(const CompiledProgram<Op>& program) {
       if (s >= ins.first_output && s < ins.first_output + ins.output_count) os << " drop s" << s;
     }
     os << '\n';
+    detail::print_regions(os, ins.operation, "  ");
   }
   os << "  return ";
   detail::print_list(os, program.output_slots(), slot);

@@ -7,6 +7,8 @@
 //                           External references resolvable through the graph's parents.
 // verify(MaterializedGraph) arity, topological order, single assignment, inputs are input keys.
 // verify(CompiledProgram)   SSA (every slot written once), operands written before they are read.
+// The regions an operation carries (region.hpp) are verified too, to any depth: each must be a
+// closed graph (no parents, no External operands) that passes verify(Graph).
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "computegraph/graph.hpp"
 #include "computegraph/key_printer.hpp"
 #include "computegraph/materialized_graph.hpp"
+#include "computegraph/region.hpp"
 #include "computegraph/resolve.hpp"
 
 namespace computegraph {
@@ -23,6 +26,8 @@ namespace detail {
 [[noreturn]] inline void verify_fail(const std::string& what) {
   throw GraphError("verify: " + what);
 }
+template <GraphOperation Op>
+void verify_regions(const Op& op, const std::string& where);
 inline std::string arity_message(const std::string& op, std::size_t index, const char* what,
                                  std::size_t expected, std::size_t got) {
   return "operation #" + std::to_string(index) + " (" + op + ") expects " +
@@ -60,6 +65,7 @@ void verify(const Graph<Op>& graph) {
       detail::verify_fail(detail::arity_message(name, i, "active_mask entries", op.inputs.size(),
                                                 op.role.mask_size()));
     }
+    detail::verify_regions(op.operation, "operation #" + std::to_string(i) + " (" + name + ")");
     std::vector<ValueKey<Op>> input_keys;
     for (const auto& ref : op.inputs) {
       if (ref.is_local()) {
@@ -124,6 +130,7 @@ void verify(const MaterializedGraph<Op>& graph) {
       detail::verify_fail("materialized operation #" + std::to_string(i) + " (" + name +
                           ") has the wrong arity");
     }
+    detail::verify_regions(op.operation, "materialized operation #" + std::to_string(i) + " (" + name + ")");
     for (auto v : op.inputs) {
       if (v >= values.size() || !defined[v]) {
         detail::verify_fail("materialized operation #" + std::to_string(i) + " (" + name +
@@ -172,5 +179,22 @@ void verify(const CompiledProgram<Op>& program) {
     }
   }
 }
+
+namespace detail {
+template <GraphOperation Op>
+void verify_regions(const Op& op, const std::string& where) {
+  const auto regions = regions_of(op);
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const std::string what = where + ", region " + std::to_string(r);
+    if (!regions[r]) verify_fail(what + " is null");
+    try {
+      Region<Op>(regions[r], what);  // closed
+      verify(*regions[r]);
+    } catch (const GraphError& e) {
+      verify_fail(what + ": " + e.what());
+    }
+  }
+}
+}  // namespace detail
 
 }  // namespace computegraph

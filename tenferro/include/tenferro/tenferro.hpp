@@ -1,6 +1,7 @@
 #pragma once
 // tenferro: tensors, the StdTensorOp primitive set and the traced API.
 #include "tenferro/buffer_pool.hpp"
+#include "tenferro/control_flow.hpp"
 #include "tenferro/conv.hpp"
 #include "tenferro/custom_op.hpp"
 #include "tenferro/eager.hpp"

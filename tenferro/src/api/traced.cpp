@@ -62,6 +62,40 @@ Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
 }  // namespace
 
 namespace {
+bool encloses(const TraceState* outer, const TraceState* inner) {
+  for (const TraceState* t = inner; t; t = t->parent.get()) {
+    if (t == outer) return true;
+  }
+  return false;
+}
+
+/// The trace among the operands' that every other operand's trace encloses; Error if none does.
+std::shared_ptr<TraceState> innermost_trace(const StdTensorOp& op, std::span<const Traced> inputs) {
+  for (const Traced& candidate : inputs) {
+    bool all = true;
+    for (const Traced& t : inputs) all = all && encloses(t.trace().get(), candidate.trace().get());
+    if (all) return candidate.trace();
+  }
+  throw Error("tenferro " + op.name() + ": operands come from different traces (neither encloses the other)");
+}
+}  // namespace
+
+computegraph::LocalValueId capture_into(const std::shared_ptr<TraceState>& trace, const Traced& value) {
+  if (value.trace() == trace) return value.id();
+  if (!trace->parent || !encloses(value.trace().get(), trace.get())) {
+    throw Error("tenferro: a value of another trace is used here, and no enclosing trace holds it");
+  }
+  const computegraph::LocalValueId outer = capture_into(trace->parent, value);
+  for (const auto& [parent_id, inner] : trace->captures) {
+    if (parent_id == outer) return inner;
+  }
+  const auto inner = trace->builder.add_input(
+      TensorKey{"capture" + std::to_string(trace->captures.size()), value.type()});
+  trace->captures.emplace_back(outer, inner);
+  return inner;
+}
+
+namespace {
 /// The trace that `op` applied to `inputs` records into, with the operand references filled in;
 /// throws Error for operands of several traces (eager values are mapped first, see eager_unify),
 /// for none, or for the wrong count.
@@ -75,12 +109,16 @@ std::shared_ptr<TraceState> operand_trace(const StdTensorOp& op, std::span<const
   }
   std::shared_ptr<TraceState> trace;
   refs.reserve(inputs.size());
+  bool mixed = false;
   for (const Traced& t : inputs) {
     if (!trace) trace = t.trace();
-    if (t.trace() != trace) {
-      throw Error("tenferro " + op.name() + ": operands come from different traces");
-    }
+    mixed = mixed || t.trace() != trace;
     refs.push_back(Ref::local(t.id()));
+  }
+  if (mixed) {
+    // Values of enclosing traces are captured into the innermost one (a body's closure).
+    trace = innermost_trace(op, inputs);
+    for (std::size_t i = 0; i < inputs.size(); ++i) refs[i] = Ref::local(capture_into(trace, inputs[i]));
   }
   if (!trace) throw Error("tenferro::apply: " + op.name() + " needs a trace (use constant(like, value))");
   if (inputs.size() != op.input_count()) {

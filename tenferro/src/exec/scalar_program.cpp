@@ -428,11 +428,23 @@ std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
     if (got.shape != want.shape) throw ShapeError(msg.str());
     throw DTypeError(msg.str());
   }
-  // One buffer per thread, grown to the largest program it has run: no allocation per run once
-  // warm. run() never re-enters itself, so a thread never uses the buffer twice at once.
-  thread_local std::vector<ScalarReg> buffer;
+  // One buffer per thread and nesting depth, grown to the largest program it has run: no
+  // allocation per run once warm. run() re-enters itself when a Kernel instruction runs an op
+  // that runs programs of its own (a loop body); each depth has its own registers. Growing the
+  // list of buffers moves them without moving their storage, so outer levels' `r` stay valid.
+  thread_local std::vector<std::vector<ScalarReg>> buffers;
+  thread_local std::size_t depth = 0;
+  if (buffers.size() <= depth) buffers.resize(depth + 1);
+  std::vector<ScalarReg>& buffer = buffers[depth];
   if (buffer.size() < dtypes_.size()) buffer.resize(dtypes_.size());
   ScalarReg* r = buffer.data();
+  struct Nesting {
+    std::size_t& d;
+    explicit Nesting(std::size_t& level) : d(level) { ++d; }
+    ~Nesting() { --d; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+  } nesting(depth);
   std::copy(constants_.begin(), constants_.end(), r);
   for (std::size_t i = 0; i < inputs.size(); ++i) r[input_regs_[i]] = read_scalar(inputs[i]);
   execute(code_.data(), code_.data() + code_.size(), r, calls_.data());

@@ -24,6 +24,7 @@ const char* linearity_name(Linearity l) {
 }
 
 bool OpDef::has_linear_operand() const {
+  if (variadic_arity) return true;  // decided per application (control flow: op_def.hpp)
   for (Linearity l : operands) {
     if (l == Linearity::Linear || l == Linearity::Bilinear) return true;
   }
@@ -31,6 +32,7 @@ bool OpDef::has_linear_operand() const {
 }
 
 bool OpDef::never_differentiable() const {
+  if (variadic_arity) return false;
   for (Linearity l : operands) {
     if (l != Linearity::NonDifferentiable) return false;
   }
@@ -118,12 +120,14 @@ const OpDef* find_op(const std::string& name) {
 // ---- making descriptors ----------------------------------------------------------------------------
 
 StdTensorOp make_op(const OpDef& def, std::span<const TensorType> operands, OpAttrs attrs) {
-  if (operands.size() != def.arity()) {
+  const std::size_t arity = def.variadic_arity ? def.variadic_arity(attrs) : def.arity();
+  if (operands.size() != arity) {
     throw Error(def.name + ": " + std::to_string(operands.size()) + " operands given; expected " +
-                std::to_string(def.arity()));
+                std::to_string(arity));
   }
   std::vector<TensorType> outs = def.shape_rule(operands, attrs);
-  if (outs.size() != def.outputs) {
+  if (outs.empty()) throw Error(def.name + ": the shape rule gave no result type");
+  if (def.outputs != 0 && outs.size() != def.outputs) {
     throw Error(def.name + ": the shape rule gave " + std::to_string(outs.size()) + " result types; the op has " +
                 std::to_string(def.outputs) + " outputs");
   }
@@ -200,9 +204,9 @@ std::string types_text(const TensorType& first, std::span<const TensorType> rest
 }  // namespace
 
 void StdTensorOp::eval(ExecContext&, std::span<const Tensor* const> in, std::span<Tensor> out_values) const {
-  if (in.size() != def->arity()) {
+  if (in.size() != input_count()) {
     throw BindingError("eval " + name() + ": " + std::to_string(in.size()) + " operands; expected " +
-                       std::to_string(def->arity()));
+                       std::to_string(input_count()));
   }
   // Operands bound at run time may not match the types the graph was traced with: re-derive the
   // result types from the actual operands and refuse a mismatch before any kernel reads memory.
@@ -244,10 +248,10 @@ tidu::Tangents StdTensorOp::jvp_rule(tidu::PrimitiveBuilder<StdTensorOp>& b, std
   std::vector<std::optional<tidu::LocalValueId>> active(t.begin(), t.end());
   bool any = false;
   for (std::size_t i = 0; i < active.size(); ++i) {
-    if (def->operands[i] == Linearity::NonDifferentiable) active[i].reset();
+    if (i < def->operands.size() && def->operands[i] == Linearity::NonDifferentiable) active[i].reset();
     any = any || active[i].has_value();
   }
-  if (!any) return tidu::Tangents(def->outputs);
+  if (!any) return tidu::Tangents(output_count());
   if (!def->jvp) throw tidu::ADRuleError::missing(name(), tidu::RuleKind::Jvp);
   return def->jvp(*this, JvpArgs{b, x, y, active});
 }

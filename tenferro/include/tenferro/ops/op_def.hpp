@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "computegraph/graph.hpp"
 #include "computegraph/value_key.hpp"
 #include "tenferro/math_accuracy.hpp"
 #include "tenferro/ops/op_attrs.hpp"
@@ -110,6 +111,14 @@ struct OpDef {
   std::optional<ElementFormula> formula = {};
   /// Optional: prints the bracketed attribute text (default: the attributes' own print).
   std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
+  /// Variadic ops (the control-flow ops, control_attrs.hpp): the operand count of one
+  /// application, from its attributes. Such a definition leaves `operands` empty (the JVP and
+  /// transpose rules decide per application which operands carry tangents) and sets `outputs` to
+  /// 0 (the shape rule gives one type per result).
+  std::function<std::size_t(const OpAttrs&)> variadic_arity = {};
+  /// Ops that carry regions (computegraph/region.hpp: loop bodies, branches): their graphs, for
+  /// printing and verification.
+  std::function<std::vector<computegraph::GraphPtr<StdTensorOp>>(const StdTensorOp&)> regions = {};
 
   std::size_t arity() const { return operands.size(); }
   /// True if some operand is Linear or Bilinear.

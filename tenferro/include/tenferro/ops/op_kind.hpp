@@ -34,6 +34,7 @@ namespace tenferro {
   /* triangular_solve.cpp */ X(TriangularSolve) /* solve_lu.cpp */ X(Solve) X(Lu)          \
   /* expm.cpp */ X(Expm) X(ExpmFrechet)                                                    \
   /* stop_gradient.cpp */ X(StopGradient)                                                  \
+  /* scan.cpp */ X(Scan) /* cond.cpp */ X(Cond) /* while_loop.cpp */ X(WhileLoop)          \
   /* constants.cpp */ X(Constant) X(Iota) X(Zeros)
 
 /// Dense ids of the built-in ops, in list order; Custom marks every registered op (op_def.hpp).

@@ -58,8 +58,12 @@ struct StdTensorOp {
   const TensorType& output_type(std::size_t slot) const { return slot == 0 ? out : more_outs[slot - 1]; }
 
   // computegraph::GraphOperation
-  std::size_t input_count() const { return def->arity(); }
-  std::size_t output_count() const { return def->outputs; }
+  std::size_t input_count() const { return def->variadic_arity ? def->variadic_arity(attrs) : def->arity(); }
+  std::size_t output_count() const { return def->outputs ? def->outputs : 1 + more_outs.size(); }
+  /// The regions the op carries (control flow; computegraph/region.hpp), empty for most ops.
+  std::vector<computegraph::GraphPtr<StdTensorOp>> regions() const {
+    return def->regions ? def->regions(*this) : std::vector<computegraph::GraphPtr<StdTensorOp>>{};
+  }
   bool operator==(const StdTensorOp& other) const {
     return def == other.def && out == other.out && more_outs == other.more_outs && attrs == other.attrs;
   }

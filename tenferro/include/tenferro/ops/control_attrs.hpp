@@ -1,0 +1,85 @@
+#pragma once
+// Attributes of the control-flow ops (scan, cond, while_loop; tenferro/control_flow.hpp): each
+// carries its bodies as computegraph regions (closed graphs, computegraph/region.hpp), so the
+// op's identity includes the bodies' structure and equal loops share keys and compiled programs.
+//
+// Operand layouts (the ops are variadic, op_def.hpp):
+// - scan:  [carry_0 .. carry_{c-1}, xs_0 .. xs_{x-1}, consts...]; body inputs [carry..., x_t...,
+//          consts...], body outputs [carry'..., y_t...]; results [final carry..., stacked ys...].
+//          xs and ys have the scan's length as their leading axis.
+// - cond:  [index (i64 scalar; i1 predicates are converted), operands...]; every branch takes
+//          the operands and returns results of the same types.
+// - while: [carry..., consts...]; the condition region takes [carry..., consts...] and returns a
+//          bool scalar, the body takes the same and returns the carry.
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <vector>
+
+#include "computegraph/region.hpp"
+#include "tenferro/ops/op_attrs.hpp"
+
+namespace tenferro {
+
+struct StdTensorOp;
+struct TensorType;
+using Region = computegraph::Region<StdTensorOp>;
+
+namespace detail {
+struct BodyProgram;  // a region's compiled program, built on first use (src/ops/control_body.cpp)
+}
+
+/// One region and the executable of its graph (shared by copies of the op; not part of identity).
+struct Body {
+  Region region;
+  std::shared_ptr<detail::BodyProgram> program;
+
+  explicit Body(Region r);
+  Body() = default;
+  bool operator==(const Body& o) const { return region == o.region; }
+};
+
+struct ScanAttrs {
+  Body body;
+  std::int64_t length = 0;
+  bool reverse = false;
+  std::uint32_t n_carry = 0, n_xs = 0, n_consts = 0;
+
+  bool operator==(const ScanAttrs& o) const {
+    return length == o.length && reverse == o.reverse && n_carry == o.n_carry && n_xs == o.n_xs &&
+           n_consts == o.n_consts && body == o.body;
+  }
+  std::size_t hash() const;
+  void print(std::ostream& os) const;
+};
+
+struct CondAttrs {
+  std::vector<Body> branches;
+  std::uint32_t n_operands = 0;
+
+  bool operator==(const CondAttrs& o) const { return n_operands == o.n_operands && branches == o.branches; }
+  std::size_t hash() const;
+  void print(std::ostream& os) const;
+};
+
+struct WhileAttrs {
+  Body cond, body;
+  std::uint32_t n_carry = 0, n_consts = 0;
+
+  bool operator==(const WhileAttrs& o) const {
+    return n_carry == o.n_carry && n_consts == o.n_consts && cond == o.cond && body == o.body;
+  }
+  std::size_t hash() const;
+  void print(std::ostream& os) const;
+};
+
+namespace ops {
+/// The control-flow ops from their attributes and operand types (shape rules in scan.cpp,
+/// cond.cpp, while_loop.cpp: ShapeError/DTypeError naming the construct otherwise).
+StdTensorOp scan(ScanAttrs attrs, std::span<const TensorType> operands);
+StdTensorOp cond(CondAttrs attrs, std::span<const TensorType> operands);
+StdTensorOp while_loop(WhileAttrs attrs, std::span<const TensorType> operands);
+}  // namespace ops
+
+}  // namespace tenferro

@@ -1,0 +1,166 @@
+// The control-flow API (tenferro/control_flow.hpp): traces the callables into regions and records
+// the scan, cond and while_loop primitives (src/ops/scan.cpp, cond.cpp, while_loop.cpp).
+#include "tenferro/control_flow.hpp"
+
+#include <numeric>
+
+#include "ops/control_body.hpp"
+#include "tenferro/ops/control_attrs.hpp"
+
+namespace tenferro {
+
+namespace {
+using detail::BodyFn;
+
+std::vector<TensorType> types_of(const TracedList& values) {
+  std::vector<TensorType> types;
+  for (const Traced& v : values) types.push_back(v.type());
+  return types;
+}
+
+/// Throws ShapeError naming `who` unless `got` has the types of `expected` (a carry).
+void require_carry_types(const std::string& who, const TracedList& expected, const TracedList& got) {
+  const auto want = types_of(expected), have = types_of(got);
+  if (want != have) {
+    throw ShapeError(who + ": the body returns a carry of (" + detail::types_list(have) + ") for a carry of (" +
+                     detail::types_list(want) + "); the carry must keep its count, shapes and dtypes");
+  }
+}
+
+TracedList record(const StdTensorOp& op, const TracedList& operands) { return apply_outputs(op, operands); }
+}  // namespace
+
+std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init, const TracedList& xs,
+                                       ScanOptions options) {
+  std::optional<std::int64_t> length = options.length;
+  for (std::size_t j = 0; j < xs.size(); ++j) {
+    if (xs[j].rank() == 0) {
+      throw ShapeError("scan: xs " + std::to_string(j) + " is a scalar " + xs[j].type().to_string() +
+                       "; xs are scanned along their leading axis");
+    }
+    const std::int64_t n = xs[j].shape()[0];
+    if (length && *length != n) {
+      throw ShapeError("scan: xs " + std::to_string(j) + " has leading extent " + std::to_string(n) + " but the length is " +
+                       std::to_string(*length));
+    }
+    length = n;
+  }
+  if (!length) throw ShapeError("scan: without xs the length must be given (ScanOptions::length)");
+  if (*length < 0) throw ShapeError("scan: the length " + std::to_string(*length) + " is negative");
+  TracedList operands = init;
+  operands.insert(operands.end(), xs.begin(), xs.end());
+  const auto parent = detail::innermost(operands, "scan");
+  std::vector<TensorType> types = types_of(init);
+  for (const Traced& x : xs) types.push_back(TensorType{x.dtype(), Shape(x.shape().begin() + 1, x.shape().end())});
+  const BodyFn body = [&](std::span<const Traced> args) {
+    TracedList carry(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(init.size()));
+    TracedList x(args.begin() + static_cast<std::ptrdiff_t>(init.size()), args.end());
+    auto [next, ys] = f(carry, x);
+    require_carry_types("scan", carry, next);
+    next.insert(next.end(), ys.begin(), ys.end());
+    return next;
+  };
+  detail::TracedBody traced = detail::trace_body(parent, types, body, {}, "scan");
+  operands.insert(operands.end(), traced.captures.begin(), traced.captures.end());
+  ScanAttrs attrs{Body(traced.region), *length, options.reverse, static_cast<std::uint32_t>(init.size()),
+                  static_cast<std::uint32_t>(xs.size()), static_cast<std::uint32_t>(traced.captures.size())};
+  const TracedList results = record(ops::scan(std::move(attrs), types_of(operands)), operands);
+  const auto split = results.begin() + static_cast<std::ptrdiff_t>(init.size());
+  return {TracedList(results.begin(), split), TracedList(split, results.end())};
+}
+
+TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init) {
+  if (upper < lower) {
+    throw ShapeError("fori_loop: upper bound " + std::to_string(upper) + " is below lower bound " + std::to_string(lower) +
+                     " (a negative trip count)");
+  }
+  if (init.empty()) throw ShapeError("fori_loop: needs a carry");
+  std::vector<std::int64_t> steps(static_cast<std::size_t>(upper - lower));
+  std::iota(steps.begin(), steps.end(), lower);
+  const Traced is = constant(init[0], Tensor::from(steps, {upper - lower}));
+  auto step = [&](const TracedList& carry, const TracedList& x) {
+    TracedList next = body(x[0], carry);
+    return std::pair{std::move(next), TracedList{}};
+  };
+  return scan(step, init, {is}).first;
+}
+
+TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands) {
+  if (branches.empty()) throw ShapeError("cond: needs at least one branch");
+  const TensorType& it = index.type();
+  if (it.rank() != 0 || !(it.dtype == DType::I64 || it.dtype == DType::Bool)) {
+    throw DTypeError("cond: the index (predicate) is " + it.to_string() + "; expected an i64 or bool scalar");
+  }
+  TracedList all{index};
+  all.insert(all.end(), operands.begin(), operands.end());
+  const auto parent = detail::innermost(all, "cond");
+  const auto types = types_of(operands);
+  std::vector<BodyFn> fns;
+  for (const Branch& branch : branches) {
+    fns.push_back([&branch](std::span<const Traced> args) { return branch(TracedList(args.begin(), args.end())); });
+  }
+  auto [regions, captures] = detail::trace_bodies(parent, types, fns, "cond");
+  const auto results0 = detail::region_output_types(regions[0]);
+  for (std::size_t b = 1; b < regions.size(); ++b) {
+    const auto results = detail::region_output_types(regions[b]);
+    if (results != results0) {
+      throw ShapeError("cond: branch " + std::to_string(b) + " returns (" + detail::types_list(results) +
+                       ") but branch 0 returns (" + detail::types_list(results0) + "); every branch must return the same types");
+    }
+  }
+  all.insert(all.end(), captures.begin(), captures.end());
+  CondAttrs attrs;
+  for (Region& r : regions) attrs.branches.emplace_back(std::move(r));
+  attrs.n_operands = static_cast<std::uint32_t>(all.size() - 1);
+  return record(ops::cond(std::move(attrs), types_of(all)), all);
+}
+
+TracedList cond(const Traced& pred, const Branch& on_true, const Branch& on_false, const TracedList& operands) {
+  return switch_case(pred, {on_false, on_true}, operands);
+}
+
+TracedList while_loop(const LoopCondition& cond_fn, const LoopBody& body, const TracedList& init, WhileOptions options) {
+  if (init.empty()) throw ShapeError("while_loop: needs a carry");
+  if (options.max_trips) {
+    if (*options.max_trips < 0) {
+      throw ShapeError("while_loop: max_trips " + std::to_string(*options.max_trips) + " is negative");
+    }
+    // A scan of max_trips steps, each running the body only while the condition holds.
+    auto step = [&](const TracedList& carry, const TracedList&) {
+      const Traced go = cond_fn(carry);
+      TracedList next = cond(go, [&](const TracedList& c) {
+        TracedList n = body(c);
+        require_carry_types("while_loop", c, n);
+        return n;
+      }, [](const TracedList& c) { return c; }, carry);
+      return std::pair{std::move(next), TracedList{}};
+    };
+    return scan(step, init, {}, ScanOptions{.length = *options.max_trips}).first;
+  }
+  const auto parent = detail::innermost(init, "while_loop");
+  const auto types = types_of(init);
+  const std::size_t nc = init.size();
+  const BodyFn c = [&](std::span<const Traced> args) {
+    const Traced p = cond_fn(TracedList(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nc)));
+    if (p.type() != TensorType{DType::Bool, {}}) {
+      throw DTypeError("while_loop: the condition returns " + p.type().to_string() + "; expected a bool scalar");
+    }
+    return TracedList{p};
+  };
+  const BodyFn b = [&](std::span<const Traced> args) {
+    TracedList carry(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nc));
+    TracedList next = body(carry);
+    require_carry_types("while_loop", carry, next);
+    return next;
+  };
+  // Both regions take [carry..., constants...]: trace_bodies gives them one capture list.
+  const BodyFn fns[] = {c, b};
+  auto [regions, captures] = detail::trace_bodies(parent, types, fns, "while_loop");
+  TracedList operands = init;
+  operands.insert(operands.end(), captures.begin(), captures.end());
+  WhileAttrs attrs{Body(regions[0]), Body(regions[1]), static_cast<std::uint32_t>(nc),
+                   static_cast<std::uint32_t>(captures.size())};
+  return record(ops::while_loop(std::move(attrs), types_of(operands)), operands);
+}
+
+}  // namespace tenferro

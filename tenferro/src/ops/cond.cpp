@@ -1,0 +1,193 @@
+// cond: runs one of several branches, chosen by an integer index, one primitive carrying the
+// branches as regions. Order: shape rule, kernel, JVP rule, transpose rule, definition.
+//
+// Operands [index, operands...]: the index is an i64 or bool scalar, clamped into
+// [0, branches) (jax.lax.switch's convention); every branch takes the operands and returns
+// results of the same types. Only the chosen branch runs.
+//
+// Derivatives: the JVP is a cond, on the same index, of the branches' JVPs (each recomputes its
+// primal values from the operands), linear in the operands' tangents; a branch whose result has
+// no tangent returns zeros for it. The transpose of a linear cond is a cond of the transposed
+// branches. Both are conds again, so every order works.
+#include <algorithm>
+
+#include "control_body.hpp"
+#include "emit.hpp"
+#include "family.hpp"
+
+namespace tenferro {
+
+namespace ops {
+StdTensorOp cond(CondAttrs attrs, std::span<const TensorType> operands) {
+  return make_op(op_def(OpKind::Cond), operands, OpAttrs(std::move(attrs)));
+}
+}  // namespace ops
+
+namespace detail {
+namespace {
+
+std::vector<TensorType> cond_shape(Types t, const OpAttrs& a) {
+  const auto& s = a.get<CondAttrs>();
+  if (s.branches.empty()) throw ShapeError("cond: needs at least one branch");
+  const TensorType& index = t[0];
+  if (index.rank() != 0 || !(index.dtype == DType::I64 || index.dtype == DType::Bool)) {
+    throw DTypeError("cond: the index is " + index.to_string() + "; expected an i64 or bool scalar");
+  }
+  const std::vector<TensorType> operands(t.begin() + 1, t.end());
+  const auto results = region_output_types(s.branches[0].region);
+  for (std::size_t b = 0; b < s.branches.size(); ++b) {
+    const auto in = region_input_types(s.branches[b].region);
+    if (in != operands) {
+      throw ShapeError("cond: branch " + std::to_string(b) + " takes (" + types_list(in) + "), but the operands are (" +
+                       types_list(operands) + ")");
+    }
+    const auto out = region_output_types(s.branches[b].region);
+    if (out != results) {
+      throw ShapeError("cond: branch " + std::to_string(b) + " returns (" + types_list(out) + ") but branch 0 returns (" +
+                       types_list(results) + "); every branch must return the same types");
+    }
+  }
+  if (results.empty()) throw ShapeError("cond: the branches return nothing");
+  return results;
+}
+
+std::int64_t read_index(const Tensor& index) {
+  if (index.dtype() == DType::Bool) return index.data<bool>()[0] ? 1 : 0;
+  return index.data<std::int64_t>()[0];
+}
+
+void eval_cond(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
+  const auto& s = op.attrs.get<CondAttrs>();
+  const auto last = static_cast<std::int64_t>(s.branches.size()) - 1;
+  const std::int64_t b = std::clamp<std::int64_t>(read_index(*in[0]), 0, last);
+  std::vector<Tensor> args;
+  for (std::size_t i = 1; i < in.size(); ++i) args.push_back(*in[i]);
+  // Fresh result buffers: a branch that returns an operand unchanged copies it, so results never
+  // alias operands.
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = Tensor::uninitialized(op.output_type(j));
+  run_body(s.branches[static_cast<std::size_t>(b)], args, out);
+}
+
+Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
+  const auto& s = op.attrs.get<CondAttrs>();
+  const std::size_t n = s.n_operands, m = op.output_count();
+  std::vector<bool> active(n);
+  for (std::size_t i = 0; i < n; ++i) active[i] = a.t[1 + i].has_value();
+  std::vector<JvpBody> jvps;
+  std::vector<bool> present(m, false);
+  for (const Body& branch : s.branches) {
+    jvps.push_back(jvp_body(branch.region, active));
+    for (std::size_t j = 0; j < m; ++j) present[j] = present[j] || jvps.back().present[j];
+  }
+  Tangents result(m);
+  if (std::none_of(present.begin(), present.end(), [](bool p) { return p; })) return result;
+  const auto types = region_input_types(s.branches[0].region);
+  CondAttrs linear;
+  for (const JvpBody& jvp : jvps) {
+    // Branch inputs: [tangents of the active operands..., operands...].
+    BodyBuilder bb;
+    std::vector<ValueId> tangents, operands;
+    for (std::size_t i = 0; i < n; ++i) if (active[i]) tangents.push_back(bb.input(types[i]));
+    for (std::size_t i = 0; i < n; ++i) operands.push_back(bb.input(types[i]));
+    std::vector<ValueId> args = operands;
+    args.insert(args.end(), tangents.begin(), tangents.end());
+    const auto outs = bb.replay(jvp.graph, args);
+    std::vector<ValueId> results;
+    for (std::size_t j = 0, next = 0; j < m; ++j) {
+      if (jvp.present[j]) {
+        const ValueId t = outs[next++];
+        if (present[j]) results.push_back(t);
+      } else if (present[j]) {
+        results.push_back(bb.zeros(op.output_type(j)));
+      }
+    }
+    linear.branches.emplace_back(bb.finish(std::move(results), "cond"));
+  }
+  std::vector<PV> refs{Emit::ext(a.x[0])};
+  std::vector<bool> mask{false};
+  std::vector<TensorType> operand_types{type_of(a.x[0])};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!active[i]) continue;
+    refs.push_back(Emit::local(*a.t[1 + i]));
+    mask.push_back(true);
+    operand_types.push_back(types[i]);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    refs.push_back(Emit::ext(a.x[1 + i]));
+    mask.push_back(false);
+    operand_types.push_back(types[i]);
+  }
+  linear.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
+  const auto ids = a.b.add_primitive(ops::cond(std::move(linear), operand_types), std::move(refs), tidu::linear_role(mask));
+  for (std::size_t j = 0, next = 0; j < m; ++j) {
+    if (present[j]) result[j] = ids[next++];
+  }
+  return result;
+}
+
+/// The transpose of a cond linear in the operands the role marks active (never the index).
+Tangents transpose_cond(const StdTensorOp& op, const TransposeArgs& a) {
+  const auto& s = op.attrs.get<CondAttrs>();
+  const std::size_t n = s.n_operands, m = op.output_count();
+  if (a.role.is_active(0)) not_linear(op, "the index is not a linear operand");
+  std::vector<bool> linear(n);
+  for (std::size_t i = 0; i < n; ++i) linear[i] = a.role.is_active(1 + i);
+  const auto types = region_input_types(s.branches[0].region);
+  CondAttrs transposed;
+  for (const Body& branch : s.branches) {
+    const TransposedBody tb = transpose_body(branch.region, linear);
+    // Branch inputs: [one cotangent per result..., fixed operands...].
+    BodyBuilder bb;
+    std::vector<ValueId> args;
+    for (std::size_t j = 0; j < m; ++j) args.push_back(bb.input(op.output_type(j)));
+    for (std::size_t i = 0; i < n; ++i) if (!linear[i]) args.push_back(bb.input(types[i]));
+    const auto cts = bb.replay(tb.graph, args);
+    std::vector<ValueId> results;
+    for (std::size_t i = 0, l = 0, next = 0; i < n; ++i) {
+      if (!linear[i]) continue;
+      results.push_back(tb.reached[l++] ? cts[next++] : bb.zeros(types[i]));
+    }
+    transposed.branches.emplace_back(bb.finish(std::move(results), "cond"));
+  }
+  Emit e(a.b);
+  std::vector<PV> refs{a.x[0]};
+  std::vector<bool> mask{false};
+  std::vector<TensorType> operand_types{e.type(a.x[0])};
+  for (std::size_t j = 0; j < m; ++j) {
+    refs.push_back(a.cts[j] ? Emit::local(*a.cts[j]) : e.zeros(op.output_type(j)));
+    mask.push_back(a.cts[j].has_value());
+    operand_types.push_back(op.output_type(j));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (linear[i]) continue;
+    refs.push_back(a.x[1 + i]);
+    mask.push_back(false);
+    operand_types.push_back(types[i]);
+  }
+  transposed.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
+  const auto ids =
+      a.b.add_primitive(ops::cond(std::move(transposed), operand_types), std::move(refs), tidu::linear_role(mask));
+  Tangents result(1 + n);
+  for (std::size_t i = 0, next = 0; i < n; ++i) {
+    if (linear[i]) result[1 + i] = ids[next++];
+  }
+  return result;
+}
+
+}  // namespace
+
+const OpDef& def_Cond() {
+  static const OpDef d{
+      .name = "cond", .kind = OpKind::Cond, .operands = {}, .outputs = 0, .shape_rule = cond_shape,
+      .kernel = eval_cond, .jvp = jvp_cond, .transpose = transpose_cond,
+      .variadic_arity = [](const OpAttrs& a) -> std::size_t { return 1 + std::size_t{a.get<CondAttrs>().n_operands}; },
+      .regions = [](const StdTensorOp& op) {
+        std::vector<computegraph::GraphPtr<StdTensorOp>> graphs;
+        for (const Body& b : op.attrs.get<CondAttrs>().branches) graphs.push_back(b.region.graph());
+        return graphs;
+      }};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro

@@ -1,0 +1,319 @@
+// scan: a loop over a leading axis with a carried state, one primitive carrying its body as a
+// region. Order: shape rule, kernel, JVP rule, transpose rule, definition.
+//
+// Operands [carry..., xs..., consts...]; the body takes [carry..., x_t..., consts...] and returns
+// [carry'..., y_t...]; results [final carry..., ys...] with ys stacked along a new leading axis
+// (ys[t] = y_t whatever the direction).
+//
+// Derivatives. The JVP is split so that reverse mode can transpose it:
+// - a primal scan of the body that also stacks the carry each step starts from (the residuals);
+// - a scan linear in the tangents (carry tangents, xs tangents, consts tangents), whose body is
+//   the body's JVP: it recomputes the step's primal values from the stacked carry, x_t and the
+//   consts (rematerialization: one carry per step is stored, not every intermediate value).
+// The transpose of a linear scan is a scan in the other direction of the transposed body: the
+// carry's cotangent flows back step by step, the consts' cotangents are summed in extra carries,
+// and the xs' cotangents are stacked. Both derived scans are scans again, so their JVPs and
+// transposes come from these same rules: every order works.
+#include <cstring>
+
+#include "control_body.hpp"
+#include "emit.hpp"
+#include "family.hpp"
+
+namespace tenferro {
+
+namespace ops {
+StdTensorOp scan(ScanAttrs attrs, std::span<const TensorType> operands) {
+  return make_op(op_def(OpKind::Scan), operands, OpAttrs(std::move(attrs)));
+}
+}  // namespace ops
+
+namespace detail {
+namespace {
+
+std::vector<TensorType> scan_shape(Types t, const OpAttrs& a) {
+  const auto& s = a.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts;
+  const auto in = region_input_types(s.body.region);
+  const auto out = region_output_types(s.body.region);
+  auto fail = [&](const std::string& what) -> void {
+    throw ShapeError("scan: " + what + " (operands " + types_list(t) + "; body inputs " + types_list(in) +
+                     ", outputs " + types_list(out) + ")");
+  };
+  if (s.length < 0) fail("the length " + std::to_string(s.length) + " is negative");
+  if (in.size() != nc + nx + nk) fail("the body takes " + std::to_string(in.size()) + " inputs, expected " + std::to_string(nc + nx + nk));
+  if (out.size() < nc) fail("the body returns fewer values than the carry has");
+  std::vector<TensorType> results;
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (t[i] != in[i] || out[i] != in[i]) {
+      fail("carry " + std::to_string(i) + " is " + t[i].to_string() + " but the body takes " + in[i].to_string() +
+           " and returns " + out[i].to_string() + "; the carry must keep its type");
+    }
+    results.push_back(t[i]);
+  }
+  for (std::size_t j = 0; j < nx; ++j) {
+    const TensorType& x = t[nc + j];
+    if (x.rank() == 0 || x.shape[0] != s.length) {
+      fail("xs " + std::to_string(j) + " is " + x.to_string() + "; expected a leading axis of the length " +
+           std::to_string(s.length));
+    }
+    TensorType slice{x.dtype, Shape(x.shape.begin() + 1, x.shape.end())};
+    if (slice != in[nc + j]) fail("xs " + std::to_string(j) + " slices to " + slice.to_string() + " but the body takes " + in[nc + j].to_string());
+  }
+  for (std::size_t k = 0; k < nk; ++k) {
+    if (t[nc + nx + k] != in[nc + nx + k]) fail("const " + std::to_string(k) + " does not match the body's input");
+  }
+  for (std::size_t j = nc; j < out.size(); ++j) {
+    Shape shape{s.length};
+    shape.insert(shape.end(), out[j].shape.begin(), out[j].shape.end());
+    results.push_back(TensorType{out[j].dtype, std::move(shape)});
+  }
+  if (results.empty()) fail("a scan needs a carry or an output");
+  return results;
+}
+
+/// Step t of a stacked tensor, sharing its memory (kept alive by `owner`).
+Tensor step_of(const Tensor& stacked, std::int64_t t, const std::shared_ptr<void>& owner) {
+  TensorType type{stacked.dtype(), Shape(stacked.shape().begin() + 1, stacked.shape().end())};
+  const std::size_t bytes = static_cast<std::size_t>(numel(type.shape)) * dtype_size(type.dtype);
+  auto* base = static_cast<std::byte*>(const_cast<void*>(stacked.raw_data()));
+  return Tensor::wrap(std::move(type), base + static_cast<std::size_t>(t) * bytes, owner);
+}
+
+void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
+  std::vector<Tensor> args(nc + nx + nk);
+  for (std::size_t i = 0; i < nc; ++i) args[i] = *in[i];
+  for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = *in[nc + nx + k];
+  std::vector<std::shared_ptr<void>> xs_owner, ys_owner;
+  for (std::size_t j = 0; j < nx; ++j) xs_owner.push_back(std::make_shared<Tensor>(*in[nc + j]));
+  for (std::size_t j = 0; j < ny; ++j) {
+    out[nc + j] = Tensor::uninitialized(op.output_type(nc + j));
+    ys_owner.push_back(std::make_shared<Tensor>(out[nc + j]));
+  }
+  // Two sets of carry buffers, written alternately (a step reads one and writes the other).
+  std::vector<Tensor> buffers[2];
+  if (s.length > 0) {
+    for (auto& set : buffers) {
+      for (std::size_t i = 0; i < nc; ++i) set.push_back(Tensor::uninitialized(op.output_type(i)));
+    }
+  }
+  std::vector<Tensor> into(nc + ny);
+  for (std::int64_t step = 0; step < s.length; ++step) {
+    const std::int64_t t = s.reverse ? s.length - 1 - step : step;
+    for (std::size_t j = 0; j < nx; ++j) args[nc + j] = step_of(*in[nc + j], t, xs_owner[j]);
+    auto& next = buffers[step % 2];
+    for (std::size_t i = 0; i < nc; ++i) into[i] = next[i];
+    for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], t, ys_owner[j]);
+    run_body(s.body, args, into);
+    for (std::size_t i = 0; i < nc; ++i) args[i] = next[i];
+  }
+  for (std::size_t i = 0; i < nc; ++i) out[i] = s.length == 0 ? in[i]->clone() : args[i];
+}
+
+/// Carries that carry a tangent: those whose initial value has one, and then every carry the
+/// body's new carry makes depend on an active input (a fixed point over the steps). Integer and
+/// bool carries never do.
+std::vector<bool> active_carries(const ScanAttrs& s, std::vector<bool> active) {
+  const auto& g = *s.body.region.graph();
+  const auto types = region_input_types(s.body.region);
+  for (;;) {
+    const auto dep = depends_on(g, active);
+    bool changed = false;
+    for (std::size_t i = 0; i < s.n_carry; ++i) {
+      if (!active[i] && dep[i] && is_inexact(types[i].dtype)) active[i] = changed = true;
+    }
+    if (!changed) return active;
+  }
+}
+
+Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
+  const auto in_types = region_input_types(s.body.region);
+  std::vector<bool> active(nc + nx + nk);
+  for (std::size_t i = 0; i < active.size(); ++i) active[i] = a.t[i].has_value();
+  active = active_carries(s, active);
+  const JvpBody jvp = jvp_body(s.body.region, active);
+  Tangents result(op.output_count());
+  bool any = false;
+  for (std::size_t j = 0; j < nc + ny; ++j) any = any || jvp.present[j] || (j < nc && active[j]);
+  if (!any) return result;
+  Emit e(a.b);
+
+  // The residuals: the carry each step starts from, stacked by a primal scan of the body.
+  std::vector<PV> stacked;
+  if (nc > 0) {
+    BodyBuilder rb;
+    std::vector<ValueId> args;
+    for (const auto& t : in_types) args.push_back(rb.input(t));
+    auto outs = rb.replay(*s.body.region.graph(), args);
+    outs.resize(nc);
+    outs.insert(outs.end(), args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nc));
+    ScanAttrs r{Body(rb.finish(std::move(outs), "scan")), s.length, s.reverse, s.n_carry, s.n_xs, s.n_consts};
+    std::vector<PV> refs;
+    std::vector<TensorType> types;
+    for (const auto& x : a.x) {
+      refs.push_back(Emit::ext(x));
+      types.push_back(type_of(x));
+    }
+    const auto ids = a.b.add_primitive(ops::scan(std::move(r), types), std::move(refs), computegraph::OperationRole::primary());
+    for (std::size_t i = 0; i < nc; ++i) stacked.push_back(Emit::local(ids[nc + i]));
+  }
+
+  // The linear scan. Body inputs: [tangent carries, tangent x_t, c_t, x_t, tangent consts, consts].
+  BodyBuilder lb;
+  std::vector<ValueId> tc, tx, c, x, tk, k;
+  for (std::size_t i = 0; i < nc; ++i) if (active[i]) tc.push_back(lb.input(in_types[i]));
+  for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) tx.push_back(lb.input(in_types[nc + j]));
+  for (std::size_t i = 0; i < nc; ++i) c.push_back(lb.input(in_types[i]));
+  for (std::size_t j = 0; j < nx; ++j) x.push_back(lb.input(in_types[nc + j]));
+  for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) tk.push_back(lb.input(in_types[nc + nx + q]));
+  for (std::size_t q = 0; q < nk; ++q) k.push_back(lb.input(in_types[nc + nx + q]));
+  std::vector<ValueId> args = c;
+  args.insert(args.end(), x.begin(), x.end());
+  args.insert(args.end(), k.begin(), k.end());
+  args.insert(args.end(), tc.begin(), tc.end());
+  args.insert(args.end(), tx.begin(), tx.end());
+  args.insert(args.end(), tk.begin(), tk.end());
+  const auto tangents = lb.replay(jvp.graph, args);
+  std::vector<std::optional<ValueId>> per_output(nc + ny);
+  for (std::size_t j = 0, next = 0; j < nc + ny; ++j) {
+    if (jvp.present[j]) per_output[j] = tangents[next++];
+  }
+  std::vector<ValueId> outs;
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (active[i]) outs.push_back(per_output[i] ? *per_output[i] : lb.zeros(in_types[i]));
+  }
+  std::vector<std::size_t> ys_with_tangent;
+  for (std::size_t j = 0; j < ny; ++j) {
+    if (!per_output[nc + j]) continue;
+    outs.push_back(*per_output[nc + j]);
+    ys_with_tangent.push_back(j);
+  }
+
+  std::vector<PV> refs;
+  std::vector<bool> mask;
+  std::vector<TensorType> types;
+  auto operand = [&](PV v, bool is_active) {
+    types.push_back(e.type(v));
+    refs.push_back(std::move(v));
+    mask.push_back(is_active);
+  };
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (!active[i]) continue;
+    if (a.t[i]) operand(Emit::local(*a.t[i]), true);
+    else operand(e.zeros(in_types[i]), false);
+  }
+  for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) operand(Emit::local(*a.t[nc + j]), true);
+  for (const PV& v : stacked) operand(v, false);
+  for (std::size_t j = 0; j < nx; ++j) operand(Emit::ext(a.x[nc + j]), false);
+  for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) operand(Emit::local(*a.t[nc + nx + q]), true);
+  for (std::size_t q = 0; q < nk; ++q) operand(Emit::ext(a.x[nc + nx + q]), false);
+  ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse,
+                   static_cast<std::uint32_t>(tc.size()), static_cast<std::uint32_t>(tx.size() + nc + nx),
+                   static_cast<std::uint32_t>(tk.size() + nk)};
+  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
+  std::size_t r = 0;
+  for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = ids[r++];
+  for (std::size_t j : ys_with_tangent) result[nc + j] = ids[r++];
+  return result;
+}
+
+/// The transpose of a scan linear in its carries and in the xs and consts the role marks active.
+Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
+  const auto in_types = region_input_types(s.body.region);
+  const auto out_types = region_output_types(s.body.region);
+  std::vector<bool> linear(nc + nx + nk, false);
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (!is_inexact(in_types[i].dtype)) not_linear(op, "an integer carry cannot be linear");
+    linear[i] = true;
+  }
+  for (std::size_t i = nc; i < linear.size(); ++i) linear[i] = a.role.is_active(i);
+  const TransposedBody tb = transpose_body(s.body.region, linear);
+
+  // Transposed body inputs: [ct carry, const accumulators, ct y_t, fixed x_t, fixed consts];
+  // outputs: [ct of the step's incoming carry, accumulators + ct consts, ct x_t].
+  BodyBuilder bb;
+  std::vector<ValueId> ct_c, acc, ct_y, fx, fk;
+  std::vector<std::size_t> lx, lk, fx_pos, fk_pos;
+  for (std::size_t j = 0; j < nx; ++j) (linear[nc + j] ? lx : fx_pos).push_back(j);
+  for (std::size_t q = 0; q < nk; ++q) (linear[nc + nx + q] ? lk : fk_pos).push_back(q);
+  for (std::size_t i = 0; i < nc; ++i) ct_c.push_back(bb.input(in_types[i]));
+  for (std::size_t q : lk) acc.push_back(bb.input(in_types[nc + nx + q]));
+  for (std::size_t j = 0; j < ny; ++j) ct_y.push_back(bb.input(out_types[nc + j]));
+  for (std::size_t j : fx_pos) fx.push_back(bb.input(in_types[nc + j]));
+  for (std::size_t q : fk_pos) fk.push_back(bb.input(in_types[nc + nx + q]));
+  std::vector<ValueId> args = ct_c;
+  args.insert(args.end(), ct_y.begin(), ct_y.end());
+  args.insert(args.end(), fx.begin(), fx.end());
+  args.insert(args.end(), fk.begin(), fk.end());
+  const auto cts = bb.replay(tb.graph, args);
+  // cts: one per reached linear input, in input order (carries, linear xs, linear consts).
+  std::vector<std::optional<ValueId>> per_linear;
+  std::size_t next = 0;
+  for (bool reached : tb.reached) per_linear.push_back(reached ? std::optional<ValueId>(cts[next++]) : std::nullopt);
+  std::vector<ValueId> outs;
+  for (std::size_t i = 0; i < nc; ++i) outs.push_back(per_linear[i] ? *per_linear[i] : bb.zeros(in_types[i]));
+  for (std::size_t m = 0; m < lk.size(); ++m) {
+    const auto& ct = per_linear[nc + lx.size() + m];
+    outs.push_back(ct ? bb.add(acc[m], *ct) : acc[m]);
+  }
+  for (std::size_t m = 0; m < lx.size(); ++m) {
+    const auto& ct = per_linear[nc + m];
+    outs.push_back(ct ? *ct : bb.zeros(in_types[nc + lx[m]]));
+  }
+
+  Emit e(a.b);
+  std::vector<PV> refs;
+  std::vector<bool> mask;
+  std::vector<TensorType> types;
+  auto operand = [&](PV v, bool is_active) {
+    types.push_back(e.type(v));
+    refs.push_back(std::move(v));
+    mask.push_back(is_active);
+  };
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
+    else operand(e.zeros(in_types[i]), false);
+  }
+  for (std::size_t q : lk) operand(e.zeros(in_types[nc + nx + q]), false);
+  for (std::size_t j = 0; j < ny; ++j) {
+    if (a.cts[nc + j]) operand(Emit::local(*a.cts[nc + j]), true);
+    else operand(e.zeros(op.output_type(nc + j)), false);
+  }
+  for (std::size_t j : fx_pos) operand(a.x[nc + j], false);
+  for (std::size_t q : fk_pos) operand(a.x[nc + nx + q], false);
+  ScanAttrs t{Body(bb.finish(std::move(outs), "scan")), s.length, !s.reverse,
+              static_cast<std::uint32_t>(nc + lk.size()), static_cast<std::uint32_t>(ny + fx_pos.size()),
+              static_cast<std::uint32_t>(fk_pos.size())};
+  const auto ids = a.b.add_primitive(ops::scan(std::move(t), types), std::move(refs), tidu::linear_role(mask));
+
+  Tangents result(nc + nx + nk);
+  for (std::size_t i = 0; i < nc; ++i) if (a.role.is_active(i)) result[i] = ids[i];
+  for (std::size_t m = 0; m < lk.size(); ++m) result[nc + nx + lk[m]] = ids[nc + m];
+  for (std::size_t m = 0; m < lx.size(); ++m) result[nc + lx[m]] = ids[nc + lk.size() + m];
+  return result;
+}
+
+}  // namespace
+
+const OpDef& def_Scan() {
+  static const OpDef d{
+      .name = "scan", .kind = OpKind::Scan, .operands = {}, .outputs = 0, .shape_rule = scan_shape,
+      .kernel = eval_scan, .jvp = jvp_scan, .transpose = transpose_scan,
+      .variadic_arity = [](const OpAttrs& a) -> std::size_t {
+        const auto& s = a.get<ScanAttrs>();
+        return std::size_t{s.n_carry} + s.n_xs + s.n_consts;
+      },
+      .regions = [](const StdTensorOp& op) {
+        return std::vector<computegraph::GraphPtr<StdTensorOp>>{op.attrs.get<ScanAttrs>().body.region.graph()};
+      }};
+  return d;
+}
+
+}  // namespace detail
+}  // namespace tenferro

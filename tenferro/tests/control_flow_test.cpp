@@ -1,0 +1,325 @@
+// Control flow: scan, fori_loop, cond/switch_case and while_loop. Values against loops written
+// here in plain C++, derivatives against closed forms, against the same program unrolled (a
+// different graph: no control-flow op), and check_grads to order 2 (finite differences and the
+// adjoint identity, forward and reverse at every level) in f64 and c128; bodies traced once
+// whatever the trip count; printed IR of a nested scan; errors.
+#include <gmock/gmock.h>
+
+#include <cmath>
+
+#include "linalg_test_util.hpp"
+#include "tenferro/control_flow.hpp"
+
+namespace tf = tenferro;
+using namespace tenferro::test;
+using tf::TracedList;
+using ::testing::HasSubstr;
+
+namespace {
+tf::Tensor vec(std::vector<double> v, tf::Shape shape) { return tf::Tensor::from(v, std::move(shape)); }
+tf::Tensor scalar(double v) { return tf::Tensor::scalar(v); }
+
+/// Element by element within tol (relative to 1 + |expected|).
+::testing::AssertionResult near(const tf::Tensor& actual, const tf::Tensor& expected, double tol) {
+  if (actual.type() != expected.type()) {
+    return ::testing::AssertionFailure() << actual.type().to_string() << " vs " << expected.type().to_string();
+  }
+  for (std::int64_t i = 0; i < actual.numel(); ++i) {
+    if (!(std::abs(at(actual, i) - at(expected, i)) <= tol * (1 + std::abs(at(expected, i))))) {
+      return ::testing::AssertionFailure() << "element " << i << ": " << at(actual, i) << " vs " << at(expected, i);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// c <- c * x_t + sin(c), y_t = c^2 (the carry the step starts from).
+std::pair<TracedList, TracedList> recurrence(const TracedList& c, const TracedList& x) {
+  return {TracedList{c[0] * x[0] + tf::sin(c[0])}, TracedList{c[0] * c[0]}};
+}
+}  // namespace
+
+TEST(Scan, RecurrenceMatchesALoopInBothDirections) {
+  const std::vector<double> xs = {0.3, -0.5, 0.8, 0.1, -0.2};
+  for (bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse" : "forward");
+    const auto out = run([&](const std::vector<T>& a) {
+      auto [c, ys] = tf::scan(recurrence, {a[0]}, {a[1]}, {.reverse = reverse});
+      return std::vector<T>{c[0], ys[0]};
+    }, {scalar(0.7), vec(xs, {5})});
+    double c = 0.7;
+    std::vector<double> ys(5);
+    for (int s = 0; s < 5; ++s) {
+      const int t = reverse ? 4 - s : s;
+      ys[static_cast<std::size_t>(t)] = c * c;
+      c = c * xs[static_cast<std::size_t>(t)] + std::sin(c);
+    }
+    EXPECT_NEAR(out[0].item<double>(), c, 1e-15);
+    ASSERT_EQ(out[1].shape(), tf::Shape{5});
+    for (int t = 0; t < 5; ++t) EXPECT_NEAR(at(out[1], t).real(), ys[static_cast<std::size_t>(t)], 1e-15);
+  }
+}
+
+TEST(Scan, GradientEqualsTheUnrolledLoops) {
+  // The same recurrence as one scan op and as five copies of its body: two different graphs.
+  const std::vector<tf::Tensor> args = {scalar(0.7), vec({0.3, -0.5, 0.8, 0.1, -0.2}, {5})};
+  auto scanned = [](T c0, T xs) {
+    auto [c, ys] = tf::scan(recurrence, {c0}, {xs});
+    return c[0] * c[0] + tf::sum(ys[0] * xs);
+  };
+  auto unrolled = [](T c0, T xs) {
+    T c = c0, acc = c0 * 0.0;
+    for (std::int64_t t = 0; t < 5; ++t) {
+      const T x = tf::reshape(tf::slice(xs, {t}, {t + 1}), {});
+      acc = acc + c * c * x;
+      c = c * x + tf::sin(c);
+    }
+    return c * c + acc;
+  };
+  for (std::size_t arg : {0u, 1u}) {
+    const auto [v1, g1] = tf::value_and_grad(scanned, arg)(args[0], args[1]);
+    const auto [v2, g2] = tf::value_and_grad(unrolled, arg)(args[0], args[1]);
+    EXPECT_NEAR(v1.item<double>(), v2.item<double>(), 1e-14);
+    EXPECT_TRUE(near(g1, g2, 1e-13));
+  }
+  const tf::Tensor h1 = tf::hessian(scanned, 1)(args[0], args[1]);
+  const tf::Tensor h2 = tf::hessian(unrolled, 1)(args[0], args[1]);
+  EXPECT_TRUE(near(h1, h2, 1e-12));
+}
+
+TEST(Scan, SecondDerivativesInRealAndComplex) {
+  std::mt19937_64 rng(3);
+  for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor c0 = random_matrix(rng, {3}, dt), xs = random_matrix(rng, {4, 3}, dt),
+                     w0 = random_matrix(rng, {3, 3}, dt);
+    // An RNN cell whose weight the body reads from the enclosing function (a captured const),
+    // with stacked outputs, run forward and in reverse.
+    expect_grads([](const std::vector<T>& a) {
+      const T w = a[2];
+      auto cell = [&](const TracedList& c, const TracedList& x) {
+        const T next = tf::tanh(tf::matmul(w, c[0]) * 0.5 + x[0]);
+        return std::pair{TracedList{next}, TracedList{c[0] * x[0]}};
+      };
+      auto [c, ys] = tf::scan(cell, {a[0]}, {a[1]});
+      auto [cr, ysr] = tf::scan(cell, {a[0]}, {a[1] * a[1]}, {.reverse = true});
+      return std::vector<T>{c[0], ys[0], cr[0] * ysr[0]};
+    }, {c0, xs, w0});
+  }
+}
+
+TEST(Scan, NestedScansDifferentiateToOrderTwo) {
+  std::mt19937_64 rng(4);
+  const tf::Tensor x = random_matrix(rng, {3, 2}, tf::DType::F64), p0 = random_matrix(rng, {2}, tf::DType::F64);
+  // The inner body reads the outer body's carry and the function's argument p (two levels up).
+  auto f = [](const std::vector<T>& a) {
+    const T p = a[1];
+    auto outer = [&](const TracedList& c, const TracedList& row) {
+      auto inner = [&](const TracedList& d, const TracedList& xi) {
+        return std::pair{TracedList{tf::sin(d[0] * xi[0]) + c[0] * p}, TracedList{}};
+      };
+      auto [d, unused] = tf::scan(inner, {c[0]}, {row[0]});
+      return std::pair{TracedList{d[0] * 0.9}, TracedList{tf::sum(d[0])}};
+    };
+    auto [c, ys] = tf::scan(outer, {p}, {a[0]});
+    return std::vector<T>{tf::sum(c[0]) + tf::sum(ys[0] * ys[0])};
+  };
+  expect_grads(f, {x, p0});
+  // Against plain loops.
+  const double pv[2] = {p0.data<double>()[0], p0.data<double>()[1]};
+  double c[2] = {pv[0], pv[1]}, total = 0;
+  for (int r = 0; r < 3; ++r) {
+    double d[2] = {c[0], c[1]};
+    for (int i = 0; i < 2; ++i) {
+      const double xi = x.data<double>()[r * 2 + i];
+      for (int k = 0; k < 2; ++k) d[k] = std::sin(d[k] * xi) + c[k] * pv[k];
+    }
+    total += (d[0] + d[1]) * (d[0] + d[1]);
+    c[0] = d[0] * 0.9;
+    c[1] = d[1] * 0.9;
+  }
+  total += c[0] + c[1];
+  EXPECT_NEAR(run(f, {x, p0})[0].item<double>(), total, 1e-13);
+}
+
+TEST(Scan, BodyIsTracedOnceWhateverTheLength) {
+  for (std::int64_t n : {10, 10000}) {
+    int calls = 0;
+    auto f = [&](T x) {
+      auto [last, ys] = tf::scan([&](const TracedList& c, const TracedList&) {
+        ++calls;
+        return std::pair{TracedList{c[0] * 0.999 + tf::sin(c[0]) * 0.001}, TracedList{}};
+      }, {x}, {}, {.length = n});
+      return last[0];
+    };
+    const auto [v, g] = tf::value_and_grad(f)(scalar(0.5));
+    EXPECT_EQ(calls, 1) << n;
+    // Against the loop and its derivative (product of the steps' derivatives).
+    double c = 0.5, d = 1;
+    for (std::int64_t t = 0; t < n; ++t) {
+      d *= 0.999 + std::cos(c) * 0.001;
+      c = c * 0.999 + std::sin(c) * 0.001;
+    }
+    EXPECT_NEAR(v.item<double>(), c, 1e-12);
+    EXPECT_NEAR(g.item<double>(), d, 1e-12);
+  }
+}
+
+TEST(Scan, EqualLoopsShareOneKey) {
+  auto body = [](const TracedList& c, const TracedList& x) { return std::pair{TracedList{c[0] + x[0]}, TracedList{}}; };
+  const auto g = tf::detail::trace_function([&](const std::vector<T>& a) {
+    return std::vector<T>{tf::scan(body, {a[0]}, {a[1]}).first[0], tf::scan(body, {a[0]}, {a[1]}).first[0]};
+  }, {tf::TensorType{tf::DType::F64, {}}, tf::TensorType{tf::DType::F64, {4}}});
+  // Hash-consing: the second scan is the first one (same body structure, same operands).
+  EXPECT_EQ(g->operations().size(), 1u);
+  EXPECT_EQ(g->output_keys()[0], g->output_keys()[1]);
+}
+
+TEST(ForiLoop, MatchesALoopAndDifferentiates) {
+  auto f = [](T x, T a) {
+    return tf::fori_loop(2, 7, [&](const T& i, const TracedList& c) {
+      return TracedList{c[0] * a + tf::astype(i, tf::DType::F64)};
+    }, {x})[0];
+  };
+  const auto [v, g] = tf::value_and_grad(f, 1)(scalar(0.5), scalar(0.9));
+  double c = 0.5, dc = 0;
+  for (int i = 2; i < 7; ++i) {
+    dc = dc * 0.9 + c;
+    c = c * 0.9 + i;
+  }
+  EXPECT_NEAR(v.item<double>(), c, 1e-14);
+  EXPECT_NEAR(g.item<double>(), dc, 1e-13);
+  expect_grads([&](const std::vector<T>& a) { return std::vector<T>{f(a[0], a[1])}; }, {scalar(0.5), scalar(0.9)});
+}
+
+TEST(Cond, RunsTheChosenBranchAndDifferentiatesThroughIt) {
+  auto branches = [](T x, T y) {
+    const T pred = tf::gt(tf::sum(x), y * 0.0);
+    return tf::cond(pred, [](const TracedList& o) { return TracedList{tf::sin(o[0]) * o[1]}; },
+                    [](const TracedList& o) { return TracedList{o[0] * o[0] - o[1]}; }, {x, y})[0];
+  };
+  auto f = [&](T x, T y) { return tf::sum(branches(x, y)); };
+  const tf::Tensor xp = vec({0.4, 0.3}, {2}), xn = vec({-0.4, 0.1}, {2}), y = scalar(1.5);
+  auto values = [&](const tf::Tensor& x) {
+    return run([&](const std::vector<T>& a) { return std::vector<T>{branches(a[0], a[1])}; }, {x, y})[0];
+  };
+  const tf::Tensor vp = values(xp), vn = values(xn);
+  const tf::Tensor gp = tf::grad(f)(xp, y), gn = tf::grad(f)(xn, y);
+  for (int i = 0; i < 2; ++i) {
+    const double a = xp.data<double>()[i], b = xn.data<double>()[i];
+    EXPECT_NEAR(at(vp, i).real(), std::sin(a) * 1.5, 1e-15);
+    EXPECT_NEAR(at(gp, i).real(), std::cos(a) * 1.5, 1e-15);
+    EXPECT_NEAR(at(vn, i).real(), b * b - 1.5, 1e-15);
+    EXPECT_NEAR(at(gn, i).real(), 2 * b, 1e-15);
+  }
+  for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    std::mt19937_64 rng(6);
+    const tf::Tensor x = random_matrix(rng, {3}, dt), z = random_matrix(rng, {3}, dt);
+    for (std::int64_t branch : {0, 1, 2, 7}) {  // 7 clamps to the last branch
+      expect_grads([branch](const std::vector<T>& a) {
+        const T index = tf::constant(a[0], tf::Tensor::from(std::vector<std::int64_t>{branch}, {}));
+        const T w = a[1];  // read by the branches from the enclosing function
+        return tf::switch_case(index, {[&](const TracedList& o) { return TracedList{tf::exp(o[0]) * w}; },
+                                       [&](const TracedList& o) { return TracedList{o[0] * o[0]}; },
+                                       [&](const TracedList&) { return TracedList{w * w * w}; }},
+                               {a[0]});
+      }, {x, z});
+    }
+  }
+}
+
+TEST(WhileLoop, NewtonIterationForwardAndBoundedReverse) {
+  // Newton's iteration for sqrt(a) from x0 = a, until |x^2 - a| < 1e-13: d sqrt(a) / da = 1 / (2 sqrt(a)).
+  auto newton = [](std::optional<std::int64_t> max_trips) {
+    return [max_trips](T a) {
+      return tf::while_loop([&](const TracedList& c) { return tf::gt(tf::abs(c[0] * c[0] - a), c[0] * 0.0 + 1e-13); },
+                            [&](const TracedList& c) { return TracedList{(c[0] + a / c[0]) * 0.5}; }, {a},
+                            {.max_trips = max_trips})[0];
+    };
+  };
+  const tf::Tensor a = scalar(2.0);
+  const auto [v, dv] = tf::jvp(newton(std::nullopt), {a}, {scalar(1.0)});
+  EXPECT_NEAR(v.item<double>(), std::sqrt(2.0), 1e-15);
+  // The iteration's own derivative (not the implicit one): it converges to it quadratically.
+  EXPECT_NEAR(dv.item<double>(), 0.5 / std::sqrt(2.0), 1e-12);
+  try {
+    tf::grad(newton(std::nullopt))(a);
+    FAIL() << "expected ADRuleError";
+  } catch (const tidu::ADRuleError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("while_loop"));
+    EXPECT_THAT(e.what(), HasSubstr("max_trips"));
+  }
+  const auto [vb, gb] = tf::value_and_grad(newton(50))(a);
+  EXPECT_NEAR(vb.item<double>(), std::sqrt(2.0), 1e-15);
+  EXPECT_NEAR(gb.item<double>(), 0.5 / std::sqrt(2.0), 1e-12);
+  expect_grads([&](const std::vector<T>& x) { return std::vector<T>{newton(30)(x[0] * x[0] + 1.0)}; }, {scalar(0.8)});
+}
+
+TEST(WhileLoop, FixedPointOfScaledCosineAndItsDerivative) {
+  // x <- a cos(x) from 0.5 until the step is below 1e-12; at the fixed point x* = a cos(x*),
+  // dx*/da = cos(x*) / (1 + a sin(x*)).
+  auto fixed_point = [](T a) {
+    auto out = tf::while_loop(
+        [&](const TracedList& c) { return tf::gt(tf::abs(c[0] - c[1]), c[0] * 0.0 + 1e-12); },
+        [&](const TracedList& c) { return TracedList{a * tf::cos(c[0]), c[0]}; },
+        {tf::full_like(a, 0.5), tf::full_like(a, 10.0)}, {.max_trips = 200});
+    return out[0];
+  };
+  const auto [x, g] = tf::value_and_grad(fixed_point)(scalar(0.8));
+  const double xs = x.item<double>();
+  EXPECT_NEAR(xs, 0.8 * std::cos(xs), 1e-11);
+  EXPECT_NEAR(g.item<double>(), std::cos(xs) / (1 + 0.8 * std::sin(xs)), 1e-9);
+  const auto [x2, t2] = tf::jvp([&](T a) {
+    return tf::while_loop([&](const TracedList& c) { return tf::gt(tf::abs(c[0] - c[1]), c[0] * 0.0 + 1e-12); },
+                          [&](const TracedList& c) { return TracedList{a * tf::cos(c[0]), c[0]}; },
+                          {tf::full_like(a, 0.5), tf::full_like(a, 10.0)})[0];
+  }, {scalar(0.8)}, {scalar(1.0)});
+  EXPECT_NEAR(x2.item<double>(), xs, 1e-15);
+  EXPECT_NEAR(t2.item<double>(), g.item<double>(), 1e-12);
+}
+
+TEST(ControlFlow, BadInputGivesTypedErrors) {
+  const tf::Tensor x = vec({1, 2, 3}, {3});
+  auto expect_message = [](auto&& call, const char* text) {
+    try {
+      call();
+      ADD_FAILURE() << "expected an error containing " << text;
+    } catch (const tf::Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(text));
+    }
+  };
+  // A body that changes the carry's shape.
+  EXPECT_THROW(tf::trace([](T a) {
+    return tf::scan([](const TracedList& c, const TracedList&) { return std::pair{TracedList{tf::sum(c[0])}, TracedList{}}; },
+                    {a}, {}, {.length = 2}).first[0];
+  }, x), tf::ShapeError);
+  expect_message([&] {
+    tf::trace([](T a) {
+      return tf::scan([](const TracedList& c, const TracedList&) { return std::pair{TracedList{tf::astype(c[0], tf::DType::F32)}, TracedList{}}; },
+                      {a}, {}, {.length = 2}).first[0];
+    }, x);
+  }, "f32[3]");
+  // xs of a length other than the one given; a negative length; no length.
+  EXPECT_THROW(tf::trace([](T a) { return tf::scan(recurrence, {tf::sum(a)}, {a}, {.length = 4}).first[0]; }, x), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T a) { return tf::scan(recurrence, {a}, {}, {.length = -1}).first[0]; }, x), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T a) { return tf::scan(recurrence, {a}, {}).first[0]; }, x), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T a) { return tf::fori_loop(3, 1, [](const T&, const TracedList& c) { return c; }, {a})[0]; }, x),
+               tf::ShapeError);
+  // Branches whose results differ.
+  expect_message([&] {
+    tf::trace([](T a) {
+      return tf::cond(tf::gt(tf::sum(a), tf::sum(a) * 0.0), [](const TracedList& o) { return o; },
+                      [](const TracedList& o) { return TracedList{tf::sum(o[0])}; }, {a})[0];
+    }, x);
+  }, "every branch must return the same types");
+  EXPECT_THROW(tf::trace([](T a) { return tf::cond(a, [](const TracedList& o) { return o; }, [](const TracedList& o) { return o; }, {a})[0]; }, x),
+               tf::DTypeError);
+  // A while_loop whose condition is not a bool scalar, whose body changes the carry.
+  EXPECT_THROW(tf::trace([](T a) {
+    return tf::while_loop([](const TracedList& c) { return c[0]; }, [](const TracedList& c) { return c; }, {a})[0];
+  }, x), tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T a) {
+    return tf::while_loop([](const TracedList& c) { return tf::gt(tf::sum(c[0]), tf::sum(c[0])); },
+                          [](const TracedList& c) { return TracedList{c[0], c[0]}; }, {a})[0];
+  }, x), tf::ShapeError);
+}
