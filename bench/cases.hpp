@@ -44,6 +44,10 @@ void run_conv(const Options& options);
 /// eager_matmul), a 100-operation chain with backward() (eager_chain100_fwd_bwd) and an MLP SGD step
 /// (eager_mlp_step, run_mlp's network in f32).
 void run_eager(const Options& options);
+/// Control flow (cases_control.cpp): an LSTM layer as a scan, forward and gradient (lstm_fwd,
+/// lstm_grad); a 10^4-step scalar recurrence's value and gradient (recurrence_fwd,
+/// recurrence_grad) and its trace-to-compile cost at 10 and 10^4 steps (recurrence_compile).
+void run_control(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "indexing")) bench::run_indexing(options);
   if (bench::wants(options, "conv")) bench::run_conv(options);
   if (bench::wants(options, "eager")) bench::run_eager(options);
+  if (bench::wants(options, "control")) bench::run_control(options);
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   return 0;
 }

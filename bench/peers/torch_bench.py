@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg", "indexing", "conv", "eager")
+            "linalg", "trg", "indexing", "conv", "eager", "control")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -320,6 +320,68 @@ def run_trg(args):
 
     for chi in (16, 24):
         trg_torch.run_bench(argparse.Namespace(chi=chi, niter=20, threads=args.threads, budget=args.budget))
+
+
+def lstm_loss(xs, w, u, b, v):
+    """The LSTM of bench/cases_control.cpp, one cell per step in PyTorch operations."""
+    hidden = u.shape[0]
+    h = torch.zeros(xs.shape[1], hidden, dtype=xs.dtype)
+    c = torch.zeros_like(h)
+    total = torch.zeros((), dtype=xs.dtype)
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ w + h @ u + b
+        i, f, g, o = gates.split(hidden, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        total = total + (h @ v).sum()
+    return total
+
+
+def run_control(args):
+    steps, batch, size = 100, 32, 256
+    gen = torch.Generator().manual_seed(11)
+    xs = torch.randn(steps, batch, size, generator=gen)
+    w = (0.05 * torch.randn(size, 4 * size, generator=gen)).requires_grad_()
+    u = (0.05 * torch.randn(size, 4 * size, generator=gen)).requires_grad_()
+    b = (0.1 * torch.randn(4 * size, generator=gen)).requires_grad_()
+    v = 0.1 * torch.randn(size, 1, generator=gen)
+
+    def forward():
+        with torch.no_grad():
+            lstm_loss(xs, w, u, b, v)
+
+    shape = "h256_t100_b32"
+    report("lstm_fwd", shape, "f32", measure(forward, args.budget))
+    report("lstm_grad", shape, "f32", measure(lambda: torch.autograd.grad(lstm_loss(xs, w, u, b, v), (w, u, b)),
+                                              args.budget))
+    # torch.nn.LSTM: PyTorch's fused LSTM kernel (its gate order and two biases differ; the work is
+    # the same).
+    lstm = torch.nn.LSTM(size, size)
+    params = list(lstm.parameters())
+
+    def nn_forward():
+        with torch.no_grad():
+            (lstm(xs)[0] @ v).sum()
+
+    report("lstm_fwd", shape, "f32", measure(nn_forward, args.budget), impl="torch_nn_lstm")
+    report("lstm_grad", shape, "f32", measure(lambda: torch.autograd.grad((lstm(xs)[0] @ v).sum(), params),
+                                              args.budget), impl="torch_nn_lstm")
+
+    def recurrence(c, x, steps=10000, scale=0.001):
+        for _ in range(steps):
+            c = c + torch.sin(c) * x * scale
+        return c
+
+    c0 = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    x = torch.tensor(1.1, dtype=torch.float64, requires_grad=True)
+
+    def rec_forward():
+        with torch.no_grad():
+            recurrence(c0, x)
+
+    report("recurrence_fwd", "1e4", "f64", measure(rec_forward, args.budget))
+    report("recurrence_grad", "1e4", "f64", measure(lambda: torch.autograd.grad(recurrence(c0, x), (c0, x)),
+                                                     args.budget))
 
 
 def main():

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "golden_files.hpp"
 #include "linalg_test_util.hpp"
 #include "tenferro/control_flow.hpp"
 
@@ -139,6 +140,23 @@ TEST(Scan, NestedScansDifferentiateToOrderTwo) {
   }
   total += c[0] + c[1];
   EXPECT_NEAR(run(f, {x, p0})[0].item<double>(), total, 1e-13);
+}
+
+TEST(Scan, NestedScanPrintsItsRegions) {
+  // A scan over rows whose body scans the row, reading the outer carry and the function's
+  // argument w; its gradient program holds the stacking scan, the linear scan and its transpose.
+  auto f = [](T x, T w) {
+    auto outer = [&](const TracedList& c, const TracedList& row) {
+      auto inner = [&](const TracedList& d, const TracedList& xi) {
+        return std::pair{TracedList{d[0] * xi[0] + w}, TracedList{}};
+      };
+      return std::pair{tf::scan(inner, {c[0]}, {row[0]}).first, TracedList{tf::sin(c[0])}};
+    };
+    auto [c, ys] = tf::scan(outer, {w}, {x});
+    return c[0] + tf::sum(ys[0]);
+  };
+  const tf::Tensor x = vec({0.1, 0.2, 0.3, 0.4}, {2, 2}), w = scalar(0.5);
+  EXPECT_TRUE(golden::matches(TENFERRO_GOLDEN_DIR, "nested_scan.txt", tf::trace(f, x, w).print()));
 }
 
 TEST(Scan, BodyIsTracedOnceWhateverTheLength) {
@@ -276,6 +294,56 @@ TEST(WhileLoop, FixedPointOfScaledCosineAndItsDerivative) {
   }, {scalar(0.8)}, {scalar(1.0)});
   EXPECT_NEAR(x2.item<double>(), xs, 1e-15);
   EXPECT_NEAR(t2.item<double>(), g.item<double>(), 1e-12);
+}
+
+TEST(FixedPoint, ImplicitDerivativeOfScaledCosine) {
+  // x* = a cos(x*): dx*/da = cos(x*) / (1 + a sin(x*)), independent of the iterations. tol = 0
+  // iterates until a step moves nothing (or 200 steps), so x* is exact to rounding and the closed
+  // form can be compared at 1e-13.
+  auto solve = [](T a) {
+    auto map = [](const TracedList& x, const TracedList& p) { return TracedList{p[0] * tf::cos(x[0])}; };
+    return tf::fixed_point(map, {tf::full_like(a, 0.5)}, {a}, {.tol = 0, .max_iter = 200})[0];
+  };
+  const auto [x, g] = tf::value_and_grad(solve)(scalar(0.8));
+  const double xs = x.item<double>();
+  EXPECT_NEAR(xs, 0.8 * std::cos(xs), 1e-15);
+  EXPECT_NEAR(g.item<double>(), std::cos(xs) / (1 + 0.8 * std::sin(xs)), 1e-13);
+  // Forward mode agrees; the second derivative against the closed form's derivative,
+  // d/da [cos x / (1 + a sin x)] with x' = dx*/da, by central differences of the closed form.
+  const auto [x2, t2] = tf::jvp(solve, {scalar(0.8)}, {scalar(1.0)});
+  EXPECT_EQ(x2.item<double>(), xs);
+  EXPECT_NEAR(t2.item<double>(), g.item<double>(), 1e-13);
+  auto closed = [](double a) {
+    double y = 0.5;
+    for (int k = 0; k < 2000; ++k) y = a * std::cos(y);
+    return std::cos(y) / (1 + a * std::sin(y));
+  };
+  const double h = 1e-5, second = (closed(0.8 + h) - closed(0.8 - h)) / (2 * h);
+  EXPECT_NEAR(tf::hessian(solve)(scalar(0.8)).item<double>(), second, 1e-8);
+}
+
+TEST(FixedPoint, VectorProblemAgainstUnrolledIterationsAndFiniteDifferences) {
+  // x* = tanh(W x* + b), a contraction for small W; the gradient of sum(x* * x*) against the
+  // gradient through 300 unrolled iterations (converged), and check_grads to order 2.
+  std::mt19937_64 rng(8);
+  const tf::Tensor w = random_matrix(rng, {3, 3}, tf::DType::F64), b = random_matrix(rng, {3}, tf::DType::F64);
+  auto map = [](const TracedList& x, const TracedList& p) {
+    return TracedList{tf::tanh(tf::matmul(p[0], x[0]) * 0.4 + p[1])};
+  };
+  auto implicit = [&](T wt, T bt) {
+    const T x = tf::fixed_point(map, {bt * 0.0}, {wt, bt}, {.tol = 0, .max_iter = 400})[0];
+    return tf::sum(x * x);
+  };
+  auto unrolled = [&](T wt, T bt) {
+    TracedList x{bt * 0.0};
+    for (int k = 0; k < 300; ++k) x = map(x, {wt, bt});
+    return tf::sum(x[0] * x[0]);
+  };
+  for (std::size_t arg : {0u, 1u}) {
+    const tf::Tensor g1 = tf::grad(implicit, arg)(w, b), g2 = tf::grad(unrolled, arg)(w, b);
+    EXPECT_TRUE(near(g1, g2, 1e-12));
+  }
+  expect_grads([&](const std::vector<T>& a) { return std::vector<T>{implicit(a[0], a[1])}; }, {w, b});
 }
 
 TEST(ControlFlow, BadInputGivesTypedErrors) {

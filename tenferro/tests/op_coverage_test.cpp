@@ -184,6 +184,22 @@ std::map<std::string, Case> cases() {
     const T y = tf::conv(a * a, b, {.stride = {2}, .padding = {1}, .dilation = {2}});
     return y * y;
   }};
+  // Control flow: a scan over b's rows whose body reads a (a captured constant) and stacks
+  // outputs; a three-way switch on a fixed index; while_loop is in refusing_cases (forward mode
+  // only: control_flow_test.cpp checks it).
+  c["scan"] = {{3}, {4, 3}, true, [](T a, T b) {
+    auto [last, ys] = tf::scan([&](const tf::TracedList& carry, const tf::TracedList& x) {
+      return std::pair{tf::TracedList{tf::sin(carry[0]) * x[0] + a}, tf::TracedList{carry[0] * carry[0]}};
+    }, {a}, {b});
+    return last[0] * tf::sum(ys[0], {0});
+  }};
+  c["cond"] = {{3}, {3}, true, [](T a, T b) {
+    const T index = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{1}, {}));
+    return tf::switch_case(index, {[](const tf::TracedList& o) { return tf::TracedList{o[0]}; },
+                                   [&](const tf::TracedList& o) { return tf::TracedList{tf::exp(o[0]) * b}; },
+                                   [](const tf::TracedList& o) { return tf::TracedList{o[1]}; }},
+                           {a * a, b})[0];
+  }};
   c["dynamic_slice"] = {{3, 4}, {2, 2}, true, [](T a, T b) {
     return tf::dynamic_slice(a * a, tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{2, -1}, {2})), {2, 2}) * b;
   }};
@@ -252,6 +268,16 @@ std::map<std::string, std::function<T(T, T)>> refusing_cases() {
   c["semiring_dot_general_index"] = [matmul](T a, T b) {
     return tf::sum(tf::semiring_dot_general_index(a, b, tf::Semiring::MinPlus, matmul).first);
   };
+  // Reverse mode through a while_loop without max_trips (forward mode works).
+  c["while_loop"] = [](T a, T b) {
+    const T zero = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{0}, {}));
+    const T three = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{3}, {}));
+    const T one = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{1}, {}));
+    auto out = tf::while_loop([&](const tf::TracedList& carry) { return tf::lt(carry[1], three); },
+                              [&](const tf::TracedList& carry) { return tf::TracedList{tf::sin(carry[0]) + carry[0], carry[1] + one}; },
+                              {a, zero});
+    return tf::sum(out[0] * tf::transpose(b));
+  };
   return c;
 }
 
@@ -272,7 +298,8 @@ TEST(OpCoverage, EveryOpHasItsRules) {
     EXPECT_TRUE(static_cast<bool>(d->kernel)) << d->name << " has no kernel";
     EXPECT_TRUE(d->jvp || d->never_differentiable()) << d->name << " has no JVP rule";
     EXPECT_TRUE(d->transpose || !d->has_linear_operand()) << d->name << " has no transpose rule";
-    EXPECT_GE(d->outputs, 1u);
+    // Variadic ops (control flow) take their output count from their shape rule, per application.
+    EXPECT_TRUE(d->outputs >= 1u || d->variadic_arity) << d->name << " has no outputs";
     EXPECT_EQ(tf::find_op(d->name), d) << "two ops named " << d->name;
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Control flow on traced tensors: scan, fori_loop, cond, switch_case and while_loop.
+// Control flow on traced tensors: scan, fori_loop, cond, switch_case, while_loop, and fixed_point
+// with implicit differentiation.
 //
 // Each construct is one primitive that carries its bodies as subgraphs (computegraph regions), so
 // a loop of 10^4 steps is one op in the traced graph: it is traced, transformed and compiled once,
@@ -87,5 +88,30 @@ struct WhileOptions {
 /// Runs carry = body(carry) while cond(carry).
 TracedList while_loop(const LoopCondition& cond, const LoopBody& body, const TracedList& init,
                       WhileOptions options = {});
+
+/// The map of a fixed-point problem: (x, params) -> f(x, params), of x's types.
+using FixedPointMap = std::function<TracedList(const TracedList& x, const TracedList& params)>;
+
+struct FixedPointOptions {
+  /// The iteration stops when no element of x moves by more than tol in one step...
+  double tol = 1e-12;
+  /// ... or after max_iter steps.
+  std::int64_t max_iter = 1000;
+  /// Richardson iterations of the tangent's linear system (see fixed_point): its error shrinks
+  /// like rho^derivative_steps, rho the spectral radius of the map's Jacobian in x.
+  std::int64_t derivative_steps = 100;
+};
+
+/// x* = f(x*, params), by iterating x <- f(x, params) from x0 (a while_loop on values detached
+/// from differentiation). Its derivative comes from the implicit-function theorem, not from the
+/// iterations: the tangent t solves (I - df/dx) t = df/dparams dparams at x*, here by
+/// Richardson iteration t <- (df/dx) t + df/dparams dparams, matrix-free: a scan of
+/// `derivative_steps` applications of f starting at the detached x*, whose value stays x* and
+/// whose derivative is that iteration (reverse mode transposes it: the adjoint iteration with
+/// VJPs). x0 carries no derivative; derivatives of every order work. The solution's value is
+/// bitwise the while_loop's. The iteration converges when f is a contraction in x near x*
+/// (rho < 1), the same condition under which the forward iteration converges.
+TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const TracedList& params,
+                       FixedPointOptions options = {});
 
 }  // namespace tenferro

@@ -2,6 +2,7 @@
 // the scan, cond and while_loop primitives (src/ops/scan.cpp, cond.cpp, while_loop.cpp).
 #include "tenferro/control_flow.hpp"
 
+#include <limits>
 #include <numeric>
 
 #include "ops/control_body.hpp"
@@ -161,6 +162,64 @@ TracedList while_loop(const LoopCondition& cond_fn, const LoopBody& body, const 
   WhileAttrs attrs{Body(regions[0]), Body(regions[1]), static_cast<std::uint32_t>(nc),
                    static_cast<std::uint32_t>(captures.size())};
   return record(ops::while_loop(std::move(attrs), types_of(operands)), operands);
+}
+
+TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const TracedList& params,
+                       FixedPointOptions options) {
+  if (x0.empty()) throw ShapeError("fixed_point: needs at least one unknown");
+  if (options.max_iter < 1 || options.derivative_steps < 0 || !(options.tol >= 0)) {
+    throw ValueError("fixed_point: max_iter must be at least 1, derivative_steps and tol non-negative (got max_iter " +
+                     std::to_string(options.max_iter) + ", derivative_steps " + std::to_string(options.derivative_steps) +
+                     ", tol " + std::to_string(options.tol) + ")");
+  }
+  const std::size_t n = x0.size();
+  auto apply = [&](const TracedList& x, const TracedList& p) {
+    TracedList next = f(x, p);
+    require_carry_types("fixed_point", x, next);
+    return next;
+  };
+  // The solve, on detached values: carry [x..., largest step so far (f64), step count (i64)].
+  TracedList detached_params;
+  for (const Traced& p : params) detached_params.push_back(stop_gradient(p));
+  TracedList init;
+  for (const Traced& x : x0) init.push_back(stop_gradient(x));
+  const Traced like = init[0];
+  init.push_back(constant(like, Tensor::scalar(std::numeric_limits<double>::infinity())));
+  init.push_back(constant(like, Tensor::from(std::vector<std::int64_t>{0}, {})));
+  const Traced tol = constant(like, Tensor::scalar(options.tol));
+  const Traced limit = constant(like, Tensor::from(std::vector<std::int64_t>{options.max_iter}, {}));
+  const Traced one = constant(like, Tensor::from(std::vector<std::int64_t>{1}, {}));
+  // Go on while the last step moved more than tol and fewer than max_iter steps ran: both
+  // margins positive (in f64).
+  auto cond_fn = [&](const TracedList& c) {
+    return gt(minimum(c[n] - tol, astype(limit, DType::F64) - astype(c[n + 1], DType::F64)), tol * 0.0);
+  };
+  auto body = [&](const TracedList& c) {
+    const TracedList x(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
+    TracedList next = apply(x, detached_params);
+    Traced step = constant(like, Tensor::scalar(0.0));
+    for (std::size_t i = 0; i < n; ++i) {
+      Traced moved = abs(next[i] - x[i]);
+      std::vector<std::int64_t> axes(moved.rank());
+      std::iota(axes.begin(), axes.end(), std::int64_t{0});
+      if (!axes.empty()) moved = max(moved, axes);
+      step = maximum(step, astype(moved, DType::F64));
+    }
+    next.push_back(step);
+    next.push_back(c[n + 1] + one);
+    return next;
+  };
+  TracedList solved = while_loop(cond_fn, body, init);
+  solved.erase(solved.begin() + static_cast<std::ptrdiff_t>(n), solved.end());
+  if (options.derivative_steps == 0) return solved;
+  // The derivative: derivative_steps applications of f from the detached solution. The value
+  // stays x*; the tangent follows t <- (df/dx) t + (df/dp) dp, the Richardson iteration of the
+  // implicit-function theorem's linear system.
+  auto step = [&](const TracedList& x, const TracedList&) { return std::pair{apply(x, params), TracedList{}}; };
+  const TracedList refined = scan(step, solved, {}, ScanOptions{.length = options.derivative_steps}).first;
+  TracedList result;
+  for (std::size_t i = 0; i < n; ++i) result.push_back(solved[i] + (refined[i] - stop_gradient(refined[i])));
+  return result;
 }
 
 }  // namespace tenferro

@@ -76,6 +76,11 @@ class BodyBuilder {
   std::vector<ValueId> replay(const BodyGraph& graph, std::span<const ValueId> args);
   /// Replays a materialized graph on `args` (one per input, in its input order), keeping roles.
   std::vector<ValueId> replay(const Materialized& graph, std::span<const ValueId> args);
+  /// `op` on `inputs` (values of this builder) with `role`; its results.
+  std::vector<ValueId> add_operation(StdTensorOp op, std::vector<computegraph::ValueRef<StdTensorOp>> inputs,
+                                     computegraph::OperationRole role) {
+    return b_.add_operation(std::move(op), std::move(inputs), std::move(role));
+  }
   /// A zero of `type` (a primary op).
   ValueId zeros(const TensorType& type);
   /// a + b as a linear op (both operands active): cotangent accumulation in transposed bodies.

@@ -5,11 +5,13 @@
 // [carry'..., y_t...]; results [final carry..., ys...] with ys stacked along a new leading axis
 // (ys[t] = y_t whatever the direction).
 //
-// Derivatives. The JVP is split so that reverse mode can transpose it:
-// - a primal scan of the body that also stacks the carry each step starts from (the residuals);
-// - a scan linear in the tangents (carry tangents, xs tangents, consts tangents), whose body is
-//   the body's JVP: it recomputes the step's primal values from the stacked carry, x_t and the
-//   consts (rematerialization: one carry per step is stored, not every intermediate value).
+// Derivatives. The JVP is split so that reverse mode can transpose it (partial evaluation): the
+// body's JVP is divided into the operations that do not depend on the tangents and those that do.
+// - A primal scan runs the body and stacks, per step, the residuals: the primal values that the
+//   linear operations read (the step's carry, intermediate values such as a gate's activation).
+//   Values read from x_t or the consts come from the scan's own operands, constants are recomputed.
+// - A scan linear in the tangents (carry tangents, xs tangents, consts tangents) runs only the
+//   linear operations, reading the residuals as xs.
 // The transpose of a linear scan is a scan in the other direction of the transposed body: the
 // carry's cotangent flows back step by step, the consts' cotangents are summed in extra carries,
 // and the xs' cotangents are stacked. Both derived scans are scans again, so their JVPs and
@@ -128,6 +130,59 @@ std::vector<bool> active_carries(const ScanAttrs& s, std::vector<bool> active) {
   }
 }
 
+/// How the linear part of a body's JVP reads the primal values it needs (partial evaluation):
+/// values that depend on no body input are recomputed in it (constants), x_t and the consts are
+/// read from the scan's own operands, and everything else (carries, computed values) is a
+/// residual: stacked per step by the primal scan and read back by the linear scan.
+struct JvpSplit {
+  std::vector<char> linear;    // per value of the JVP graph: depends on a tangent input
+  std::vector<char> constant;  // per value: depends on no input at all
+  std::vector<char> needed;    // per primal value: read by a linear op or returned
+  std::vector<computegraph::MaterializedValueId> residuals;  // needed values stacked per step
+  std::vector<std::size_t> xs, consts;                       // needed xs and consts (input positions)
+};
+
+JvpSplit split_jvp(const Materialized& m, std::size_t nc, std::size_t nx, std::size_t nk) {
+  JvpSplit r;
+  const std::size_t n_values = m.values().size(), n_primal = nc + nx + nk;
+  r.linear.assign(n_values, 0);
+  r.constant.assign(n_values, 1);
+  r.needed.assign(n_values, 0);
+  std::vector<int> input_of(n_values, -1);
+  for (std::size_t i = 0; i < m.inputs().size(); ++i) {
+    r.constant[m.inputs()[i]] = 0;
+    if (i >= n_primal) r.linear[m.inputs()[i]] = 1;
+    else input_of[m.inputs()[i]] = static_cast<int>(i);
+  }
+  for (const auto& op : m.operations()) {
+    bool lin = false, con = true;
+    for (auto v : op.inputs) {
+      lin = lin || r.linear[v];
+      con = con && r.constant[v];
+    }
+    for (std::uint32_t k = 0; k < op.output_count; ++k) {
+      r.linear[op.first_output + k] = lin;
+      r.constant[op.first_output + k] = con && !lin;
+    }
+    if (lin) {
+      for (auto v : op.inputs) r.needed[v] = r.needed[v] || !r.linear[v];
+    }
+  }
+  for (auto o : m.outputs()) r.needed[o] = r.needed[o] || !r.linear[o];
+  for (std::size_t v = 0; v < n_values; ++v) {
+    if (!r.needed[v] || r.constant[v]) continue;
+    const int i = input_of[v];
+    if (i >= static_cast<int>(nc) && i < static_cast<int>(nc + nx)) {
+      r.xs.push_back(static_cast<std::size_t>(i) - nc);
+    } else if (i >= static_cast<int>(nc + nx)) {
+      r.consts.push_back(static_cast<std::size_t>(i) - nc - nx);
+    } else {
+      r.residuals.push_back(static_cast<computegraph::MaterializedValueId>(v));  // a carry or a computed value
+    }
+  }
+  return r;
+}
+
 Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   const auto& s = op.attrs.get<ScanAttrs>();
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
@@ -141,16 +196,28 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   for (std::size_t j = 0; j < nc + ny; ++j) any = any || jvp.present[j] || (j < nc && active[j]);
   if (!any) return result;
   Emit e(a.b);
+  const Materialized& m = jvp.graph;
+  const JvpSplit split = split_jvp(m, nc, nx, nk);
+  auto type_of_value = [&](computegraph::MaterializedValueId v) { return type_of(m.values()[v].key); };
 
-  // The residuals: the carry each step starts from, stacked by a primal scan of the body.
+  // The primal scan: the body, plus every residual as a stacked output.
   std::vector<PV> stacked;
-  if (nc > 0) {
+  if (!split.residuals.empty()) {
     BodyBuilder rb;
     std::vector<ValueId> args;
     for (const auto& t : in_types) args.push_back(rb.input(t));
     auto outs = rb.replay(*s.body.region.graph(), args);
     outs.resize(nc);
-    outs.insert(outs.end(), args.begin(), args.begin() + static_cast<std::ptrdiff_t>(nc));
+    std::vector<ValueId> map(m.values().size());
+    for (std::size_t i = 0; i < nc + nx + nk; ++i) map[m.inputs()[i]] = args[i];
+    for (const auto& node : m.operations()) {
+      if (split.linear[node.first_output]) continue;
+      std::vector<computegraph::ValueRef<StdTensorOp>> refs;
+      for (auto v : node.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[v]));
+      const auto ids = rb.add_operation(node.operation, std::move(refs), node.role);
+      for (std::size_t k = 0; k < ids.size(); ++k) map[node.first_output + k] = ids[k];
+    }
+    for (auto v : split.residuals) outs.push_back(map[v]);
     ScanAttrs r{Body(rb.finish(std::move(outs), "scan")), s.length, s.reverse, s.n_carry, s.n_xs, s.n_consts};
     std::vector<PV> refs;
     std::vector<TensorType> types;
@@ -159,28 +226,35 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
       types.push_back(type_of(x));
     }
     const auto ids = a.b.add_primitive(ops::scan(std::move(r), types), std::move(refs), computegraph::OperationRole::primary());
-    for (std::size_t i = 0; i < nc; ++i) stacked.push_back(Emit::local(ids[nc + i]));
+    for (std::size_t i = 0; i < split.residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + i]));
   }
 
-  // The linear scan. Body inputs: [tangent carries, tangent x_t, c_t, x_t, tangent consts, consts].
+  // The linear scan: only the JVP's linear operations (and constants). Body inputs: [tangent
+  // carries, tangent x_t, residuals_t, needed x_t, tangent consts, needed consts].
   BodyBuilder lb;
-  std::vector<ValueId> tc, tx, c, x, tk, k;
-  for (std::size_t i = 0; i < nc; ++i) if (active[i]) tc.push_back(lb.input(in_types[i]));
+  std::vector<ValueId> map(m.values().size());
+  std::vector<ValueId> tangents;
+  for (std::size_t i = 0; i < nc; ++i) if (active[i]) tangents.push_back(lb.input(in_types[i]));
+  std::vector<ValueId> tx;
   for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) tx.push_back(lb.input(in_types[nc + j]));
-  for (std::size_t i = 0; i < nc; ++i) c.push_back(lb.input(in_types[i]));
-  for (std::size_t j = 0; j < nx; ++j) x.push_back(lb.input(in_types[nc + j]));
+  for (auto v : split.residuals) map[v] = lb.input(type_of_value(v));
+  for (std::size_t j : split.xs) map[m.inputs()[nc + j]] = lb.input(in_types[nc + j]);
+  std::vector<ValueId> tk;
   for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) tk.push_back(lb.input(in_types[nc + nx + q]));
-  for (std::size_t q = 0; q < nk; ++q) k.push_back(lb.input(in_types[nc + nx + q]));
-  std::vector<ValueId> args = c;
-  args.insert(args.end(), x.begin(), x.end());
-  args.insert(args.end(), k.begin(), k.end());
-  args.insert(args.end(), tc.begin(), tc.end());
-  args.insert(args.end(), tx.begin(), tx.end());
-  args.insert(args.end(), tk.begin(), tk.end());
-  const auto tangents = lb.replay(jvp.graph, args);
+  for (std::size_t q : split.consts) map[m.inputs()[nc + nx + q]] = lb.input(in_types[nc + nx + q]);
+  tangents.insert(tangents.end(), tx.begin(), tx.end());
+  tangents.insert(tangents.end(), tk.begin(), tk.end());
+  for (std::size_t i = 0; i < tangents.size(); ++i) map[m.inputs()[nc + nx + nk + i]] = tangents[i];
+  for (const auto& node : m.operations()) {
+    if (!split.linear[node.first_output] && !split.constant[node.first_output]) continue;
+    std::vector<computegraph::ValueRef<StdTensorOp>> refs;
+    for (auto v : node.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[v]));
+    const auto ids = lb.add_operation(node.operation, std::move(refs), node.role);
+    for (std::size_t k = 0; k < ids.size(); ++k) map[node.first_output + k] = ids[k];
+  }
   std::vector<std::optional<ValueId>> per_output(nc + ny);
   for (std::size_t j = 0, next = 0; j < nc + ny; ++j) {
-    if (jvp.present[j]) per_output[j] = tangents[next++];
+    if (jvp.present[j]) per_output[j] = map[m.outputs()[next++]];
   }
   std::vector<ValueId> outs;
   for (std::size_t i = 0; i < nc; ++i) {
@@ -208,12 +282,13 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   }
   for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) operand(Emit::local(*a.t[nc + j]), true);
   for (const PV& v : stacked) operand(v, false);
-  for (std::size_t j = 0; j < nx; ++j) operand(Emit::ext(a.x[nc + j]), false);
+  for (std::size_t j : split.xs) operand(Emit::ext(a.x[nc + j]), false);
   for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) operand(Emit::local(*a.t[nc + nx + q]), true);
-  for (std::size_t q = 0; q < nk; ++q) operand(Emit::ext(a.x[nc + nx + q]), false);
-  ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse,
-                   static_cast<std::uint32_t>(tc.size()), static_cast<std::uint32_t>(tx.size() + nc + nx),
-                   static_cast<std::uint32_t>(tk.size() + nk)};
+  for (std::size_t q : split.consts) operand(Emit::ext(a.x[nc + nx + q]), false);
+  const std::size_t n_tc = tangents.size() - tx.size() - tk.size();
+  ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse, static_cast<std::uint32_t>(n_tc),
+                   static_cast<std::uint32_t>(tx.size() + split.residuals.size() + split.xs.size()),
+                   static_cast<std::uint32_t>(tk.size() + split.consts.size())};
   const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
   std::size_t r = 0;
   for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = ids[r++];
