@@ -33,6 +33,8 @@ class Executable {
   const ExecProgram& program() const { return program_; }
   /// Whether runs go through the compact scalar interpreter (every value is rank-0).
   bool uses_scalar_path() const { return scalar_ != nullptr; }
+  /// The compact scalar program runs go through, or nullptr.
+  const ScalarProgram* scalar_program() const { return scalar_.get(); }
   /// The program after the passes, as text.
   std::string print() const;
 

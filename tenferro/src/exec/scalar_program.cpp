@@ -410,6 +410,61 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
   return p;
 }
 
+namespace {
+/// The registers of one run: one buffer per thread and nesting depth, grown to the largest
+/// program it has run, so a warm run allocates nothing. run() re-enters itself when a Kernel
+/// instruction runs an op that runs programs of its own (a loop body); each depth has its own
+/// registers. Growing the list of buffers moves them without moving their storage, so outer
+/// levels' pointers stay valid.
+struct Registers {
+  explicit Registers(std::size_t count) {
+    if (buffers.size() <= depth) buffers.resize(depth + 1);
+    std::vector<ScalarReg>& buffer = buffers[depth];
+    if (buffer.size() < count) buffer.resize(count);
+    r = buffer.data();
+    ++depth;
+  }
+  ~Registers() { --depth; }
+  Registers(const Registers&) = delete;
+  Registers& operator=(const Registers&) = delete;
+  ScalarReg* r;
+  static thread_local std::vector<std::vector<ScalarReg>> buffers;
+  static thread_local std::size_t depth;
+};
+thread_local std::vector<std::vector<ScalarReg>> Registers::buffers;
+thread_local std::size_t Registers::depth = 0;
+
+void load(DType d, const void* p, ScalarReg& v) {
+  switch (d) {
+    case DType::F64: v.f64 = *static_cast<const double*>(p); break;
+    case DType::F32: v.f32 = *static_cast<const float*>(p); break;
+    case DType::I64: v.i64 = *static_cast<const std::int64_t*>(p); break;
+    case DType::Bool: v.b = *static_cast<const bool*>(p); break;
+    case DType::C64:
+    case DType::C128: break;  // never: lower() rejects complex values
+  }
+}
+void store(DType d, const ScalarReg& v, void* p) {
+  switch (d) {
+    case DType::F64: *static_cast<double*>(p) = v.f64; break;
+    case DType::F32: *static_cast<float*>(p) = v.f32; break;
+    case DType::I64: *static_cast<std::int64_t*>(p) = v.i64; break;
+    case DType::Bool: *static_cast<bool*>(p) = v.b; break;
+    case DType::C64:
+    case DType::C128: break;
+  }
+}
+}  // namespace
+
+void ScalarProgram::run_raw(std::span<const void* const> inputs, std::span<void* const> outputs) const {
+  Registers regs(dtypes_.size());
+  ScalarReg* r = regs.r;
+  std::copy(constants_.begin(), constants_.end(), r);
+  for (std::size_t i = 0; i < inputs.size(); ++i) load(dtypes_[input_regs_[i]], inputs[i], r[input_regs_[i]]);
+  execute(code_.data(), code_.data() + code_.size(), r, calls_.data());
+  for (std::size_t k = 0; k < outputs.size(); ++k) store(dtypes_[output_regs_[k]], r[output_regs_[k]], outputs[k]);
+}
+
 std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
   if (inputs.size() != input_regs_.size()) {
     std::ostringstream msg;
@@ -428,23 +483,8 @@ std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
     if (got.shape != want.shape) throw ShapeError(msg.str());
     throw DTypeError(msg.str());
   }
-  // One buffer per thread and nesting depth, grown to the largest program it has run: no
-  // allocation per run once warm. run() re-enters itself when a Kernel instruction runs an op
-  // that runs programs of its own (a loop body); each depth has its own registers. Growing the
-  // list of buffers moves them without moving their storage, so outer levels' `r` stay valid.
-  thread_local std::vector<std::vector<ScalarReg>> buffers;
-  thread_local std::size_t depth = 0;
-  if (buffers.size() <= depth) buffers.resize(depth + 1);
-  std::vector<ScalarReg>& buffer = buffers[depth];
-  if (buffer.size() < dtypes_.size()) buffer.resize(dtypes_.size());
-  ScalarReg* r = buffer.data();
-  struct Nesting {
-    std::size_t& d;
-    explicit Nesting(std::size_t& level) : d(level) { ++d; }
-    ~Nesting() { --d; }
-    Nesting(const Nesting&) = delete;
-    Nesting& operator=(const Nesting&) = delete;
-  } nesting(depth);
+  Registers regs(dtypes_.size());
+  ScalarReg* r = regs.r;
   std::copy(constants_.begin(), constants_.end(), r);
   for (std::size_t i = 0; i < inputs.size(); ++i) r[input_regs_[i]] = read_scalar(inputs[i]);
   execute(code_.data(), code_.data() + code_.size(), r, calls_.data());

@@ -127,6 +127,15 @@ class ScalarProgram {
     return run(std::span<const Tensor>(inputs.begin(), inputs.size()));
   }
 
+  /// run() for a caller that runs the program many times on values it holds itself (a loop body,
+  /// src/ops/scan.cpp): inputs[i] and outputs[k] point at one element of input i's and output
+  /// k's dtype. No checks (the caller guarantees the dtypes) and no Tensor per value. Inputs are
+  /// all read before any output is written, so an output may point at an input.
+  void run_raw(std::span<const void* const> inputs, std::span<void* const> outputs) const;
+  /// The dtype of input i and of output k.
+  DType input_dtype(std::size_t i) const { return dtypes_[input_regs_[i]]; }
+  DType output_dtype(std::size_t k) const { return dtypes_[output_regs_[k]]; }
+
   /// Deterministic text form (one instruction per line), for golden tests and debugging.
   std::string print() const;
 

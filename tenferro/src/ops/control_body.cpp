@@ -142,7 +142,7 @@ std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shar
   return {std::move(regions), std::move(all)};
 }
 
-std::vector<Tensor> run_body(const Body& body, std::span<const Tensor> inputs, std::span<Tensor> into) {
+std::shared_ptr<const exec::Executable> body_executable(const Body& body) {
   BodyProgram& p = *body.program;
   std::call_once(p.once, [&] {
     const auto& g = body.region.graph();
@@ -151,7 +151,11 @@ std::vector<Tensor> run_body(const Body& body, std::span<const Tensor> inputs, s
     const auto outputs = g->output_keys();
     p.program = default_compile_cache()->get_or_compile(computegraph::resolve({g}), outputs, leading);
   });
-  return exec::executable_for(*p.program)->run(inputs, into);
+  return exec::executable_for(*p.program);
+}
+
+std::vector<Tensor> run_body(const Body& body, std::span<const Tensor> inputs, std::span<Tensor> into) {
+  return body_executable(body)->run(inputs, into);
 }
 
 std::vector<TensorType> region_input_types(const Region& region) {

@@ -53,6 +53,10 @@ std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shar
 /// `who` if there is none.
 std::shared_ptr<TraceState> innermost(std::span<const Traced> values, const std::string& who);
 
+/// The executable of a body's program for the current executor options: the process-wide
+/// compile cache compiles it on first use (equal bodies share it).
+std::shared_ptr<const exec::Executable> body_executable(const Body& body);
+
 /// Runs a body on `inputs` (one per region input); if `into` is not empty, writes the results
 /// into it (one tensor per region output). The body's program comes from the process-wide
 /// compile cache on first use (equal bodies share it) and runs on tenferro's executor.

@@ -19,6 +19,8 @@
 #include <cstring>
 
 #include "control_body.hpp"
+#include "exec/executor.hpp"
+#include "exec/scalar_program.hpp"
 #include "emit.hpp"
 #include "family.hpp"
 
@@ -82,18 +84,39 @@ Tensor step_of(const Tensor& stacked, std::int64_t t, const std::shared_ptr<void
   return Tensor::wrap(std::move(type), base + static_cast<std::size_t>(t) * bytes, owner);
 }
 
+/// The scan's loop on the scalar interpreter's registers (every body value rank-0): no Tensor per
+/// step. The carry is updated in place (run_raw reads every input before writing an output).
+void scan_scalar(const ScanAttrs& s, const exec::ScalarProgram& body, Operands in, std::span<Tensor> out) {
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = out.size() - nc;
+  for (std::size_t i = 0; i < nc; ++i) out[i] = in[i]->clone();
+  std::vector<const void*> args(nc + nx + nk);
+  std::vector<void*> results(nc + ny);
+  for (std::size_t i = 0; i < nc; ++i) args[i] = results[i] = out[i].raw_data();
+  for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = in[nc + nx + k]->raw_data();
+  for (std::int64_t step = 0; step < s.length; ++step) {
+    const auto t = static_cast<std::size_t>(s.reverse ? s.length - 1 - step : step);
+    for (std::size_t j = 0; j < nx; ++j) {
+      args[nc + j] = static_cast<const std::byte*>(in[nc + j]->raw_data()) + t * dtype_size(in[nc + j]->dtype());
+    }
+    for (std::size_t j = 0; j < ny; ++j) {
+      results[nc + j] = static_cast<std::byte*>(out[nc + j].raw_data()) + t * dtype_size(out[nc + j].dtype());
+    }
+    body.run_raw(args, results);
+  }
+}
+
 void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const auto& s = op.attrs.get<ScanAttrs>();
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
+  for (std::size_t j = 0; j < ny; ++j) out[nc + j] = Tensor::uninitialized(op.output_type(nc + j));
+  const auto body = body_executable(s.body);
+  if (const exec::ScalarProgram* scalar = body->scalar_program()) return scan_scalar(s, *scalar, in, out);
   std::vector<Tensor> args(nc + nx + nk);
   for (std::size_t i = 0; i < nc; ++i) args[i] = *in[i];
   for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = *in[nc + nx + k];
   std::vector<std::shared_ptr<void>> xs_owner, ys_owner;
   for (std::size_t j = 0; j < nx; ++j) xs_owner.push_back(std::make_shared<Tensor>(*in[nc + j]));
-  for (std::size_t j = 0; j < ny; ++j) {
-    out[nc + j] = Tensor::uninitialized(op.output_type(nc + j));
-    ys_owner.push_back(std::make_shared<Tensor>(out[nc + j]));
-  }
+  for (std::size_t j = 0; j < ny; ++j) ys_owner.push_back(std::make_shared<Tensor>(out[nc + j]));
   // Two sets of carry buffers, written alternately (a step reads one and writes the other).
   std::vector<Tensor> buffers[2];
   if (s.length > 0) {
@@ -108,7 +131,7 @@ void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
     auto& next = buffers[step % 2];
     for (std::size_t i = 0; i < nc; ++i) into[i] = next[i];
     for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], t, ys_owner[j]);
-    run_body(s.body, args, into);
+    body->run(args, into);
     for (std::size_t i = 0; i < nc; ++i) args[i] = next[i];
   }
   for (std::size_t i = 0; i < nc; ++i) out[i] = s.length == 0 ? in[i]->clone() : args[i];
