@@ -108,7 +108,7 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
   if (options.scalar_path) {
     if (auto scalar = ScalarProgram::lower(compiled)) scalar_ = std::make_unique<const ScalarProgram>(std::move(*scalar));
   }
-  program_ = lower(compiled);
+  program_ = merge_scans(lower(compiled));
   if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
   if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
   if (options.eliminate_dead_code) program_ = eliminate_dead_code(std::move(program_));

@@ -15,6 +15,16 @@ ExecProgram fold_transposes(ExecProgram program);
 /// row and column broadcasts into the kernels' input access (pass_fuse_elementwise.cpp).
 ExecProgram fuse_elementwise(ExecProgram program);
 
+/// Drops a scan whose results another scan on the same operands also computes (its body returns
+/// the same values first), reading them from that one (pass_merge_scans.cpp): reverse mode's
+/// primal scan and its residual-stacking scan become one. Not switchable: it runs right after
+/// lowering. The stacking scan's body computes more values, and the lowering may then pick
+/// another function for them (a sin next to a cos of one value becomes half of a sincos, which
+/// SLEEF rounds differently in the last bit), so the primal value of a merged program can differ
+/// from the forward program's in the last bit (as it can under any fusion decision); running the
+/// merge in every configuration keeps the passes' bitwise checks comparing like with like.
+ExecProgram merge_scans(ExecProgram program);
+
 /// Drops steps whose results nothing reads, unused outputs of fused kernels and the
 /// instructions only they needed (pass_dce.cpp).
 ExecProgram eliminate_dead_code(ExecProgram program);

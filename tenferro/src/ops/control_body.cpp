@@ -195,6 +195,11 @@ ValueId BodyBuilder::input(const TensorType& type) {
   return b_.add_input(TensorKey{"r" + std::to_string(inputs_++), type});
 }
 
+ValueId BodyBuilder::input(const TensorKey& key) {
+  ++inputs_;
+  return b_.add_input(key);
+}
+
 std::vector<ValueId> BodyBuilder::replay(const BodyGraph& graph, std::span<const ValueId> args) {
   std::vector<ValueId> map(graph.values().size());
   for (std::size_t i = 0; i < graph.inputs().size(); ++i) map[graph.inputs()[i]] = args[i];

@@ -76,6 +76,8 @@ std::vector<bool> depends_on(const BodyGraph& graph, const std::vector<bool>& in
 class BodyBuilder {
  public:
   ValueId input(const TensorType& type);
+  /// An input with a given key (a derived body that must share keys with the body it extends).
+  ValueId input(const TensorKey& key);
   /// Replays `graph` (closed) on `args` (one per graph input); returns the ids of its outputs.
   std::vector<ValueId> replay(const BodyGraph& graph, std::span<const ValueId> args);
   /// Replays a materialized graph on `args` (one per input, in its input order), keeping roles.

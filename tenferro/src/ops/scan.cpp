@@ -223,14 +223,15 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   const JvpSplit split = split_jvp(m, nc, nx, nk);
   auto type_of_value = [&](computegraph::MaterializedValueId v) { return type_of(m.values()[v].key); };
 
-  // The primal scan: the body, plus every residual as a stacked output.
+  // The primal scan: the body (on its own input keys, so that its results keep their keys and
+  // the executor's merge_scans runs it once with the primal scan), plus every residual as a
+  // stacked output.
   std::vector<PV> stacked;
   if (!split.residuals.empty()) {
     BodyBuilder rb;
     std::vector<ValueId> args;
-    for (const auto& t : in_types) args.push_back(rb.input(t));
+    for (const auto& k : s.body.region.input_keys()) args.push_back(rb.input(k.input_key()));
     auto outs = rb.replay(*s.body.region.graph(), args);
-    outs.resize(nc);
     std::vector<ValueId> map(m.values().size());
     for (std::size_t i = 0; i < nc + nx + nk; ++i) map[m.inputs()[i]] = args[i];
     for (const auto& node : m.operations()) {
@@ -249,7 +250,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
       types.push_back(type_of(x));
     }
     const auto ids = a.b.add_primitive(ops::scan(std::move(r), types), std::move(refs), computegraph::OperationRole::primary());
-    for (std::size_t i = 0; i < split.residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + i]));
+    for (std::size_t i = 0; i < split.residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + ny + i]));
   }
 
   // The linear scan: only the JVP's linear operations (and constants). Body inputs: [tangent
