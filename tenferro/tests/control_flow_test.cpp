@@ -296,6 +296,28 @@ TEST(WhileLoop, FixedPointOfScaledCosineAndItsDerivative) {
   EXPECT_NEAR(t2.item<double>(), g.item<double>(), 1e-12);
 }
 
+TEST(ControlFlow, RunsEagerlyAndBackwardMatchesGrad) {
+  // The same function as a traced gradient and as eager operations with backward(): a scan whose
+  // body reads an eager leaf (captured), then a cond.
+  auto f = [](T c0, T xs, T w) {
+    auto [c, ys] = tf::scan([&](const TracedList& carry, const TracedList& x) {
+      return std::pair{TracedList{tf::sin(carry[0] * w) + x[0]}, TracedList{carry[0] * x[0]}};
+    }, {c0}, {xs});
+    const T pick = tf::cond(tf::gt(c[0], c[0] * 0.0 - 10.0), [](const TracedList& o) { return TracedList{o[0] * o[0]}; },
+                            [](const TracedList& o) { return o; }, {c[0]})[0];
+    return pick + tf::sum(ys[0]);
+  };
+  const tf::Tensor c0 = scalar(0.4), xs = vec({0.1, -0.3, 0.7}, {3}), w = scalar(1.3);
+  const tf::Tensors expected = tf::value_and_grad(f, {0, 1, 2})(c0, xs, w).second;
+  tf::EagerTensor ec(c0, true), ex(xs, true), ew(w, true);
+  tf::EagerTensor loss = f(ec, ex, ew);
+  EXPECT_NEAR(loss.value().item<double>(), tf::trace(f, c0, xs, w).run({c0, xs, w})[0].item<double>(), 1e-15);
+  loss.backward();
+  EXPECT_TRUE(near(ec.grad().value(), expected[0], 1e-15));
+  EXPECT_TRUE(near(ex.grad().value(), expected[1], 1e-15));
+  EXPECT_TRUE(near(ew.grad().value(), expected[2], 1e-15));
+}
+
 TEST(FixedPoint, ImplicitDerivativeOfScaledCosine) {
   // x* = a cos(x*): dx*/da = cos(x*) / (1 + a sin(x*)), independent of the iterations. tol = 0
   // iterates until a step moves nothing (or 200 steps), so x* is exact to rounding and the closed
