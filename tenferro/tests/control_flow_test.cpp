@@ -368,6 +368,37 @@ TEST(FixedPoint, VectorProblemAgainstUnrolledIterationsAndFiniteDifferences) {
   expect_grads([&](const std::vector<T>& a) { return std::vector<T>{implicit(a[0], a[1])}; }, {w, b});
 }
 
+TEST(Root, NewtonWithImplicitDerivatives) {
+  // x^3 + p x - q = 0 (one real root for p > 0): dx/dq = 1 / (3x^2 + p), dx/dp = -x / (3x^2 + p).
+  auto solve = [](T p, T q) {
+    auto g = [](const TracedList& x, const TracedList& a) { return TracedList{x[0] * x[0] * x[0] + a[0] * x[0] - a[1]}; };
+    return tf::root(g, {tf::full_like(p, 1.0)}, {p, q})[0];
+  };
+  const tf::Tensor p = scalar(2.0), q = scalar(5.0);
+  const auto [x, gp] = tf::value_and_grad(solve, 0)(p, q);
+  const tf::Tensor gq = tf::grad(solve, 1)(p, q);
+  const double xs = x.item<double>(), d = 3 * xs * xs + 2.0;
+  EXPECT_NEAR(xs * xs * xs + 2.0 * xs - 5.0, 0.0, 1e-13);
+  EXPECT_NEAR(gq.item<double>(), 1 / d, 1e-14);
+  EXPECT_NEAR(gp.item<double>(), -xs / d, 1e-14);
+  // Second derivatives (two derivative steps) against finite differences; a two-unknown system.
+  expect_grads([&](const std::vector<T>& a) { return std::vector<T>{solve(a[0] * a[0] + 1.0, a[1])}; }, {scalar(0.9), q});
+  auto circle = [](const std::vector<T>& a) {
+    // x^2 + y^2 = r^2, y = s x (x > 0): x = r / sqrt(1 + s^2).
+    auto g = [](const TracedList& v, const TracedList& k) {
+      const T xy = v[0];
+      const T x0 = tf::reshape(tf::slice(xy, {0}, {1}), {}), y0 = tf::reshape(tf::slice(xy, {1}, {2}), {});
+      return TracedList{tf::stack({x0 * x0 + y0 * y0 - k[0] * k[0], y0 - k[1] * x0})};
+    };
+    return std::vector<T>{tf::root(g, {tf::constant(a[0], vec({1.0, 1.0}, {2}))}, {a[0], a[1]})[0]};
+  };
+  const tf::Tensor r = scalar(2.0), s = scalar(0.5);
+  const tf::Tensor xy = run(circle, {r, s})[0];
+  EXPECT_NEAR(at(xy, 0).real(), 2.0 / std::sqrt(1.25), 1e-14);
+  EXPECT_NEAR(at(xy, 1).real(), 1.0 / std::sqrt(1.25), 1e-14);
+  expect_grads(circle, {r, s});
+}
+
 TEST(ControlFlow, BadInputGivesTypedErrors) {
   const tf::Tensor x = vec({1, 2, 3}, {3});
   auto expect_message = [](auto&& call, const char* text) {
@@ -404,6 +435,15 @@ TEST(ControlFlow, BadInputGivesTypedErrors) {
   }, "every branch must return the same types");
   EXPECT_THROW(tf::trace([](T a) { return tf::cond(a, [](const TracedList& o) { return o; }, [](const TracedList& o) { return o; }, {a})[0]; }, x),
                tf::DTypeError);
+  // A root problem that is not square; a fixed point without iterations.
+  expect_message([&] {
+    tf::trace([](T a) {
+      return tf::root([](const TracedList& v, const TracedList&) { return TracedList{tf::sum(v[0])}; }, {a}, {})[0];
+    }, x);
+  }, "square system");
+  EXPECT_THROW(tf::trace([](T a) {
+    return tf::fixed_point([](const TracedList& v, const TracedList&) { return v; }, {a}, {}, {.max_iter = 0})[0];
+  }, x), tf::ValueError);
   // A while_loop whose condition is not a bool scalar, whose body changes the carry.
   EXPECT_THROW(tf::trace([](T a) {
     return tf::while_loop([](const TracedList& c) { return c[0]; }, [](const TracedList& c) { return c; }, {a})[0];

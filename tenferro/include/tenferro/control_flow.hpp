@@ -1,6 +1,6 @@
 #pragma once
 // Control flow on traced tensors: scan, fori_loop, cond, switch_case, while_loop, and fixed_point
-// with implicit differentiation.
+// and root with implicit differentiation.
 //
 // Each construct is one primitive that carries its bodies as subgraphs (computegraph regions), so
 // a loop of 10^4 steps is one op in the traced graph: it is traced, transformed and compiled once,
@@ -113,5 +113,27 @@ struct FixedPointOptions {
 /// (rho < 1), the same condition under which the forward iteration converges.
 TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const TracedList& params,
                        FixedPointOptions options = {});
+
+/// The residual of a root problem: (x, params) -> g(x, params), one value per unknown, of its type.
+using RootFunction = std::function<TracedList(const TracedList& x, const TracedList& params)>;
+
+struct RootOptions {
+  /// Newton stops when no element of x moves by more than tol in one step...
+  double tol = 1e-12;
+  /// ... or after max_iter steps.
+  std::int64_t max_iter = 50;
+  /// Newton steps from the detached root that carry the derivative: k steps give exact
+  /// derivatives up to order k (Newton's map has zero derivative in x at a root).
+  std::int64_t derivative_steps = 2;
+};
+
+/// x* with g(x*, params) = 0, by Newton's method from x0 with the dense Jacobian dg/dx (one JVP of
+/// g per unknown element; for systems of up to a few hundred unknowns) and an LU solve, on values
+/// detached from differentiation. Derivatives come from the implicit-function theorem, not from
+/// the iterations: dx* = -(dg/dx)^{-1} (dg/dparams) dparams, obtained as the tangent of Newton
+/// steps taken from the detached root with live parameters (derivative_steps of them; their
+/// value change is dropped, so the result is bitwise the solve's). The unknowns share one float or
+/// complex dtype; x0 carries no derivative.
+TracedList root(const RootFunction& g, const TracedList& x0, const TracedList& params, RootOptions options = {});
 
 }  // namespace tenferro
