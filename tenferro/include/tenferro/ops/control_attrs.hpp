@@ -7,7 +7,7 @@
 // - scan:  [carry_0 .. carry_{c-1}, xs_0 .. xs_{x-1}, consts...]; body inputs [carry..., x_t...,
 //          consts...], body outputs [carry'..., y_t...]; results [final carry..., stacked ys...].
 //          xs and ys have the scan's length as their leading axis.
-// - cond:  [index (i64 scalar; i1 predicates are converted), operands...]; every branch takes
+// - cond:  [index (an i64 or bool scalar, clamped into range), operands...]; every branch takes
 //          the operands and returns results of the same types.
 // - while: [carry..., consts...]; the condition region takes [carry..., consts...] and returns a
 //          bool scalar, the body takes the same and returns the carry.
