@@ -22,7 +22,8 @@ from ._tenferro import (  # noqa: F401
     slice, pad, concatenate, linalg, from_numpy, from_dlpack, take, index_add, cumsum, flip, tril, triu,
     diagonal, diag, stack, split, one_hot, sort, sort_with_indices, argsort, top_k, take_along_axis,
     cumprod, cummax, cummin, logcumsumexp, dynamic_slice, dynamic_update_slice, random, dropout,
-    conv, avg_pool, max_pool, gather, scatter_add, scatter)
+    conv, avg_pool, max_pool, gather, scatter_add, scatter, scan, fori_loop, cond, switch, while_loop,
+    fixed_point, root)
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 

@@ -442,3 +442,53 @@ def test_conv_and_pools_match_torch_with_gradients():
     assert np.asarray(tf.jit(ours)(x, w)).item() == pytest.approx(tl.item(), rel=1e-12)
     np.testing.assert_allclose(np.asarray(tf.grad(ours, argnums=0)(x, w)), gx.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(np.asarray(tf.grad(ours, argnums=1)(x, w)), gw.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_control_flow_matches_python_loops_and_differentiates():
+    xs = RNG.standard_normal((6, 3))
+    w = 0.5 * RNG.standard_normal((3, 3))
+
+    def rnn(w, xs):
+        def cell(h, x):
+            h = tf.tanh(tf.matmul(w, h) + x)
+            return h, tf.sum(h)
+        h, ys = tf.scan(cell, xs[0] * 0.0, xs)
+        return tf.sum(h) + tf.sum(ys * ys)
+
+    def rnn_numpy(w, xs):
+        h, total = np.zeros(3), 0.0
+        for x in xs:
+            h = np.tanh(w @ h + x)
+            total += np.sum(h) ** 2
+        return np.sum(h) + total
+
+    value, grad = tf.value_and_grad(rnn)(w, xs)
+    np.testing.assert_allclose(float(np.asarray(value)), rnn_numpy(w, xs), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(grad), central_difference(lambda v: rnn_numpy(v, xs), w), rtol=1e-7, atol=1e-8)
+
+    # fori_loop and cond; a bounded while_loop differentiates in reverse mode.
+    def f(a):
+        c = tf.fori_loop(0, 4, lambda i, c: c * a + 1.0, a)
+        return tf.cond(c > 0.0, lambda v: v * v, lambda v: -v, c)
+
+    a = np.array(0.7)
+    np.testing.assert_allclose(float(np.asarray(tf.grad(f)(a))),
+                               central_difference(lambda v: float(np.asarray(tf.jit(f)(v))), a), rtol=1e-7)
+
+    def newton_sqrt(a):
+        return tf.while_loop(lambda x: tf.abs(x * x - a) > 1e-13, lambda x: 0.5 * (x + a / x), a, max_trips=40)
+
+    np.testing.assert_allclose(float(np.asarray(tf.grad(newton_sqrt)(np.array(2.0)))), 0.5 / np.sqrt(2.0), rtol=1e-12)
+
+    # Implicit differentiation: x = a cos(x) and x^3 + x - a = 0.
+    def cosine(a):
+        return tf.fixed_point(lambda x, p: p * tf.cos(x), a * 0.0 + 0.5, a, tol=0.0, max_iter=300)
+
+    x = float(np.asarray(tf.jit(cosine)(np.array(0.8))))
+    np.testing.assert_allclose(float(np.asarray(tf.grad(cosine)(np.array(0.8)))), np.cos(x) / (1 + 0.8 * np.sin(x)),
+                               rtol=1e-12)
+    cubic = tf.grad(lambda a: tf.root(lambda x, p: x * x * x + x - p, a * 0.0 + 1.0, a))(np.array(3.0))
+    r = float(np.asarray(tf.jit(lambda a: tf.root(lambda x, p: x * x * x + x - p, a * 0.0 + 1.0, a))(np.array(3.0))))
+    np.testing.assert_allclose(float(np.asarray(cubic)), 1.0 / (3 * r * r + 1), rtol=1e-12)
+    with pytest.raises(tf.ShapeError, match="carry"):
+        tf.jit(lambda a: tf.scan(lambda c, x: (tf.sum(c), None), a, None, length=2)[0])(np.ones(3))

@@ -301,7 +301,8 @@ TEST(ControlFlow, RunsEagerlyAndBackwardMatchesGrad) {
   // body reads an eager leaf (captured), then a cond.
   auto f = [](T c0, T xs, T w) {
     auto [c, ys] = tf::scan([&](const TracedList& carry, const TracedList& x) {
-      return std::pair{TracedList{tf::sin(carry[0] * w) + x[0]}, TracedList{carry[0] * x[0]}};
+      // w (an eager leaf in the eager run) as the first operand: captured, not unified.
+      return std::pair{TracedList{tf::sin(w * carry[0]) + x[0]}, TracedList{carry[0] * x[0]}};
     }, {c0}, {xs});
     const T pick = tf::cond(tf::gt(c[0], c[0] * 0.0 - 10.0), [](const TracedList& o) { return TracedList{o[0] * o[0]}; },
                             [](const TracedList& o) { return o; }, {c[0]})[0];

@@ -103,7 +103,9 @@ std::shared_ptr<TraceState> operand_trace(const StdTensorOp& op, std::span<const
                                           std::vector<Traced>& unified, std::vector<Ref>& refs) {
   // Eager values of a trace that backward() retired (or of another thread), and values with grad
   // inside NoGrad, are moved (or refused) before recording.
-  if (!inputs.empty() && inputs[0].trace()->eager && detail::eager_needs_unify(inputs)) {
+  // (Not when a control-flow body's values take part: the body captures the eager values below.)
+  const bool in_body = std::any_of(inputs.begin(), inputs.end(), [](const Traced& t) { return t.trace()->parent != nullptr; });
+  if (!inputs.empty() && !in_body && inputs[0].trace()->eager && detail::eager_needs_unify(inputs)) {
     unified = detail::eager_unify(op.name(), inputs);
     inputs = unified;
   }

@@ -1,0 +1,127 @@
+// Control flow from Python (tenferro/control_flow.hpp), in JAX's calling conventions: a carry,
+// xs or operands given as one Traced reach the callable as one Traced, given as a tuple or list
+// they reach it as a tuple, and the callable returns the same structure.
+#include "module.hpp"
+
+namespace tenferro::python {
+
+namespace {
+
+/// A structure of Traced values: one value, or a sequence of them (a tuple when handed back).
+struct Values {
+  TracedList list;
+  bool single = false;
+};
+
+Values values_of(const py::handle& x, const char* who, const char* what) {
+  if (x.is_none()) return {};
+  if (py::isinstance<Traced>(x)) return {{x.cast<Traced>()}, true};
+  if (py::isinstance<py::tuple>(x) || py::isinstance<py::list>(x)) {
+    Values v;
+    for (const auto& item : x) {
+      if (!py::isinstance<Traced>(item)) {
+        throw py::type_error(std::string(who) + ": " + what + " must hold Traced values, found a " +
+                             std::string(py::str(py::type::of(item))));
+      }
+      v.list.push_back(item.cast<Traced>());
+    }
+    return v;
+  }
+  throw py::type_error(std::string(who) + ": " + what + " must be a Traced value or a tuple of them, not a " +
+                       std::string(py::str(py::type::of(x))));
+}
+
+py::object to_python(const TracedList& values, bool single) {
+  if (single) return py::cast(values.at(0));
+  py::tuple t(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) t[i] = py::cast(values[i]);
+  return std::move(t);
+}
+
+/// A result of the callable with the structure `like` has.
+TracedList results_like(const py::handle& r, const Values& like, const char* who, const char* what) {
+  Values v = values_of(r, who, what);
+  if (like.single != v.single && !(like.list.empty() && v.list.empty())) {
+    throw py::type_error(std::string(who) + ": " + what + " must have the structure of the initial value (" +
+                         (like.single ? "one Traced" : "a tuple") + ")");
+  }
+  return v.list;
+}
+
+}  // namespace
+
+void bind_control(py::module_& m) {
+  m.def("scan", [](py::function f, const py::object& init, const py::object& xs, std::optional<std::int64_t> length,
+                   bool reverse) {
+    const Values carry0 = values_of(init, "scan", "init"), x0 = values_of(xs, "scan", "xs");
+    bool ys_single = false;
+    auto body = [&](const TracedList& c, const TracedList& x) {
+      py::object r = f(to_python(c, carry0.single), x0.list.empty() ? py::none() : to_python(x, x0.single));
+      if (!py::isinstance<py::tuple>(r) || py::len(r) != 2) {
+        throw py::type_error("scan: f must return a pair (carry, y)");
+      }
+      const py::tuple pair = r;
+      const TracedList next = results_like(pair[0], carry0, "scan", "the returned carry");
+      const Values ys = values_of(pair[1], "scan", "y");
+      ys_single = ys.single;
+      return std::pair{next, ys.list};
+    };
+    auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse});
+    return py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single));
+  }, py::arg("f"), py::arg("init"), py::arg("xs") = py::none(), py::arg("length") = py::none(),
+     py::arg("reverse") = false,
+     "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan).");
+  m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
+    const Values c0 = values_of(init, "fori_loop", "init");
+    auto step = [&](const Traced& i, const TracedList& c) {
+      return results_like(body(py::cast(i), to_python(c, c0.single)), c0, "fori_loop", "the returned carry");
+    };
+    return to_python(fori_loop(lower, upper, step, c0.list), c0.single);
+  }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"));
+  auto branch = [](py::function fn) -> Branch {
+    return [fn = std::move(fn)](const TracedList& o) { return traced_results(fn(*py::tuple(to_python(o, false)))); };
+  };
+  m.def("cond", [branch](const Traced& pred, py::function on_true, py::function on_false, const py::args& operands) {
+    const Values o = values_of(operands, "cond", "operands");
+    const TracedList r = cond(pred, branch(on_true), branch(on_false), o.list);
+    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+  }, py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"),
+     "true_fun(*operands) if pred else false_fun(*operands); only the chosen branch runs (jax.lax.cond).");
+  m.def("switch", [branch](const Traced& index, const std::vector<py::function>& branches, const py::args& operands) {
+    const Values o = values_of(operands, "switch", "operands");
+    std::vector<Branch> bs;
+    for (const auto& b : branches) bs.push_back(branch(b));
+    const TracedList r = switch_case(index, bs, o.list);
+    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+  }, py::arg("index"), py::arg("branches"), "branches[clamp(index)](*operands) (jax.lax.switch).");
+  m.def("while_loop", [](py::function cond_fn, py::function body, const py::object& init,
+                         std::optional<std::int64_t> max_trips) {
+    const Values c0 = values_of(init, "while_loop", "init");
+    auto c = [&](const TracedList& v) { return cond_fn(to_python(v, c0.single)).cast<Traced>(); };
+    auto b = [&](const TracedList& v) {
+      return results_like(body(to_python(v, c0.single)), c0, "while_loop", "the returned carry");
+    };
+    return to_python(while_loop(c, b, c0.list, WhileOptions{max_trips}), c0.single);
+  }, py::arg("cond_fun"), py::arg("body_fun"), py::arg("init_val"), py::arg("max_trips") = py::none(),
+     "Runs body_fun while cond_fun holds; reverse-mode derivatives need max_trips.");
+  m.def("fixed_point", [](py::function f, const py::object& x0, const py::object& params, double tol,
+                          std::int64_t max_iter, std::int64_t derivative_steps) {
+    const Values x = values_of(x0, "fixed_point", "x0"), p = values_of(params, "fixed_point", "params");
+    auto map = [&](const TracedList& v, const TracedList& q) {
+      return results_like(f(to_python(v, x.single), to_python(q, p.single)), x, "fixed_point", "f's result");
+    };
+    return to_python(fixed_point(map, x.list, p.list, {tol, max_iter, derivative_steps}), x.single);
+  }, py::arg("f"), py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 1000,
+     py::arg("derivative_steps") = 100, "x = f(x, params), differentiated by the implicit-function theorem.");
+  m.def("root", [](py::function g, const py::object& x0, const py::object& params, double tol, std::int64_t max_iter,
+                   std::int64_t derivative_steps) {
+    const Values x = values_of(x0, "root", "x0"), p = values_of(params, "root", "params");
+    auto fn = [&](const TracedList& v, const TracedList& q) {
+      return results_like(g(to_python(v, x.single), to_python(q, p.single)), x, "root", "g's result");
+    };
+    return to_python(root(fn, x.list, p.list, {tol, max_iter, derivative_steps}), x.single);
+  }, py::arg("g"), py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 50,
+     py::arg("derivative_steps") = 2, "g(x, params) = 0 by Newton's method, differentiated implicitly.");
+}
+
+}  // namespace tenferro::python
