@@ -7,13 +7,23 @@
 // --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
 // OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
 // case (default 1.5).
+#include <cblas.h>
+
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "cases.hpp"
 #include "tenferro/threads.hpp"
 
 int main(int argc, char** argv) {
+  // OpenBLAS's kernel family, for scripts/bench (which sets OPENBLAS_CORETYPE when OpenBLAS did
+  // not recognize the CPU and fell back to a generic family).
+  if (argc == 2 && std::strcmp(argv[1], "--blas-core") == 0) {
+    std::printf("%s\n", openblas_get_corename());
+    return 0;
+  }
+  std::fprintf(stderr, "bench_compare: OpenBLAS kernels: %s\n", openblas_get_corename());
   bench::Options options;
   try {
     options = bench::parse_options(argc, argv);
