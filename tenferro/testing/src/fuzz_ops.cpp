@@ -116,6 +116,8 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Sort: return "sort";
     case FuzzOp::DynamicSlice: return "dynamic_slice";
     case FuzzOp::Dropout: return "dropout";
+    case FuzzOp::Scan: return "scan";
+    case FuzzOp::Cond: return "switch_case";
     case FuzzOp::Gather: return "gather";
     case FuzzOp::Scatter: return "scatter";
     case FuzzOp::Conv: return "conv";
@@ -240,6 +242,26 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
       for (std::int64_t i = 0; i < kernel.numel(); ++i) set_element(kernel, i, pattern[i % 4]);
       return conv(a(0), constant(a(0), kernel), {.stride = {n.ints.at(0)}, .padding = {n.ints.at(1)}, .dilation = {n.ints.at(2)}});
     }
+    case FuzzOp::Scan: {
+      const Traced& x = a(0);
+      Shape rest(x.shape().begin() + 1, x.shape().end());
+      const Traced c0 = reshape(slice(x, std::vector<std::int64_t>(x.rank(), 0), [&] {
+        Shape limit = x.shape();
+        limit[0] = 1;
+        return limit;
+      }()), rest);
+      auto body = [](const TracedList& c, const TracedList& xt) {
+        return std::pair{TracedList{sin(c[0]) * xt[0] + c[0] * 0.5}, TracedList{c[0] * xt[0]}};
+      };
+      return scan(body, {c0}, {x}, {.reverse = n.ints.at(0) != 0}).second.at(0);
+    }
+    case FuzzOp::Cond: {
+      const Traced index = constant(a(0), Tensor::from(std::vector<std::int64_t>{n.ints.at(0)}, {}));
+      return switch_case(index, {[](const TracedList& o) { return TracedList{sin(o[0])}; },
+                                 [](const TracedList& o) { return TracedList{o[0] * o[0]}; },
+                                 [](const TracedList& o) { return TracedList{exp(o[0]) * 0.5}; }},
+                         {a(0)})[0];
+    }
     case FuzzOp::Gather: {
       const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 1, n.ints.end()});
       return gather(a(0), p.indices, p.gather);
@@ -351,6 +373,14 @@ std::string node_cpp(const FuzzNode& n) {
   if (n.op == FuzzOp::Conv) {
     return name + "(" + a(0) + ", <kernel [2, C, 2..] of -1, 0.5, 1.5, 2>, {.stride = {" + std::to_string(n.ints.at(0)) +
            "}, .padding = {" + std::to_string(n.ints.at(1)) + "}, .dilation = {" + std::to_string(n.ints.at(2)) + "}})";
+  }
+  if (n.op == FuzzOp::Scan) {
+    return "tf::scan([](auto& c, auto& x) { return std::pair{TracedList{tf::sin(c[0]) * x[0] + c[0] * 0.5}, "
+           "TracedList{c[0] * x[0]}}; }, {<" + a(0) + "[0]>}, {" + a(0) + "}" + (n.ints.at(0) ? ", {.reverse = true}" : "") +
+           ").second[0]";
+  }
+  if (n.op == FuzzOp::Cond) {
+    return name + "(<i64 " + std::to_string(n.ints.at(0)) + ">, {sin(o), o * o, exp(o) * 0.5}, {" + a(0) + "})[0]";
   }
   if (n.op == FuzzOp::Gather || n.op == FuzzOp::Scatter) {
     const std::size_t first = n.op == FuzzOp::Gather ? 1 : 2;

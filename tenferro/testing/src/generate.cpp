@@ -49,6 +49,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
     {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},       {FuzzOp::Gather, 1},     {FuzzOp::Scatter, 1},
+    {FuzzOp::Scan, 1},     {FuzzOp::Cond, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -332,6 +333,13 @@ class Generator {
         if (ta.shape[d] + 2 * padding < dilation + 1) return;
       }
       n.ints = {chance(0.3) ? 2 : 1, padding, dilation};
+    } else if (op == FuzzOp::Scan) {
+      // A leading axis with at least one step; float or complex values.
+      if (!is_inexact(ta.dtype) || ta.rank() == 0 || ta.shape[0] == 0) return;
+      n.ints = {chance(0.5) ? 1 : 0};
+    } else if (op == FuzzOp::Cond) {
+      if (!is_inexact(ta.dtype)) return;
+      n.ints = {static_cast<std::int64_t>(below(5)) - 1};  // -1 and 3 are clamped
     } else if (op == FuzzOp::Dropout) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(1000))};

@@ -49,6 +49,10 @@ enum class FuzzOp : std::uint8_t {
   Gather, Scatter,
   // conv(x, w) with a constant kernel w [2, C, 2..] (ints: stride, padding, dilation)
   Conv,
+  // control flow: a scan over x's leading axis (carry c from x[0]; c <- sin(c) x_t + c / 2, output
+  // y_t = c x_t stacked; ints[0] = 1 scans in reverse), and a three-way switch on the constant
+  // index ints[0] (clamped) between sin(x), x * x and exp(x) / 2
+  Scan, Cond,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions
