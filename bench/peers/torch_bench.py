@@ -308,6 +308,64 @@ def run_conv(args):
     report("cnn_step", "64x1x12x12", "f64", measure(step, args.budget))
 
 
+def run_eager(args):
+    """bench/cases_eager.cpp's cases with PyTorch's own eager mode: one add or matmul on 2x2 f64
+    (per operation, 1000 per timed run), a 100-operation chain with backward(), an MLP SGD step."""
+    ops = 1000
+    start = torch.tensor([[1.0, 0.5], [-0.25, 2.0]], dtype=torch.float64)
+    b_add = torch.tensor([[1e-3, -2e-3], [3e-3, 0.0]], dtype=torch.float64)
+    c, s = math.cos(0.3), math.sin(0.3)
+    b_mm = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
+
+    def adds():
+        x = start
+        for _ in range(ops):
+            x = x + b_add
+
+    def matmuls():
+        x = start
+        for _ in range(ops):
+            x = torch.matmul(x, b_mm)
+
+    for case, run in (("eager_add", adds), ("eager_matmul", matmuls)):
+        median, base, peak, reps = measure(run, args.budget)
+        report(case, "2x2", "f64", (median / ops, base, peak, reps))
+
+    x0 = torch.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=torch.float64)
+
+    def chain():
+        x = x0.clone().requires_grad_()
+        y = x
+        for i in range(100):
+            k = i % 4
+            y = torch.sin(y) if k == 0 else y * x if k == 1 else y + 0.5 if k == 2 else torch.tanh(y)
+        y.sum().backward()
+
+    report("eager_chain100_fwd_bwd", "2x2", "f64", measure(chain, args.budget))
+
+    batch, n_in, hidden, n_out = 256, 784, 512, 10
+    gen = torch.Generator().manual_seed(1)
+    params = [(torch.randn(*shape, generator=gen) * scale).requires_grad_()
+              for shape, scale in (((n_in, hidden), 0.03), ((hidden,), 0.01), ((hidden, hidden), 0.04),
+                                   ((hidden,), 0.01), ((hidden, n_out), 0.04), ((n_out,), 0.01))]
+    x = torch.randn(batch, n_in, generator=gen)
+    y = torch.zeros(batch, n_out)
+    y[torch.arange(batch), torch.arange(batch) % n_out] = 1
+
+    def step():
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = torch.tanh(x @ w1 + b1)
+        h2 = torch.tanh(h1 @ w2 + b2)
+        loss = -(y * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum(-1).mean()
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= 1e-3 * p.grad
+                p.grad = None
+
+    report("eager_mlp_step", "784-512-512-10x256", "f32", measure(step, args.budget))
+
+
 def run_linalg(args):
     import linalg_peers  # bench/peers/linalg_peers.py: the decompositions, forward and with backward
 

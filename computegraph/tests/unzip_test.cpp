@@ -1,10 +1,14 @@
-// unzip: splitting a materialized graph into the part that depends only on fixed inputs and the
-// part that varies. Checked on the spec's example (golden IR) and on random graphs: running the
-// fixed part once and the varying part on its residuals gives the whole graph's outputs exactly.
+// Partial evaluation of materialized graphs. unzip: splitting a graph into the part that depends
+// only on fixed inputs and the part that varies; checked on the spec's example (golden IR) and on
+// random graphs: running the fixed part once and the varying part on its residuals gives the whole
+// graph's outputs exactly. bind_values: values the caller holds become inputs; on random graphs
+// the bound graph, given those values, gives the whole graph's outputs exactly and computes none of
+// them again.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "computegraph/bind_values.hpp"
 #include "golden.hpp"
 #include "random_graph.hpp"
 #include "test_graphs.hpp"
@@ -22,6 +26,25 @@ Unzipped unzip(const Materialized& m, std::vector<std::size_t> varying) {
   computegraph::verify(u.fixed);
   computegraph::verify(u.varying);
   return u;
+}
+
+/// A random graph of 30 to 79 operations over 4 inputs with 5 outputs, materialized with its
+/// inputs leading.
+struct RandomCase {
+  RandomGraphOptions options;
+  GraphPtr graph;
+  std::vector<Key> leading;
+  Materialized materialized;
+};
+RandomCase random_case(unsigned seed) {
+  RandomCase c;
+  c.options.inputs = 4;
+  c.options.operations = 30 + static_cast<int>(seed % 50);
+  c.options.outputs = 5;
+  c.graph = random_scalar_graph(seed, c.options);
+  for (int i = 0; i < c.options.inputs; ++i) c.leading.push_back(in("in" + std::to_string(i)));
+  c.materialized = materialize(resolve({c.graph}), c.graph->output_keys(), c.leading);
+  return c;
 }
 
 TEST(Unzip, JvpOfExpAxGolden) {
@@ -77,14 +100,8 @@ TEST(Unzip, RejectsAPositionOutOfRange) {
 
 TEST(Unzip, RandomGraphsComposeToTheWholeGraph) {
   for (unsigned seed = 1; seed <= 60; ++seed) {
-    RandomGraphOptions options;
-    options.inputs = 4;
-    options.operations = 30 + static_cast<int>(seed % 50);
-    options.outputs = 5;
-    GraphPtr g = random_scalar_graph(seed, options);
-    std::vector<Key> leading;
-    for (int i = 0; i < options.inputs; ++i) leading.push_back(in("in" + std::to_string(i)));
-    auto m = materialize(resolve({g}), g->output_keys(), leading);
+    const RandomCase c = random_case(seed);
+    const Materialized& m = c.materialized;
     std::mt19937 rng(seed);
     std::vector<std::size_t> varying;
     for (std::size_t p = 0; p < m.inputs().size(); ++p) {
@@ -112,7 +129,7 @@ TEST(Unzip, RandomGraphsComposeToTheWholeGraph) {
     }
 
     // Same operations in the same order: results agree exactly.
-    auto env = random_inputs(seed, options.inputs);
+    auto env = random_inputs(seed, c.options.inputs);
     std::vector<double> all, fixed_in, varying_in;
     for (std::size_t p = 0; p < m.inputs().size(); ++p) {
       const double x = env.at(m.values()[m.inputs()[p]].key.input_key());
@@ -128,6 +145,77 @@ TEST(Unzip, RandomGraphsComposeToTheWholeGraph) {
       EXPECT_TRUE(same_value(split[i], whole[i])) << "output " << i << ": " << split[i] << " vs " << whole[i];
     }
   }
+}
+
+TEST(BindValues, KnownValuesBecomeInputsAndAreNotRecomputed) {
+  // sincos(x) -> (s, c); outputs y = cos(s * s) + c, c, y. With every computed value known no
+  // operation remains; with none of them, all do and still compute the outputs.
+  GraphPtr g = sincos_graph();
+  auto m = materialize(resolve({g}), g->output_keys(), {in("x")});
+  std::vector<Key> all_computed;
+  for (const auto& v : m.values()) {
+    if (v.producer) all_computed.push_back(v.key);
+  }
+  auto everything = computegraph::bind_values(m, std::span<const Key>(all_computed), residual_name);
+  computegraph::verify(everything);
+  EXPECT_TRUE(everything.operations().empty());
+  EXPECT_EQ(everything.inputs().size(), 1 + all_computed.size());
+  // A key the graph does not have, and the input's own key, get inputs that nothing reads.
+  const std::vector<Key> strangers = {in("not-in-the-graph"), in("x")};
+  auto none = computegraph::bind_values(m, std::span<const Key>(strangers), residual_name);
+  computegraph::verify(none);
+  EXPECT_EQ(none.operations().size(), m.operations().size());
+  EXPECT_EQ(none.inputs().size(), 3u);
+  const double x = 0.7;
+  auto out = computegraph::compile(none).run({x, 123.0, 456.0});
+  EXPECT_DOUBLE_EQ(out[0], sincos_closed_form(x));
+}
+
+TEST(BindValues, RandomGraphsGiveTheWholeGraphsOutputs) {
+  std::size_t whole_ops = 0, bound_ops = 0;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    const RandomCase c = random_case(seed);
+    const GraphPtr& g = c.graph;
+    const std::vector<Key>& leading = c.leading;
+    const Materialized& m = c.materialized;
+    const RandomGraphOptions& options = c.options;
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    // A random third of the computed values is known (some of them outputs).
+    std::mt19937 rng(seed);
+    std::vector<Key> known;
+    for (const auto& v : m.values()) {
+      if (v.producer && rng() % 3 == 0) known.push_back(v.key);
+    }
+    auto bound = computegraph::bind_values(m, std::span<const Key>(known), residual_name);
+    computegraph::verify(bound);
+    // No operation of the bound graph computes a known value.
+    for (const auto& op : bound.operations()) {
+      for (std::uint32_t k = 0; k < op.output_count; ++k) {
+        const Key& key = bound.values()[op.first_output + k].key;
+        const bool is_known = std::find(known.begin(), known.end(), key) != known.end();
+        EXPECT_FALSE(is_known && op.output_count == 1) << op.operation.name() << " recomputes a known value";
+      }
+    }
+    EXPECT_LE(bound.operations().size(), m.operations().size());
+    whole_ops += m.operations().size();
+    bound_ops += bound.operations().size();
+
+    // The known values, computed by the whole graph (asked for as outputs), fed to the bound one.
+    auto env = random_inputs(seed, options.inputs);
+    std::vector<double> inputs;
+    for (auto v : m.inputs()) inputs.push_back(env.at(m.values()[v].key.input_key()));
+    auto whole = computegraph::compile(m).run(std::span<const double>(inputs));
+    auto known_values =
+        compile_outputs({g}, known, leading).run(std::span<const double>(inputs));
+    std::vector<double> bound_in = inputs;
+    bound_in.insert(bound_in.end(), known_values.begin(), known_values.end());
+    auto got = computegraph::compile(bound).run(std::span<const double>(bound_in));
+    ASSERT_EQ(got.size(), whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      EXPECT_TRUE(same_value(got[i], whole[i])) << "output " << i << ": " << got[i] << " vs " << whole[i];
+    }
+  }
+  EXPECT_LT(bound_ops, whole_ops * 9 / 10) << "known values should spare a good share of the operations";
 }
 
 }  // namespace

@@ -143,6 +143,45 @@ TEST_P(SplitPrograms, JacobiansDoNotDependOnTheSchedule) {
   }
 }
 
+// vjp_program_at_values: given the values of f's operations (as a tape holds them), the gradient
+// program computes none of them again and gives vjp's outputs bit for bit.
+TEST_P(SplitPrograms, VjpAtValuesEqualsVjpWithoutThePrimalPass) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Transforms ad;
+    auto dag = make_dag(seed, 4, 3, false, ad);
+    const auto& f = *dag.graph;
+    // The tape: every computed value of f, by a program asked for them as outputs.
+    const std::vector<Key> known = Transforms::computed_values(f);
+    std::vector<Key> inputs;
+    for (auto id : f.inputs()) inputs.push_back(f.key(id));
+    const Values tape = computegraph::compile(computegraph::materialize_merge(computegraph::resolve({dag.graph}),
+                                                                              std::span<const Key>(known),
+                                                                              std::span<const Key>(inputs)))
+                            .run(std::span<const Number>(dag.args));
+    const auto [whole, whole_layout] = ad.vjp_program_with_layout(dag.graph);
+    const auto [bound, layout] = ad.vjp_program_at_values(dag.graph);
+    EXPECT_EQ(layout, whole_layout);
+    const std::size_t seeds = whole->input_slots().size() - dag.args.size();
+    ASSERT_EQ(bound->input_slots().size(), dag.args.size() + seeds + known.size());
+    Values in = dag.args;
+    for (std::size_t i = 0; i < seeds; ++i) {  // cotangents of the outputs' dtypes
+      const double c = 0.5 + 0.25 * static_cast<double>(i);
+      const bool real = whole->input_keys()[dag.args.size() + i].dtype == DType::Real;
+      in.push_back(real ? Number(c) : Number(cd(c, -c)));
+    }
+    const Values expected = whole->run(std::span<const Number>(in));
+    Values bound_in = in;
+    bound_in.insert(bound_in.end(), tape.begin(), tape.end());
+    const Values got = bound->run(std::span<const Number>(bound_in));
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(same(got[i].z, expected[i].z)) << "output " << i;
+    // Nothing of the primal pass is left: every operation of f (each one an instruction of the
+    // whole program, whose outputs include f's) is gone.
+    EXPECT_LE(bound->instructions().size() + f.operations().size(), whole->instructions().size());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(RealAndComplex, SplitPrograms, ::testing::Values(DType::Real, DType::Complex),
                          [](const auto& param_info) { return param_info.param == DType::Real ? "Real" : "Complex"; });
 

@@ -1,7 +1,7 @@
 #pragma once
 // MaterializedGraph: one flat, deduplicated, topologically ordered graph (spec §II "Materialized
 // graph"), the input of compile, serializers and debug printers. Built only by materialize_merge
-// (and split by unzip).
+// (split by unzip, and rewritten by bind_values).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -96,6 +96,8 @@ class MaterializedGraph {
   friend class MaterializeMerge;
   template <GraphOperation O>
   friend class Unzipper;
+  template <GraphOperation O>
+  friend class ValueBinder;
   std::vector<MaterializedValue<Op>> values_;
   std::vector<MaterializedOperation<Op>> operations_;
   /// Every operation's operand ids, back to back. Reserved in full before the first operation is

@@ -14,16 +14,20 @@
 // value(). Mixed freely with traced code: a function written for tf::grad runs eagerly when it is
 // called on eager tensors, and gradients flow through it.
 //
-// How it works. Each thread records into its own eager trace (a computegraph graph whose values
-// also hold their tensors). backward() cuts out the part of the trace between the loss and the
-// leaves that require grad, differentiates it with the same transforms as tf::grad, and runs the
-// compiled gradient program; the gradient program of a structure seen before (a training loop's
-// step) comes from a cache, so no operation is ever compiled on its own and a repeated step costs
-// a cache look-up. With create_graph the gradient program's operations run eagerly into the trace
-// instead, so the gradients are eager tensors that can be differentiated again. A trace is dropped
-// when backward() runs without retain_graph (a later backward() through its values throws), or when
-// no tensor refers to it (leaves do not keep it alive) and it has grown past 1024 values or 64 MiB
-// of values; until then it keeps the values of dead tensors.
+// How it works. Each thread records into its own eager trace: a flat tape of values (the tensors)
+// and of the operations whose results need grad, appended in O(1) with no graph or key interning;
+// an operation whose results need no grad leaves only its results. Elementwise operations run the
+// executor's vectorized loops, so eager values equal a compiled program's. backward() builds a
+// graph from the part of the tape between the loss and the leaves that require grad,
+// differentiates it with the same transforms as tf::grad, and runs the compiled gradient program
+// on the primal values the tape already holds (it computes none of them again); the gradient
+// program of a structure seen before (a training loop's step) comes from a cache, so no operation
+// is ever compiled on its own and a repeated step costs a cache look-up. With create_graph the
+// gradient program's operations run eagerly into the trace instead, so the gradients are eager
+// tensors that can be differentiated again. A trace is dropped when backward() runs without
+// retain_graph (a later backward() through its values throws), or when no tensor refers to it
+// (leaves do not keep it alive) and it has grown past 1024 values or 64 MiB of values; until then
+// it keeps the values of dead tensors.
 //
 // Thread safety: independent eager computations on different threads never share state. Using a
 // non-leaf tensor of one thread on another throws ValueError; a leaf (a parameter) may be read by

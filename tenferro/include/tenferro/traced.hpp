@@ -23,8 +23,8 @@ namespace detail {
 struct EagerStore;  // src/api/eager_store.hpp
 }
 
-/// The graph under construction by one trace. An eager trace (tenferro/eager.hpp) also holds the
-/// value of every recorded value: its operations run as they are recorded.
+/// The graph under construction by one trace. An eager trace (tenferro/eager.hpp) records into its
+/// own tape instead (`eager`; its builder stays empty): its operations run as they are recorded.
 ///
 /// A nested trace records the body of a control-flow op (tenferro/control_flow.hpp). It has the
 /// trace it is nested in as `parent`; when an operation mixes values of the nested trace with
@@ -44,13 +44,12 @@ class Traced {
   Traced(std::shared_ptr<TraceState> trace, computegraph::LocalValueId id)
       : trace_(std::move(trace)), id_(id) {}
 
-  const TensorType& type() const { return type_of(trace_->builder.key(id_)); }
+  const TensorType& type() const;
   const Shape& shape() const { return type().shape; }
   DType dtype() const { return type().dtype; }
   std::size_t rank() const { return type().shape.size(); }
   computegraph::LocalValueId id() const { return id_; }
   const std::shared_ptr<TraceState>& trace() const { return trace_; }
-  const TensorValueKey& key() const { return trace_->builder.key(id_); }
   /// NumPy-style indexing: x[{1, tf::range(0, 4, 2), tf::ellipsis, tf::newaxis}]
   /// (tenferro/index_expr.hpp).
   Traced operator[](const IndexExpr& expr) const;

@@ -7,6 +7,7 @@
 
 #include "eager_node.hpp"
 #include "eager_store.hpp"
+#include "exec/fused_kernel.hpp"
 
 namespace tenferro {
 
@@ -40,49 +41,47 @@ std::shared_ptr<TraceState> current_eager_trace() {
   return trace;
 }
 
-void eager_execute(TraceState& trace, std::span<const computegraph::LocalValueId> ids) {
+computegraph::LocalValueId eager_record(TraceState& trace, StdTensorOp op,
+                                        std::span<const computegraph::LocalValueId> operands) {
   EagerStore& st = *trace.eager;
-  const auto& graph = trace.builder.graph();
-  st.grow(graph.values().size());
-  if (st.done[ids[0]]) return;  // an equal operation was recorded (and ran) before
-  const auto& node = graph.operations()[graph.values()[ids[0]].producer->first];
-  const StdTensorOp& op = node.operation;
   // Operand pointers and results on the stack for the common counts: this runs once per eager op.
   constexpr std::size_t kInline = 4;
   std::array<const Tensor*, kInline> in_inline{};
   std::vector<const Tensor*> in_heap;
-  const std::size_t arity = node.inputs.size();
+  const std::size_t arity = operands.size();
   if (arity > kInline) in_heap.resize(arity);
   const std::span<const Tensor*> in(arity > kInline ? in_heap.data() : in_inline.data(), arity);
   bool needs_grad = false;
   for (std::size_t i = 0; i < arity; ++i) {
-    const auto v = node.inputs[i].local_id();
-    in[i] = &st.values[v];
-    needs_grad = needs_grad || st.needs_grad[v] != 0;
+    in[i] = &st.values[operands[i]];
+    needs_grad = needs_grad || st.needs_grad[operands[i]] != 0;
   }
   needs_grad = needs_grad && grad_mode && !op.def->never_differentiable() && op.kind != OpKind::StopGradient;
+  const std::size_t count = op.output_count();
   std::array<Tensor, 1> one_result;
   std::vector<Tensor> many_results;
-  if (ids.size() > 1) many_results.resize(ids.size());
-  const std::span<Tensor> results = ids.size() > 1 ? std::span<Tensor>(many_results) : std::span<Tensor>(one_result);
-  op.run_kernel(in, results);
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    st.needs_grad[ids[k]] = needs_grad && is_inexact(results[k].dtype()) ? 1 : 0;
-    st.bytes += static_cast<std::size_t>(results[k].numel()) * dtype_size(results[k].dtype());
-    st.values[ids[k]] = std::move(results[k]);
-    st.done[ids[k]] = 1;
+  if (count > 1) many_results.resize(count);
+  const std::span<Tensor> results = count > 1 ? std::span<Tensor>(many_results) : std::span<Tensor>(one_result);
+  // Elementwise ops and full sums run the executor's loops (vectorized math, no zero-filling), so
+  // that they give the bits a compiled program gives; other ops run their kernels.
+  if (!exec::run_op_fused(op, in, results)) op.run_kernel(in, results);
+  const auto first = static_cast<computegraph::LocalValueId>(st.values.size());
+  std::int32_t producer = -1;
+  if (needs_grad) {
+    producer = static_cast<std::int32_t>(st.ops.size());
+    st.ops.push_back({std::move(op), {operands.begin(), operands.end()}, first, static_cast<std::uint32_t>(count)});
   }
+  for (Tensor& r : results) {
+    const bool inexact = is_inexact(r.dtype());
+    st.add(std::move(r), needs_grad && inexact, producer);
+  }
+  return first;
 }
 
 computegraph::LocalValueId eager_input(TraceState& trace, Tensor value, bool needs_grad, bool freed) {
   EagerStore& st = *trace.eager;
-  const auto id = trace.builder.add_input(TensorKey{"e" + std::to_string(st.inputs++), value.type()});
-  st.grow(id + 1);
-  st.bytes += static_cast<std::size_t>(value.numel()) * dtype_size(value.dtype());
-  st.values[id] = std::move(value);
-  st.needs_grad[id] = needs_grad ? 1 : 0;
+  const auto id = st.add(std::move(value), needs_grad, -1);
   st.freed[id] = freed ? 1 : 0;
-  st.done[id] = 1;
   return id;
 }
 
@@ -91,7 +90,6 @@ bool eager_needs_unify(std::span<const Traced> inputs) {
   if (first->eager->retired) return true;
   for (const Traced& t : inputs) {
     if (t.trace() != first) return true;
-    if (!grad_mode && first->eager->needs_grad[t.id()]) return true;
   }
   return false;
 }
@@ -107,10 +105,6 @@ std::vector<Traced> eager_unify(const std::string& op, std::span<const Traced> i
                             "expected operands of one trace");
     }
     if (trace->eager->owner != std::this_thread::get_id()) throw ValueError(thread_error(op));
-    if (!grad_mode && trace->eager->needs_grad[t.id()]) {  // NoGrad: the value without its history
-      out.emplace_back(current, eager_input(*current, trace->eager->values[t.id()], false, false));
-      continue;
-    }
     if (trace == current) {
       out.push_back(t);
       continue;

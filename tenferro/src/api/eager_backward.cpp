@@ -1,6 +1,7 @@
-// backward() of eager mode (tenferro/eager.hpp): the recorded operations between the loss and the
-// leaves become a graph, differentiated by the transforms of tf::grad; its gradient program is
-// cached by the graph's structure, so a training loop's repeated step compiles nothing.
+// backward() of eager mode (tenferro/eager.hpp): the taped operations between the loss and the
+// leaves become a graph, differentiated by the transforms of tf::grad; its gradient program reads
+// the primal values the tape holds (tidu's vjp_program_at_values) and is cached by the graph's
+// structure, so a training loop's repeated step compiles nothing and recomputes nothing.
 #include <unordered_map>
 
 #include "eager_node.hpp"
@@ -22,21 +23,21 @@ struct Cut {
   GraphPtr graph;
   std::vector<LocalValueId> inputs;  // trace ids of the graph's inputs
   std::vector<bool> wrt;
+  std::vector<LocalValueId> trace_of;  // per value of `graph`: its id in the trace
 };
 
 Cut cut_graph(const TraceState& trace, LocalValueId loss) {
   const detail::EagerStore& st = *trace.eager;
-  const auto& g = trace.builder.graph();
-  const std::size_t n = g.values().size();
+  const std::size_t n = st.values.size();
   enum : std::uint8_t { kNone, kComputed, kInput };
   std::vector<std::uint8_t> mark(n, kNone);
+  std::vector<std::uint8_t> op_used(st.ops.size(), 0);
   std::vector<LocalValueId> stack{loss};
   while (!stack.empty()) {
     const LocalValueId v = stack.back();
     stack.pop_back();
     if (mark[v] != kNone) continue;
-    const auto& producer = g.values()[v].producer;
-    if (!st.needs_grad[v] || !producer) {
+    if (!st.needs_grad[v] || st.producer[v] < 0) {
       if (st.needs_grad[v] && st.freed[v]) {
         throw ValueError("backward: a value on the way to the leaves was computed by operations that an earlier "
                          "backward() freed; pass BackwardOptions{.retain_graph = true} to that call");
@@ -44,27 +45,38 @@ Cut cut_graph(const TraceState& trace, LocalValueId loss) {
       mark[v] = kInput;
       continue;
     }
-    const auto& op = g.operations()[producer->first];
-    for (LocalValueId out : op.outputs) mark[out] = kComputed;
-    for (const Ref& in : op.inputs) {
-      if (mark[in.local_id()] == kNone) stack.push_back(in.local_id());
+    const auto p = static_cast<std::size_t>(st.producer[v]);
+    const detail::EagerOp& op = st.ops[p];
+    op_used[p] = 1;
+    for (std::uint32_t k = 0; k < op.output_count; ++k) mark[op.first_output + k] = kComputed;
+    for (LocalValueId in : op.inputs) {
+      if (mark[in] == kNone) stack.push_back(in);
     }
   }
   Cut cut;
   computegraph::GraphBuilder<StdTensorOp> b;
   std::vector<LocalValueId> local(n, 0);
+  auto note = [&](LocalValueId graph_id, LocalValueId trace_id) {
+    if (cut.trace_of.size() <= graph_id) cut.trace_of.resize(graph_id + 1);
+    cut.trace_of[graph_id] = trace_id;
+  };
   for (LocalValueId v = 0; v < n; ++v) {
     if (mark[v] != kInput) continue;
     local[v] = b.add_input(TensorKey{"x" + std::to_string(cut.inputs.size()), st.values[v].type()});
+    note(local[v], v);
     cut.inputs.push_back(v);
     cut.wrt.push_back(st.needs_grad[v] != 0);
   }
-  for (const auto& op : g.operations()) {
-    if (mark[op.outputs[0]] != kComputed) continue;
+  for (std::size_t p = 0; p < st.ops.size(); ++p) {
+    if (!op_used[p]) continue;
+    const detail::EagerOp& op = st.ops[p];
     std::vector<Ref> refs;
-    for (const Ref& in : op.inputs) refs.push_back(Ref::local(local[in.local_id()]));
-    const auto ids = b.add_operation(op.operation, std::move(refs), computegraph::OperationRole::primary());
-    for (std::size_t k = 0; k < ids.size(); ++k) local[op.outputs[k]] = ids[k];
+    for (LocalValueId in : op.inputs) refs.push_back(Ref::local(local[in]));
+    const auto ids = b.add_operation(op.op, std::move(refs), computegraph::OperationRole::primary());
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      local[op.first_output + k] = ids[k];
+      note(ids[k], op.first_output + static_cast<LocalValueId>(k));
+    }
   }
   b.set_outputs({local[loss]});
   cut.graph = b.finish();
@@ -124,33 +136,77 @@ void accumulate(detail::EagerNode& leaf, const EagerTensor& g) {
   leaf.grad = add(static_cast<Traced>(leaf.grad), static_cast<Traced>(g));
 }
 
-/// The gradient program's operations run eagerly into `trace`: the gradients are eager values
-/// with history (create_graph).
+/// The trace ids of `graph`'s computed values, in its value order (the extra inputs of
+/// vjp_program_at_values). `graph` is the cached graph equal to the cut's: when it is another
+/// graph, its values are found in the trace by key, so that a structure recorded in another order
+/// still binds right.
+std::vector<LocalValueId> computed_value_ids(const Cut& cut, const GraphPtr& graph) {
+  std::vector<LocalValueId> ids;
+  if (graph == cut.graph) {
+    for (LocalValueId v = 0; v < graph->values().size(); ++v) {
+      if (graph->values()[v].producer) ids.push_back(cut.trace_of[v]);
+    }
+    return ids;
+  }
+  std::unordered_map<TensorValueKey, LocalValueId> by_key;
+  for (LocalValueId v = 0; v < cut.graph->values().size(); ++v) {
+    if (cut.graph->values()[v].producer) by_key.emplace(cut.graph->key(v), cut.trace_of[v]);
+  }
+  for (LocalValueId v = 0; v < graph->values().size(); ++v) {
+    if (graph->values()[v].producer) ids.push_back(by_key.at(graph->key(v)));
+  }
+  return ids;
+}
+
+/// The gradient program's operations run eagerly into `trace`, reading the primal values the
+/// trace holds: the gradients are eager values with history (create_graph).
 std::vector<std::optional<Traced>> replay_gradients(const std::shared_ptr<TraceState>& trace, const Cut& cut,
                                                     const GraphPtr& graph, tidu::Transforms<StdTensorOp>& ad,
                                                     const Tensor& cotangent) {
-  const auto [program, layout] = ad.vjp_program_with_layout(graph);
+  const auto [program, layout] = ad.vjp_program_at_values(graph);
+  const std::vector<LocalValueId> known = computed_value_ids(cut, graph);
   std::vector<std::optional<Traced>> slots(program->slot_count());
   const auto& in = program->input_slots();
+  const std::size_t seeds = in.size() - cut.inputs.size() - known.size();
   for (std::size_t k = 0; k < cut.inputs.size(); ++k) slots[in[k]] = Traced(trace, cut.inputs[k]);
-  if (in.size() > cut.inputs.size()) slots[in.back()] = constant(Traced(trace, cut.inputs[0]), cotangent);
+  if (seeds != 0) slots[in[cut.inputs.size()]] = constant(Traced(trace, cut.inputs[0]), cotangent);
+  for (std::size_t i = 0; i < known.size(); ++i) slots[in[cut.inputs.size() + seeds + i]] = Traced(trace, known[i]);
   for (std::size_t i = 0; i < program->instructions().size(); ++i) {
     const auto& ins = program->instructions()[i];
     std::vector<Traced> operands;
     for (std::uint32_t s : program->operands(i)) operands.push_back(*slots[s]);
-    std::vector<Traced> results;
     if (operands.empty()) {  // constants and other ops without operands
-      const auto ids = trace->builder.add_operation(ins.operation, {}, computegraph::OperationRole::primary());
-      detail::eager_execute(*trace, ids);
-      for (LocalValueId id : ids) results.emplace_back(trace, id);
-    } else {
-      results = apply_outputs(ins.operation, operands);
+      const auto first = detail::eager_record(*trace, ins.operation, {});
+      for (std::uint32_t k = 0; k < ins.output_count; ++k) slots[ins.first_output + k] = Traced(trace, first + k);
+      continue;
     }
+    const std::vector<Traced> results = apply_outputs(ins.operation, operands);
     for (std::size_t k = 0; k < results.size(); ++k) slots[ins.first_output + k] = results[k];
   }
   std::vector<std::optional<Traced>> grads(cut.inputs.size());
   for (std::size_t k = 0; k < cut.inputs.size(); ++k) {
     if (layout[k] >= 0) grads[k] = slots[program->output_slots()[static_cast<std::size_t>(layout[k])]];
+  }
+  return grads;
+}
+
+/// The gradients of the cut's inputs (zeros where none reaches), by the gradient program that
+/// reads the primal values the trace already holds instead of computing them again
+/// (vjp_program_at_values).
+std::vector<Tensor> run_gradient_program(const std::shared_ptr<TraceState>& trace, const Cut& cut, const GraphPtr& graph,
+                                         tidu::Transforms<StdTensorOp>& ad, std::vector<Tensor> args,
+                                         const Tensor& cotangent) {
+  const detail::EagerStore& st = *trace->eager;
+  const auto [program, layout] = ad.vjp_program_at_values(graph);
+  const std::vector<LocalValueId> known = computed_value_ids(cut, graph);
+  const std::size_t seeds = program->input_slots().size() - cut.inputs.size() - known.size();
+  if (seeds != 0) args.push_back(cotangent);
+  for (LocalValueId v : known) args.push_back(st.values[v]);
+  std::vector<Tensor> out = computegraph::run_compiled(*program, std::span<const Tensor>(args));
+  std::vector<Tensor> grads;
+  for (std::size_t k = 0; k < cut.inputs.size(); ++k) {
+    grads.push_back(layout[k] >= 0 ? std::move(out[static_cast<std::size_t>(layout[k])])
+                                   : Tensor::zeros(args[k].shape(), args[k].dtype()));
   }
   return grads;
 }
@@ -199,7 +255,7 @@ void run_backward(const std::shared_ptr<TraceState>& trace, LocalValueId loss, c
       if (cut.wrt[k] && leaf && grads[k]) updates.emplace_back(std::move(leaf), EagerTensor(*grads[k]));
     }
   } else {
-    auto [values, grads] = cache.ad->vjp(graph, args, std::vector<Tensor>{ct});
+    std::vector<Tensor> grads = run_gradient_program(trace, cut, graph, *cache.ad, std::move(args), ct);
     for (std::size_t k = 0; k < cut.inputs.size(); ++k) {
       auto leaf = st.leaf[cut.inputs[k]].lock();
       if (cut.wrt[k] && leaf) updates.emplace_back(std::move(leaf), EagerTensor(std::move(grads[k])));

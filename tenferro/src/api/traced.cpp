@@ -131,13 +131,49 @@ std::shared_ptr<TraceState> operand_trace(const StdTensorOp& op, std::span<const
 }
 }  // namespace
 
+namespace {
+/// The eager trace that all of `inputs` belong to, when they are values of one live eager trace
+/// (the common case of an eager op: it records with no further mapping); else nullptr.
+TraceState* plain_eager_trace(std::span<const Traced> inputs) {
+  if (inputs.empty()) return nullptr;
+  TraceState* trace = inputs[0].trace().get();
+  if (!trace->eager || trace->eager->retired) return nullptr;
+  for (const Traced& t : inputs) {
+    if (t.trace().get() != trace) return nullptr;
+  }
+  return trace;
+}
+
+/// Records `op` on `inputs` (one live eager trace) and returns its first result's id.
+computegraph::LocalValueId record_eager(TraceState& trace, StdTensorOp op, std::span<const Traced> inputs) {
+  if (inputs.size() != op.input_count()) {
+    throw Error("tenferro " + op.name() + ": " + std::to_string(inputs.size()) + " operands given; expected " +
+                std::to_string(op.input_count()));
+  }
+  computegraph::SmallVector<computegraph::LocalValueId, 4> ids;
+  for (const Traced& t : inputs) ids.push_back(t.id());
+  return detail::eager_record(trace, std::move(op), std::span<const computegraph::LocalValueId>(ids.data(), ids.size()));
+}
+}  // namespace
+
 std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
+  std::vector<Traced> results;
+  if (TraceState* eager = plain_eager_trace(inputs)) {
+    const std::size_t count = op.output_count();
+    const auto first = record_eager(*eager, std::move(op), inputs);
+    for (std::size_t k = 0; k < count; ++k) results.emplace_back(inputs[0].trace(), first + static_cast<computegraph::LocalValueId>(k));
+    return results;
+  }
   std::vector<Traced> unified;
   std::vector<Ref> refs;
   const std::shared_ptr<TraceState> trace = operand_trace(op, inputs, unified, refs);
+  if (trace->eager) {
+    const std::size_t count = op.output_count();
+    const auto first = record_eager(*trace, std::move(op), inputs);
+    for (std::size_t k = 0; k < count; ++k) results.emplace_back(trace, first + static_cast<computegraph::LocalValueId>(k));
+    return results;
+  }
   const auto ids = trace->builder.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
-  if (trace->eager) detail::eager_execute(*trace, ids);
-  std::vector<Traced> results;
   for (auto id : ids) results.emplace_back(trace, id);
   return results;
 }
@@ -148,11 +184,17 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
                 " results; use apply_outputs");
   }
   std::span<const Traced> operands(inputs.begin(), inputs.size());
+  if (TraceState* eager = plain_eager_trace(operands)) {
+    return Traced(operands[0].trace(), record_eager(*eager, std::move(op), operands));
+  }
   std::vector<Traced> unified;
   std::vector<Ref> refs;
   std::shared_ptr<TraceState> trace = operand_trace(op, operands, unified, refs);
+  if (trace->eager) {
+    const auto id = record_eager(*trace, std::move(op), operands);
+    return Traced(std::move(trace), id);
+  }
   const auto id = trace->builder.add(std::move(op), std::move(refs), computegraph::OperationRole::primary());
-  if (trace->eager) detail::eager_execute(*trace, std::span<const computegraph::LocalValueId>(&id, 1));
   return Traced(std::move(trace), id);
 }
 
@@ -160,9 +202,12 @@ Traced constant(const Traced& like, Tensor value) {
   const std::shared_ptr<TraceState>& trace = like.trace()->eager && like.trace()->eager->retired
                                                  ? detail::current_eager_trace()
                                                  : like.trace();
-  auto id = trace->builder.add(ops::constant(std::move(value)), {});
-  if (trace->eager) detail::eager_execute(*trace, std::span<const computegraph::LocalValueId>(&id, 1));
-  return Traced(trace, id);
+  if (trace->eager) return Traced(trace, detail::eager_record(*trace, ops::constant(std::move(value)), {}));
+  return Traced(trace, trace->builder.add(ops::constant(std::move(value)), {}));
+}
+
+const TensorType& Traced::type() const {
+  return trace_->eager ? trace_->eager->values[id_].type() : type_of(trace_->builder.key(id_));
 }
 
 Traced full_like(const Traced& like, double value) {

@@ -11,9 +11,9 @@ namespace tenferro::exec {
 namespace {
 bool is_real_float(DType d) { return d == DType::F32 || d == DType::F64; }
 
-bool all_dtype(std::span<const TensorType> types, DType d) {
-  for (const auto& t : types) {
-    if (t.dtype != d) return false;
+bool all_dtype(std::span<const DType> dtypes, DType d) {
+  for (DType t : dtypes) {
+    if (t != d) return false;
   }
   return true;
 }
@@ -45,22 +45,50 @@ bool readable_as(DType source, DType kernel) {
   return source == kernel || source == DType::Bool || (source == DType::F32 && kernel == DType::F64);
 }
 
-bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types) {
+bool fusible_kind(const StdTensorOp& op, std::span<const DType> operand_dtypes) {
   if (op.kind == OpKind::Custom || !fused_kernel_implements(op.kind)) return false;
   if (op.def->formula && !op.def->formula->covers(op.out.dtype)) return false;
   if (op.kind == OpKind::Compare) {
-    return is_real_float(operand_types[0].dtype) && all_dtype(operand_types, operand_types[0].dtype);
+    return is_real_float(operand_dtypes[0]) && all_dtype(operand_dtypes, operand_dtypes[0]);
   }
   if (op.kind == OpKind::Select) {
-    return is_real_float(op.out.dtype) && operand_types[0].dtype == DType::Bool &&
-           operand_types[1].dtype == op.out.dtype && operand_types[2].dtype == op.out.dtype;
+    return is_real_float(op.out.dtype) && operand_dtypes[0] == DType::Bool && operand_dtypes[1] == op.out.dtype &&
+           operand_dtypes[2] == op.out.dtype;
   }
   if (op.kind == OpKind::Convert) {  // between f32, f64 and bool, at least one side a float
-    const DType from = operand_types[0].dtype, to = op.out.dtype;
+    const DType from = operand_dtypes[0], to = op.out.dtype;
     auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
     return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
   }
-  return is_real_float(op.out.dtype) && all_dtype(operand_types, op.out.dtype);
+  return is_real_float(op.out.dtype) && all_dtype(operand_dtypes, op.out.dtype);
+}
+
+bool single_op_kernel(const StdTensorOp& op, std::span<const DType> operand_dtypes, Trig trig, FusedKernel& k) {
+  if (op.out.numel() == 0 || !fusible_kind(op, operand_dtypes)) return false;
+  k.dtype = op.kind == OpKind::Compare   ? operand_dtypes[0]
+            : op.kind == OpKind::Convert ? convert_compute_dtype(operand_dtypes[0], op.out.dtype)
+                                         : op.out.dtype;
+  k.size = op.out.numel();
+  k.inputs.assign(operand_dtypes.size(), FusedInput{});
+  const auto dst = static_cast<std::uint16_t>(operand_dtypes.size());
+  const CompareDir dir = op.kind == OpKind::Compare ? op.attrs.get<CompareAttrs>().dir : CompareDir::Eq;
+  k.code.assign(1, FusedInstr{op.kind, dir, trig, dst, 0, 1, 2, op.out.dtype,
+                              static_cast<std::uint8_t>(fused_arity(op.kind)),
+                              op.def->formula ? &*op.def->formula : nullptr});
+  k.outputs.assign(1, {dst, OutputMode::Store});
+  k.register_count = static_cast<std::uint16_t>(dst + 1);
+  return true;
+}
+
+bool sum_all_kernel(const StdTensorOp& op, const TensorType& operand, FusedKernel& k) {
+  if (!is_sum_all(op, operand)) return false;
+  k.dtype = operand.dtype;
+  k.size = operand.numel();
+  k.inputs.assign(1, FusedInput{});
+  k.code.clear();
+  k.outputs.assign(1, {0, OutputMode::SumAll});
+  k.register_count = 1;
+  return true;
 }
 
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
@@ -97,33 +125,13 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       step.out.push_back(ins.first_output + k);
       p.types[ins.first_output + k] = ins.operation.output_type(k);
     }
-    std::vector<TensorType> operand_types;
-    for (auto v : step.in) operand_types.push_back(p.types[v]);
+    std::vector<DType> operand_dtypes;
+    for (auto v : step.in) operand_dtypes.push_back(p.types[v].dtype);
     const StdTensorOp& op = ins.operation;
-    if (op.out.numel() > 0 && fusible_kind(op, operand_types)) {
-      auto k = std::make_shared<FusedKernel>();
-      k->dtype = op.kind == OpKind::Compare   ? operand_types[0].dtype
-                 : op.kind == OpKind::Convert ? convert_compute_dtype(operand_types[0].dtype, op.out.dtype)
-                                              : op.out.dtype;
-      k->size = op.out.numel();
-      k->inputs.assign(step.in.size(), FusedInput{});
-      const auto dst = static_cast<std::uint16_t>(step.in.size());
-      const bool half = is_fusible_trig(op) && trig_uses[step.in[0]] == 3;
-      const CompareDir dir = op.kind == OpKind::Compare ? op.attrs.get<CompareAttrs>().dir : CompareDir::Eq;
-      k->code.push_back(FusedInstr{op.kind, dir, half ? Trig::SinCosHalf : Trig::Separate, dst, 0, 1, 2,
-                                   op.out.dtype, static_cast<std::uint8_t>(fused_arity(op.kind)),
-                                   op.def->formula ? &*op.def->formula : nullptr});
-      k->outputs.push_back({dst, OutputMode::Store});
-      k->register_count = static_cast<std::uint16_t>(dst + 1);
-      step.kind = StepKind::Fused;
-      step.fused = std::move(k);
-    } else if (op.kind == OpKind::ReduceSum && is_sum_all(op, operand_types.front())) {
-      auto k = std::make_shared<FusedKernel>();
-      k->dtype = operand_types[0].dtype;
-      k->size = operand_types[0].numel();
-      k->inputs.assign(1, FusedInput{});
-      k->outputs.push_back({0, OutputMode::SumAll});
-      k->register_count = 1;
+    const Trig trig = is_fusible_trig(op) && trig_uses[step.in[0]] == 3 ? Trig::SinCosHalf : Trig::Separate;
+    auto k = std::make_shared<FusedKernel>();
+    if (single_op_kernel(op, operand_dtypes, trig, *k) ||
+        (!step.in.empty() && sum_all_kernel(op, p.types[step.in[0]], *k))) {
       step.kind = StepKind::Fused;
       step.fused = std::move(k);
     } else {

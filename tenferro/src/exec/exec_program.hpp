@@ -106,8 +106,18 @@ struct ExecProgram {
 /// Sin and cos instructions get their Trig here: SinCosHalf for a value with both, else Separate.
 ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program);
 
-/// Whether an elementwise op (or a convert) can be an instruction of a fused kernel.
-bool fusible_kind(const StdTensorOp& op, std::span<const TensorType> operand_types);
+/// Whether an elementwise op (or a convert) with operands of these dtypes can be an instruction of
+/// a fused kernel.
+bool fusible_kind(const StdTensorOp& op, std::span<const DType> operand_dtypes);
+
+/// The one-instruction kernel that runs the elementwise `op` alone (fusible_kind, a non-empty
+/// result), written into `k` (whose vectors keep their capacity); false, `k` untouched, otherwise.
+/// lower() and eager mode (which runs each op as it is recorded) both build their kernels here, so
+/// that an op gives the same bits in a program and eagerly.
+bool single_op_kernel(const StdTensorOp& op, std::span<const DType> operand_dtypes, Trig trig, FusedKernel& k);
+
+/// The same for a full sum (every axis) of a non-empty f32/f64 `operand`: a SumAll kernel.
+bool sum_all_kernel(const StdTensorOp& op, const TensorType& operand, FusedKernel& k);
 
 /// The dtype a fused kernel computes convert(from -> to) in: the float side, f64 between f32 and
 /// f64 (an f32 value is exact in an f64 register).

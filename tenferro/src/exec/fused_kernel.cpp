@@ -276,6 +276,22 @@ void run_fused(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   }
 }
 
+bool run_op_fused(const StdTensorOp& op, std::span<const Tensor* const> in, std::span<Tensor> out) {
+  if (out.size() != 1 || in.empty() || in.size() > 3) return false;
+  // One kernel object per thread, refilled for each op: no allocation once its vectors have grown.
+  thread_local FusedKernel k;
+  std::array<DType, 3> dtypes{};
+  for (std::size_t i = 0; i < in.size(); ++i) dtypes[i] = in[i]->dtype();
+  if (!single_op_kernel(op, std::span<const DType>(dtypes.data(), in.size()), Trig::Separate, k) &&
+      !sum_all_kernel(op, in[0]->type(), k)) {
+    return false;
+  }
+  out[0] = Tensor::uninitialized(op.out);
+  Tensor* results[] = {&out[0]};
+  run_fused(k, in, results);
+  return true;
+}
+
 bool fused_kernel_implements(OpKind kind) {
   switch (kind) {
     case OpKind::Add: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: case OpKind::Conj:

@@ -24,4 +24,10 @@ inline constexpr std::int64_t kChunk = 16 * kBlock;
 /// same dtype (in-place): a block writes its outputs only after its last instruction.
 void run_fused(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out);
 
+/// Runs `op` alone on `in` through its one-instruction kernel (single_op_kernel, sum_all_kernel),
+/// filling `out` (one tensor) with a fresh result, and returns true; false, with nothing run, for
+/// an op that has no such kernel. Eager mode runs its elementwise ops here: the executor's loops,
+/// vectorized math included.
+bool run_op_fused(const StdTensorOp& op, std::span<const Tensor* const> in, std::span<Tensor> out);
+
 }  // namespace tenferro::exec

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "computegraph/bind_values.hpp"
 #include "computegraph/compile_cache.hpp"
 #include "tidu/linear_transpose.hpp"
 #include "tidu/detail/operand_helpers.hpp"
@@ -335,6 +336,42 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     return {vjp_program(d), gradient_layout(d, tr)};
   }
 
+  /// The vjp program of f for a caller that already holds f's primal values (a tape that ran f's
+  /// operations as they were recorded): its inputs are those of vjp_program_with_layout (f's
+  /// inputs, then the cotangents), then one input per value that f's operations compute, in f's
+  /// value order (computed_values(f)); it computes none of those again (computegraph::bind_values),
+  /// only what the transpose needs beyond them. Outputs and layout as vjp_program_with_layout.
+  /// Built once per function. Needs an op set that names residual inputs.
+  std::pair<ProgramPtr, std::vector<std::ptrdiff_t>> vjp_program_at_values(const Function& f)
+    requires ResidualKeyed<Op>
+  {
+    auto& d = derived(f);
+    const auto& tr = transposed(d);
+    ProgramPtr program = memo(d.vjp_at_values_program, [&] {
+      auto [outputs, leading] = detail::vjp_keys(d.inputs, d.outputs, tr);
+      const auto graph = computegraph::materialize_merge(computegraph::resolve({tr.graph}),
+                                                         std::span<const ValueKey<Op>>(outputs),
+                                                         std::span<const ValueKey<Op>>(leading));
+      const Keys known = computed_values(*f);
+      const auto bound = computegraph::bind_values(graph, std::span<const ValueKey<Op>>(known),
+                                                   [](const ValueKey<Op>& value, std::size_t index) {
+                                                     return Op::residual_key(value, index);
+                                                   });
+      return std::make_shared<const computegraph::CompiledProgram<Op>>(computegraph::compile(bound));
+    });
+    return {program, gradient_layout(d, tr)};
+  }
+
+  /// The keys of the values that f's operations compute, in f's value order: the extra inputs of
+  /// vjp_program_at_values.
+  static Keys computed_values(const computegraph::Graph<Op>& f) {
+    Keys keys;
+    for (computegraph::LocalValueId v = 0; v < f.values().size(); ++v) {
+      if (f.values()[v].producer) keys.push_back(f.key(v));
+    }
+    return keys;
+  }
+
  private:
 
   // ---- where each argument's derivative sits among a program's outputs --------------------------
@@ -414,7 +451,7 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     /// inputs: the derivative of order j + 2 along one direction.
     std::vector<std::unique_ptr<LinearizedGraph<Op>>> along;
     std::unordered_map<std::size_t, ProgramPtr> derivative_programs;  // by order
-    ProgramPtr primal_program, jvp_program, vjp_program, hvp_program;
+    ProgramPtr primal_program, jvp_program, vjp_program, hvp_program, vjp_at_values_program;
     std::shared_ptr<const SplitProgram<Op>> jvp_split, vjp_split, hvp_split;  // by direction
     std::optional<Operand> unit_seed;
   };
