@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 
 #include "emit.hpp"
@@ -51,16 +52,23 @@ TensorType dot_result_type(const std::string& name, const TensorType& a, const T
     throw ShapeError(name + ": dimension numbers " + numbers() + " for operands " + types() +
                      "; expected as many lhs as rhs batch axes and as many lhs as rhs contracting axes");
   }
+  // Every batch and contracting axis in range, none twice; checked without building the list
+  // (which check_axes gets, for its message, only on an error).
   auto check_side = [&](const char* side, const TensorType& t, const Axes& batch, const Axes& contract) {
-    Axes used = batch;
-    used.insert(used.end(), contract.begin(), contract.end());
     const auto rank = static_cast<std::int64_t>(t.rank());
+    const std::size_t count = batch.size() + contract.size();
+    auto at = [&](std::size_t i) { return i < batch.size() ? batch[i] : contract[i - batch.size()]; };
     bool ok = true;
-    for (std::size_t i = 0; ok && i < used.size(); ++i) {
-      ok = used[i] >= 0 && used[i] < rank && std::find(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(i),
-                                                       used[i]) == used.begin() + static_cast<std::ptrdiff_t>(i);
+    for (std::size_t i = 0; ok && i < count; ++i) {
+      const std::int64_t axis = at(i);
+      ok = axis >= 0 && axis < rank;
+      for (std::size_t j = 0; ok && j < i; ++j) ok = at(j) != axis;
     }
-    if (!ok) detail::check_axes(name.c_str(), side, used, rank, types() + " (" + numbers() + ")");
+    if (!ok) {
+      Axes used = batch;
+      used.insert(used.end(), contract.begin(), contract.end());
+      detail::check_axes(name.c_str(), side, used, rank, types() + " (" + numbers() + ")");
+    }
   };
   check_side("lhs batch and contracting axes", a, dims.lhs_batch, dims.lhs_contract);
   check_side("rhs batch and contracting axes", b, dims.rhs_batch, dims.rhs_contract);
@@ -78,13 +86,16 @@ TensorType dot_result_type(const std::string& name, const TensorType& a, const T
   check_pairs("batch", dims.lhs_batch, dims.rhs_batch);
   check_pairs("contracting", dims.lhs_contract, dims.rhs_contract);
   Shape shape;
+  shape.reserve(a.rank() + b.rank() - dims.lhs_batch.size() - 2 * dims.lhs_contract.size());
   for (auto k : dims.lhs_batch) shape.push_back(a.shape[static_cast<std::size_t>(k)]);
-  for (auto k : detail::free_axes(dims.lhs_batch, dims.lhs_contract, a.rank())) {
-    shape.push_back(a.shape[static_cast<std::size_t>(k)]);
-  }
-  for (auto k : detail::free_axes(dims.rhs_batch, dims.rhs_contract, b.rank())) {
-    shape.push_back(b.shape[static_cast<std::size_t>(k)]);
-  }
+  auto append_free = [&](const TensorType& t, const Axes& batch, const Axes& contract) {
+    auto has = [](const Axes& axes, std::int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(t.rank()); ++k) {
+      if (!has(batch, k) && !has(contract, k)) shape.push_back(t.shape[static_cast<std::size_t>(k)]);
+    }
+  };
+  append_free(a, dims.lhs_batch, dims.lhs_contract);
+  append_free(b, dims.rhs_batch, dims.rhs_contract);
   return TensorType{a.dtype, std::move(shape)};
 }
 
@@ -207,11 +218,43 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
   }
 }
 
+/// A small plain matrix product (a [m, k] times b [k, n], 0 < m n k <= 512, a float or complex
+/// dtype) by a direct loop, since the GEMM call's setup costs more than its arithmetic there (eager
+/// 2x2 matmuls, small traced ones); nullopt for any other product. Checked before anything else
+/// is computed: an eager matmul pays for nothing more.
+std::optional<Tensor> small_matrix_product(const StdTensorOp& op, const Tensor& a, const Tensor& b) {
+  const DotDims& d = op.attrs.get<DotDims>();
+  if (a.rank() != 2 || b.rank() != 2 || !d.lhs_batch.empty() || d.lhs_contract.size() != 1 ||
+      d.lhs_contract[0] != 1 || d.rhs_contract[0] != 0 || a.dtype() == DType::I64) {
+    return std::nullopt;
+  }
+  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  if (m * n * k == 0 || m * n * k > 512) return std::nullopt;
+  Tensor r = Tensor::uninitialized(op.out);
+  visit_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::int64_t>) {
+      const T* x = a.data<T>();
+      const T* y = b.data<T>();
+      T* z = r.data<T>();
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          T acc{};
+          for (std::int64_t p = 0; p < k; ++p) acc += x[i * k + p] * y[p * n + j];
+          z[i * n + j] = acc;
+        }
+      }
+    }
+  });
+  return r;
+}
+
 }  // namespace
 
 Tensor eval_dot(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
   const Tensor& b = *in[1];
+  if (auto small = small_matrix_product(op, a, b)) return std::move(*small);
   const DotDims& d = op.attrs.get<DotDims>();
   const Axes lhs_free = free_axes(d.lhs_batch, d.lhs_contract, a.rank());
   const Axes rhs_free = free_axes(d.rhs_batch, d.rhs_contract, b.rank());
@@ -227,27 +270,6 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
   const std::int64_t batches = length(a, d.lhs_batch), m = length(a, lhs_free), k = length(a, d.lhs_contract),
                      n = length(b, rhs_free);
   if (batches == 0 || m == 0 || n == 0 || k == 0) return r;  // empty, or empty sums: zeros
-  // A small plain matrix product (a [m, k] times b [k, n], m n k <= 512): a direct loop, since the
-  // GEMM call's setup costs more than its arithmetic there (eager 2x2 matmuls, small traced ones).
-  if (blas && m * n * k <= 512 && a.rank() == 2 && b.rank() == 2 && d.lhs_batch.empty() &&
-      d.lhs_contract == Axes{1} && d.rhs_contract == Axes{0}) {
-    visit_dtype(a.dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::int64_t>) {
-        const T* x = a.data<T>();
-        const T* y = b.data<T>();
-        T* z = r.data<T>();
-        for (std::int64_t i = 0; i < m; ++i) {
-          for (std::int64_t j = 0; j < n; ++j) {
-            T acc{};
-            for (std::int64_t p = 0; p < k; ++p) acc += x[i * k + p] * y[p * n + j];
-            z[i * n + j] = acc;
-          }
-        }
-      }
-    });
-    return r;
-  }
 
   // The contracting pairs may be taken in any common order. Try the given order, then the orders
   // that follow lhs and rhs memory, and keep the first that needs the fewest copies.
