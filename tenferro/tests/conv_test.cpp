@@ -76,9 +76,12 @@ std::vector<Config> configs() {
       {"2-D groups 2, stride (2, 1)", {2, 4, 5, 6}, {6, 2, 3, 2}, {{2, 1}, {1, 0}, {1, 1}, {1, 1}, {1, 2}, 2}},
       {"2-D depthwise", {1, 3, 4, 4}, {3, 1, 2, 2}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 3}},
       {"3-D", {1, 2, 4, 3, 5}, {2, 2, 2, 2, 3}, {{1, 2, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 2}, {1, 1, 1}, 1}},
-      // Windows much longer than the output (the kernel gradient's shape: the unrolled matrix
-      // is laid out by output position).
+      // Windows larger than the output (the kernel gradient's shape: summed over input features
+      // with the windows of all batch elements unrolled together).
       {"2-D long window", {3, 2, 7, 7}, {4, 2, 6, 6}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1}},
+      {"2-D long window, groups 2, kernel dilation 3", {2, 4, 8, 8}, {4, 2, 3, 3}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {3, 3}, 2}},
+      // A window longer than the output along the last axis only (unrolled by output position).
+      {"2-D window long on the last axis", {2, 2, 8, 7}, {3, 2, 1, 6}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1}},
       {"1-D long window, stride 2, padding 1", {2, 3, 20}, {2, 3, 19}, {{2}, {1}, {1}, {1}, {1}, 1}},
       {"1-D long window, input dilation 2", {2, 2, 6}, {3, 2, 11}, {{1}, {0}, {0}, {2}, {1}, 1}},
   };

@@ -3,9 +3,11 @@
 // rules, definition.
 //
 // Kernel: per batch element and group, the input's windows are unrolled into a matrix (im2col:
-// [C/G x window, output positions]) and multiplied by the group's kernel rows with one BLAS GEMM;
-// batch elements run on the threads, each with its own unrolled buffer (OpenBLAS runs single-
-// threaded inside them).
+// [C/G x window, output positions], in blocks of output rows that stay in cache) and multiplied by
+// the group's kernel rows with BLAS GEMMs; batch elements run on the threads, each with its own
+// unrolled buffer (OpenBLAS runs single-threaded inside them). Windows larger than the output (the
+// kernel gradient's convolutions) are summed over input features instead (conv_by_feature), so
+// that the GEMMs are not thin.
 //
 // Derivatives: conv is bilinear, so its JVP is conv(dx, w) + conv(x, dw), and each transpose is
 // again a conv (so every order works):
@@ -168,21 +170,25 @@ Geometry geometry(const Shape& lhs, const Shape& rhs, const Shape& out, const Co
 }
 
 /// Unrolled by window offset: writes the output positions of window offset `k` (a multi-index)
-/// of one input channel into `row` (out_size entries), axis by axis.
+/// of one input channel into `row`, axis by axis; `block` is the number of output positions below
+/// axis d (out_size at d = 0). At d = 0 of a multi-axis conv only the positions [lo, hi) of axis 0
+/// are written (hi < 0: all), so that a caller can unroll the output in blocks of rows.
 template <class T>
 void unroll_offset(const Geometry& g, const std::vector<std::int64_t>& k, const T* channel, T* row, std::size_t d,
-                   std::int64_t block) {
+                   std::int64_t block, std::int64_t lo = 0, std::int64_t hi = -1) {
   const std::int64_t* src = g.source[d].data() + k[d] * g.out[d];
   if (d + 1 == g.s) {
     write_line(row, g.out[d], channel, g.by_offset[static_cast<std::size_t>(k[d])], src, 1);
     return;
   }
   const std::int64_t inner = block / g.out[d];
-  for (std::int64_t y = 0; y < g.out[d]; ++y) {
+  if (hi < 0) hi = g.out[d];
+  for (std::int64_t y = lo; y < hi; ++y) {
+    T* dst = row + (y - lo) * inner;
     if (src[y] < 0) {
-      std::fill(row + y * inner, row + (y + 1) * inner, T(0));
+      std::fill(dst, dst + inner, T(0));
     } else {
-      unroll_offset(g, k, channel + src[y] * g.in_strides[d], row + y * inner, d + 1, inner);
+      unroll_offset(g, k, channel + src[y] * g.in_strides[d], dst, d + 1, inner);
     }
   }
 }
@@ -216,6 +222,56 @@ void advance(std::vector<std::int64_t>& i, const Shape& shape) {
   }
 }
 
+/// The multi-index of flat position `flat` over `shape` (last axis fastest).
+void unflatten(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>& i) {
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    i[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+}
+
+/// The convolution as a sum over input features, for windows larger than the output (the kernel
+/// gradient's convolutions: the window is the forward output, the output the forward window).
+/// Per batch element, im2col would give a thin GEMM ([og x cg * window] times [cg * window x out],
+/// out as small as 9) that reads the whole kernel once per batch element. Here, per group and input
+/// feature f, the windows of every batch element are unrolled by output position into
+/// cols [batch * out, window] (long consecutive runs of the input) and the kernel's block of feature
+/// f [og, window] times cols^T is added into acc [og, batch * out]: GEMMs of [og x window] times
+/// [window x batch * out], the kernel read once. The features are summed in order; rows of cols are unrolled on the threads and each GEMM
+/// runs on OpenBLAS's (which split rows and columns, never the sums), so the result does not
+/// depend on the thread count.
+template <class T>
+void conv_by_feature(const Geometry& g, const ConvAttrs& a, const T* xs, const T* ws, T* out, std::int64_t n_batch,
+                     std::int64_t c, std::int64_t o) {
+  const std::int64_t cg = c / a.groups, og = o / a.groups, width = n_batch * g.out_size;
+  std::vector<T> cols(static_cast<std::size_t>(g.window_size * width)), acc(static_cast<std::size_t>(og * width));
+  const double copies = static_cast<double>(g.window_size * width);
+  const int threads = copies > 1e5 ? num_threads() : 1;
+  for (std::int64_t grp = 0; grp < a.groups; ++grp) {
+    for (std::int64_t f = 0; f < cg; ++f) {
+#pragma omp parallel num_threads(threads)
+      {
+        std::vector<std::int64_t> y(g.s, 0);
+#pragma omp for schedule(static)
+        for (std::int64_t col = 0; col < width; ++col) {  // col = (b, output position)
+          const std::int64_t b = col / g.out_size;
+          unflatten(col % g.out_size, g.out, y);
+          unroll_output(g, y, xs + (b * c + grp * cg + f) * g.in_size, cols.data() + col * g.window_size, 0,
+                        g.window_size);
+        }
+      }
+      gemm_rows<T>(ws + (grp * og * cg + f) * g.window_size, cols.data(), acc.data(), og, width, g.window_size, true,
+                   cg * g.window_size, f > 0);
+    }
+    for (std::int64_t b = 0; b < n_batch; ++b) {  // acc[o, (b, y)] -> out[b, grp og + o, y]
+      for (std::int64_t oo = 0; oo < og; ++oo) {
+        const T* from = acc.data() + oo * width + b * g.out_size;
+        std::copy(from, from + g.out_size, out + (b * o + grp * og + oo) * g.out_size);
+      }
+    }
+  }
+}
+
 Tensor eval_conv(const StdTensorOp& op, Operands in) {
   const Tensor& x = *in[0];
   const Tensor& w = *in[1];
@@ -235,21 +291,33 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
       }
       const T* xs = x.data<T>();
       const T* ws = w.data<T>();
+      if (g.window_size > g.out_size) {
+        conv_by_feature(g, a, xs, ws, out, n_batch, c, o);
+        return;
+      }
       const double flops = 2.0 * static_cast<double>(n_batch * o * rows * g.out_size);
       const int threads = n_batch > 1 && flops > 4e6 ? std::min<int>(num_threads(), static_cast<int>(n_batch)) : 1;
       // The unrolled matrix's layout: lines along the last axis's output positions (for each
-      // channel and window offset), or, when the window is longer than the output along it (the
-      // kernel gradient's convolutions), lines along the window (for each output position), so
-      // the copies are long consecutive runs either way.
+      // channel and window offset), or, when the window is longer than the output along it, lines
+      // along the window (for each output position), so the copies are long consecutive runs
+      // either way.
       const bool by_output = g.s > 0 && g.window.back() > g.out.back();
+      // By window offset, the output positions are unrolled in blocks of whole rows of axis 0 (all
+      // of them for a 1-D conv), about kBlockBytes of unrolled matrix each, so that each block is
+      // still in cache when its GEMM reads it.
+      constexpr std::size_t kBlockBytes = std::size_t{1} << 19;
+      const std::int64_t axis0 = g.s >= 2 && !by_output ? g.out[0] : 1, inner = g.out_size / axis0;
+      const std::int64_t block_rows = std::clamp<std::int64_t>(
+          static_cast<std::int64_t>(kBlockBytes / (sizeof(T) * static_cast<std::size_t>(rows * inner))), 1, axis0);
 #pragma omp parallel num_threads(threads)
       {
-        std::vector<T> cols(static_cast<std::size_t>(rows * g.out_size));
+        std::vector<T> cols(static_cast<std::size_t>(rows * (by_output ? g.out_size : block_rows * inner)));
         std::vector<std::int64_t> i(g.s, 0);
 #pragma omp for schedule(static)
         for (std::int64_t b = 0; b < n_batch; ++b) {
           for (std::int64_t grp = 0; grp < a.groups; ++grp) {
             const T* first_channel = xs + (b * c + grp * cg) * g.in_size;
+            T* result = out + (b * o + grp * og) * g.out_size;
             if (by_output) {  // cols[y, ci * window_size + kk]
               std::fill(i.begin(), i.end(), 0);
               for (std::int64_t y = 0; y < g.out_size; ++y, advance(i, g.out)) {
@@ -258,17 +326,21 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
                                 g.window_size);
                 }
               }
-            } else {  // cols[ci * window_size + kk, y]
+              gemm_rows<T>(ws + grp * og * rows, cols.data(), result, og, g.out_size, rows, true);
+              continue;
+            }
+            for (std::int64_t lo = 0; lo < axis0; lo += block_rows) {  // cols[ci * window_size + kk, y]
+              const std::int64_t hi = std::min(lo + block_rows, axis0), width = (hi - lo) * inner;
               for (std::int64_t ci = 0; ci < cg; ++ci) {
                 std::fill(i.begin(), i.end(), 0);
                 for (std::int64_t kk = 0; kk < g.window_size; ++kk, advance(i, g.window)) {
-                  unroll_offset(g, i, first_channel + ci * g.in_size, cols.data() + (ci * g.window_size + kk) * g.out_size,
-                                0, g.out_size);
+                  unroll_offset(g, i, first_channel + ci * g.in_size, cols.data() + (ci * g.window_size + kk) * width,
+                                0, g.out_size, lo, axis0 > 1 ? hi : -1);
                 }
               }
+              gemm_rows<T>(ws + grp * og * rows, cols.data(), result + lo * inner, og, width, rows, false, 0, false,
+                           g.out_size);
             }
-            gemm_rows<T>(ws + grp * og * rows, cols.data(), out + (b * o + grp * og) * g.out_size, og, g.out_size, rows,
-                    by_output);
           }
         }
       }
