@@ -50,13 +50,23 @@ TEST(Random, ThreefryMatchesKnownAnswers) {
   const Kat kats[] = {{0, 0, 0, 0, 0x6b200159u, 0x99ba4efeu},
                       {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0x1cb996fcu, 0xbb002be7u},
                       {0x13198a2eu, 0x03707344u, 0x243f6a88u, 0x85a308d3u, 0xc4923a9cu, 0x483df7a0u}};
+  // 37 blocks: the first 32 are computed 16 counters at a time, the last 5 one by one. Each block
+  // must equal the draw of that block alone (offset c1 + b, one block), and block 0 the vector.
+  auto bits = [](const tf::Tensor& key, std::uint32_t c0, std::uint32_t c1, std::int64_t words) {
+    return draw([&](T key_t) {
+      return tf::apply(tf::ops::random_bits(key_t.type(), tf::RandomAttrs{{words}, tf::DType::I64, c0, c1}), {key_t});
+    }, key);
+  };
   for (const Kat& k : kats) {
     const tf::Tensor key = tf::Tensor::from(std::vector<std::int64_t>{k.k0, k.k1}, {2});
-    const tf::Tensor w = draw([&](T key_t) {
-      return tf::apply(tf::ops::random_bits(key_t.type(), tf::RandomAttrs{{2}, tf::DType::I64, k.c0, k.c1}), {key_t});
-    }, key);
+    const tf::Tensor w = bits(key, k.c0, k.c1, 2 * 37);
     EXPECT_EQ(w.data<std::int64_t>()[0], k.r0);
     EXPECT_EQ(w.data<std::int64_t>()[1], k.r1);
+    for (std::uint32_t b = 0; b < 37; ++b) {
+      const tf::Tensor one = bits(key, k.c0, k.c1 + b, 2);  // the counter wraps as a 32-bit word
+      EXPECT_EQ(w.data<std::int64_t>()[2 * b], one.data<std::int64_t>()[0]) << "block " << b;
+      EXPECT_EQ(w.data<std::int64_t>()[2 * b + 1], one.data<std::int64_t>()[1]) << "block " << b;
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 // Convolution and pooling on traced tensors (tenferro/conv.hpp): option lists resolved per spatial
-// axis, and the pools as windows gathered by strided slices.
+// axis, and the pools as reductions over windows (tiling windows by a reshape, others gathered by
+// strided slices).
 #include "tenferro/conv.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -31,9 +33,18 @@ std::size_t spatial_axes(const char* op, const Traced& x) {
   return x.rank() - 2;
 }
 
-/// The windows of x as a new last axis: [N, C, out.., window size], padded with `fill`.
-Traced windows(const char* op, const Traced& x, std::vector<std::int64_t> window, std::vector<std::int64_t> stride,
-               std::vector<std::int64_t> padding, double fill) {
+/// The windows of a pool's input, and the axes that run over a window (to be reduced).
+struct Windows {
+  Traced value;
+  std::vector<std::int64_t> axes;
+};
+
+/// The windows of x, padded with `fill`. Windows that tile the input (stride == window, the usual
+/// pool) are x cut to whole windows and reshaped to [N, C, out_0, window_0, out_1, window_1, ..]:
+/// no copy, and a gradient that is a reshape too. Overlapping or gapped windows are gathered by
+/// one strided slice per window offset, stacked as a new last axis [N, C, out.., window size].
+Windows windows(const char* op, const Traced& x, std::vector<std::int64_t> window, std::vector<std::int64_t> stride,
+                std::vector<std::int64_t> padding, double fill) {
   const std::size_t s = spatial_axes(op, x);
   window = per_axis(op, "window", window, s, 1);
   stride = per_axis(op, "stride", stride.empty() ? window : stride, s, 1);
@@ -57,6 +68,21 @@ Traced windows(const char* op, const Traced& x, std::vector<std::int64_t> window
     }
     out.push_back((n - window[d]) / stride[d] + 1);
   }
+  if (stride == window) {
+    std::vector<std::int64_t> start(x.rank(), 0), limit(padded.shape().begin(), padded.shape().end()),
+        step(x.rank(), 1);
+    Shape tiles = {x.shape()[0], x.shape()[1]};
+    std::vector<std::int64_t> axes;
+    for (std::size_t d = 0; d < s; ++d) {
+      limit[d + 2] = out[d + 2] * window[d];
+      tiles.push_back(out[d + 2]);
+      tiles.push_back(window[d]);
+      axes.push_back(static_cast<std::int64_t>(tiles.size()) - 1);
+    }
+    const bool whole = std::equal(limit.begin(), limit.end(), padded.shape().begin());
+    const Traced cut = whole ? padded : slice(padded, start, limit, step);
+    return {reshape(cut, tiles), axes};
+  }
   // One strided slice per window offset, each [N, C, out..]; stacked as the last axis.
   std::vector<Traced> parts;
   std::vector<std::int64_t> k(s, 0);
@@ -76,7 +102,8 @@ Traced windows(const char* op, const Traced& x, std::vector<std::int64_t> window
       k[d] = 0;
     }
   }
-  return stack(parts, -1);
+  const Traced stacked = stack(parts, -1);
+  return {stacked, {static_cast<std::int64_t>(stacked.rank()) - 1}};
 }
 
 }  // namespace
@@ -98,8 +125,8 @@ Traced conv(const Traced& x, const Traced& w, const ConvOptions& o) {
 
 Traced avg_pool(const Traced& x, std::vector<std::int64_t> window, std::vector<std::int64_t> stride,
                 std::vector<std::int64_t> padding) {
-  const Traced win = windows("avg_pool", x, std::move(window), std::move(stride), std::move(padding), 0.0);
-  return mean(win, {static_cast<std::int64_t>(win.rank()) - 1});
+  const Windows win = windows("avg_pool", x, std::move(window), std::move(stride), std::move(padding), 0.0);
+  return mean(win.value, win.axes);
 }
 
 Traced max_pool(const Traced& x, std::vector<std::int64_t> window, std::vector<std::int64_t> stride,
@@ -107,9 +134,9 @@ Traced max_pool(const Traced& x, std::vector<std::int64_t> window, std::vector<s
   if (x.dtype() != DType::F32 && x.dtype() != DType::F64) {
     throw DTypeError("max_pool: input " + x.type().to_string() + "; expected a real float dtype (f32, f64)");
   }
-  const Traced win = windows("max_pool", x, std::move(window), std::move(stride), std::move(padding),
-                             -std::numeric_limits<double>::infinity());
-  return max(win, {static_cast<std::int64_t>(win.rank()) - 1});
+  const Windows win = windows("max_pool", x, std::move(window), std::move(stride), std::move(padding),
+                              -std::numeric_limits<double>::infinity());
+  return max(win.value, win.axes);
 }
 
 }  // namespace tenferro

@@ -49,6 +49,23 @@ void apply_formula(const VectorMathTable& vm, const ElementFormula& f, T* d, con
 }
 
 /// d[0..n) = ins(a, b, c). d may equal any operand: element j is read before it is written.
+/// d = (a dir b) as 0 and 1, with the direction chosen once per block rather than per element (a
+/// loop per direction, which the compiler vectorizes).
+template <class T>
+void compare_block(CompareDir dir, const T* a, const T* b, T* d, std::int64_t n) {
+  auto loop = [&](auto holds) {
+    for (std::int64_t j = 0; j < n; ++j) d[j] = holds(a[j], b[j]) ? T{1} : T{0};
+  };
+  switch (dir) {
+    case CompareDir::Eq: loop([](T x, T y) { return formulas::compare_of(CompareDir::Eq, x, y); }); return;
+    case CompareDir::Ne: loop([](T x, T y) { return formulas::compare_of(CompareDir::Ne, x, y); }); return;
+    case CompareDir::Lt: loop([](T x, T y) { return formulas::compare_of(CompareDir::Lt, x, y); }); return;
+    case CompareDir::Le: loop([](T x, T y) { return formulas::compare_of(CompareDir::Le, x, y); }); return;
+    case CompareDir::Gt: loop([](T x, T y) { return formulas::compare_of(CompareDir::Gt, x, y); }); return;
+    case CompareDir::Ge: loop([](T x, T y) { return formulas::compare_of(CompareDir::Ge, x, y); }); return;
+  }
+}
+
 template <class T>
 void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
   switch (ins.kind) {
@@ -67,7 +84,7 @@ void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, c
       for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::clamp_of(a[j], b[j], c[j]);
       return;
     case OpKind::Compare:  // bool results as 0 and 1
-      for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::compare_of(ins.dir, a[j], b[j]) ? T{1} : T{0};
+      compare_block(ins.dir, a, b, d, n);
       return;
     case OpKind::Select:  // a bool predicate held as 0 or 1
       for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::select_of(a[j] != T{0}, b[j], c[j]);

@@ -222,6 +222,26 @@ void advance(std::vector<std::int64_t>& i, const Shape& shape) {
   }
 }
 
+/// For each window offset kk and output position y (flat, last axis fastest), the offset of the
+/// input element they read within one channel, or -1 for padding and dilation holes: the unrolled
+/// matrix of a small conv as one gather per entry, with none of the per-line work of the run copies.
+std::vector<std::int64_t> gather_table(const Geometry& g) {
+  std::vector<std::int64_t> table(static_cast<std::size_t>(g.window_size * g.out_size));
+  std::vector<std::int64_t> k(g.s, 0), y(g.s, 0);
+  for (std::int64_t kk = 0; kk < g.window_size; ++kk, advance(k, g.window)) {
+    std::fill(y.begin(), y.end(), 0);
+    for (std::int64_t yy = 0; yy < g.out_size; ++yy, advance(y, g.out)) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < g.s && offset >= 0; ++d) {
+        const std::int64_t src = g.source[d][static_cast<std::size_t>(k[d] * g.out[d] + y[d])];
+        offset = src < 0 ? -1 : offset + src * g.in_strides[d];
+      }
+      table[static_cast<std::size_t>(kk * g.out_size + yy)] = offset;
+    }
+  }
+  return table;
+}
+
 /// The multi-index of flat position `flat` over `shape` (last axis fastest).
 void unflatten(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>& i) {
   for (std::size_t d = shape.size(); d-- > 0;) {
@@ -231,7 +251,8 @@ void unflatten(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>&
 }
 
 /// The convolution as a sum over input features, for windows larger than the output (the kernel
-/// gradient's convolutions: the window is the forward output, the output the forward window).
+/// gradient's convolutions of large layers: the window is the forward output, the output the
+/// forward window).
 /// Per batch element, im2col would give a thin GEMM ([og x cg * window] times [cg * window x out],
 /// out as small as 9) that reads the whole kernel once per batch element. Here, per group and input
 /// feature f, the windows of every batch element are unrolled by output position into
@@ -291,7 +312,10 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
       }
       const T* xs = x.data<T>();
       const T* ws = w.data<T>();
-      if (g.window_size > g.out_size) {
+      // Summed over features when that spares re-reading a large kernel once per batch element:
+      // windows larger than the output, several batch elements, a group's kernel rows past 1 MiB.
+      const std::size_t kernel_bytes = sizeof(T) * static_cast<std::size_t>(og * rows);
+      if (g.window_size > g.out_size && n_batch >= 4 && kernel_bytes > (std::size_t{1} << 20)) {
         conv_by_feature(g, a, xs, ws, out, n_batch, c, o);
         return;
       }
@@ -309,15 +333,35 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
       const std::int64_t axis0 = g.s >= 2 && !by_output ? g.out[0] : 1, inner = g.out_size / axis0;
       const std::int64_t block_rows = std::clamp<std::int64_t>(
           static_cast<std::int64_t>(kBlockBytes / (sizeof(T) * static_cast<std::size_t>(rows * inner))), 1, axis0);
+      // Short lines (small outputs, or small windows when unrolled by output position) unroll
+      // through a gather table instead of line by line.
+      const std::int64_t line = g.s == 0 ? 1 : by_output ? g.window.back() : g.out.back();
+      const std::vector<std::int64_t> table =
+          line < 16 && g.window_size * g.out_size <= (std::int64_t{1} << 20) ? gather_table(g) : std::vector<std::int64_t>{};
 #pragma omp parallel num_threads(threads)
       {
-        std::vector<T> cols(static_cast<std::size_t>(rows * (by_output ? g.out_size : block_rows * inner)));
+        std::vector<T> cols(static_cast<std::size_t>(rows * (by_output || !table.empty() ? g.out_size : block_rows * inner)));
         std::vector<std::int64_t> i(g.s, 0);
 #pragma omp for schedule(static)
         for (std::int64_t b = 0; b < n_batch; ++b) {
           for (std::int64_t grp = 0; grp < a.groups; ++grp) {
             const T* first_channel = xs + (b * c + grp * cg) * g.in_size;
             T* result = out + (b * o + grp * og) * g.out_size;
+            if (!table.empty()) {  // cols[y, ci * window_size + kk] or cols[ci * window_size + kk, y]
+              for (std::int64_t ci = 0; ci < cg; ++ci) {
+                const T* channel = first_channel + ci * g.in_size;
+                for (std::int64_t kk = 0; kk < g.window_size; ++kk) {
+                  const std::int64_t* from = table.data() + kk * g.out_size;
+                  const std::int64_t row = ci * g.window_size + kk;
+                  for (std::int64_t y = 0; y < g.out_size; ++y) {
+                    const T v = from[y] < 0 ? T(0) : channel[from[y]];
+                    cols[static_cast<std::size_t>(by_output ? y * rows + row : row * g.out_size + y)] = v;
+                  }
+                }
+              }
+              gemm_rows<T>(ws + grp * og * rows, cols.data(), result, og, g.out_size, rows, by_output);
+              continue;
+            }
             if (by_output) {  // cols[y, ci * window_size + kk]
               std::fill(i.begin(), i.end(), 0);
               for (std::int64_t y = 0; y < g.out_size; ++y, advance(i, g.out)) {

@@ -35,25 +35,30 @@ struct Dim {
 };
 
 /// The copy loop for elements of N bytes. Elements move by fixed-size memcpy (one load and one
-/// store after optimization), which is valid whatever the element type.
+/// store after optimization), which is valid whatever the element type. The two innermost
+/// dimensions are plain nested loops and an odometer steps the rest, so that short inner runs
+/// (a broadcast along a trailing axis of length 2) do not pay the odometer per run.
 template <std::size_t N>
-void copy_loop(std::byte* dst, const std::byte* src, const std::vector<Dim>& dims) {
+void copy_loop(std::byte* dst, const std::byte* src, std::vector<Dim> dims) {
+  if (dims.size() == 1) dims.insert(dims.begin(), Dim{1, 0, 0});
   const std::size_t rank = dims.size();
-  const Dim inner = dims.back();
-  std::vector<std::int64_t> index(rank - 1, 0);
+  const Dim outer = dims[rank - 2], inner = dims[rank - 1];
+  const auto n = static_cast<std::int64_t>(N);
+  auto plane = [&](std::byte* d, const std::byte* s) {
+    for (std::int64_t j = 0; j < outer.n; ++j, d += outer.dst * n, s += outer.src * n) {
+      if (inner.dst == 1 && inner.src == 1) {
+        std::memcpy(d, s, static_cast<std::size_t>(inner.n) * N);
+      } else {
+        for (std::int64_t i = 0; i < inner.n; ++i) std::memcpy(d + i * inner.dst * n, s + i * inner.src * n, N);
+      }
+    }
+  };
+  std::vector<std::int64_t> index(rank - 2, 0);
   std::int64_t d_off = 0, s_off = 0;
   while (true) {
-    std::byte* d = dst + d_off * static_cast<std::int64_t>(N);
-    const std::byte* s = src + s_off * static_cast<std::int64_t>(N);
-    if (inner.dst == 1 && inner.src == 1) {
-      std::memcpy(d, s, static_cast<std::size_t>(inner.n) * N);
-    } else {
-      const std::int64_t ds = inner.dst * static_cast<std::int64_t>(N);
-      const std::int64_t ss = inner.src * static_cast<std::int64_t>(N);
-      for (std::int64_t i = 0; i < inner.n; ++i) std::memcpy(d + i * ds, s + i * ss, N);
-    }
+    plane(dst + d_off * n, src + s_off * n);
     // Odometer over the outer dimensions; done when all of them wrap around.
-    std::size_t k = rank - 1;
+    std::size_t k = rank - 2;
     while (true) {
       if (k == 0) return;
       --k;
@@ -85,10 +90,10 @@ void strided_copy(std::byte* dst, std::span<const std::int64_t> dst_strides, con
   }
   if (dims.empty()) dims.push_back({1, 1, 1});
   switch (elem_size) {
-    case 1: copy_loop<1>(dst, src, dims); return;
-    case 4: copy_loop<4>(dst, src, dims); return;
-    case 8: copy_loop<8>(dst, src, dims); return;
-    case 16: copy_loop<16>(dst, src, dims); return;
+    case 1: copy_loop<1>(dst, src, std::move(dims)); return;
+    case 4: copy_loop<4>(dst, src, std::move(dims)); return;
+    case 8: copy_loop<8>(dst, src, std::move(dims)); return;
+    case 16: copy_loop<16>(dst, src, std::move(dims)); return;
     default: throw Error("strided_copy: unsupported element size " + std::to_string(elem_size));
   }
 }

@@ -73,19 +73,26 @@ void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&
     }
   }
   if (dims.empty()) dims.push_back({1, 0});
-  const Dim inner = dims.back();
-  std::vector<std::int64_t> index(dims.size() - 1, 0);
+  if (dims.size() == 1) dims.insert(dims.begin(), Dim{1, 0});
+  // The two innermost dimensions as nested loops, an odometer over the rest: short inner runs
+  // (a window of 2 along a trailing axis) do not pay the odometer per run.
+  const Dim outer = dims[dims.size() - 2], inner = dims.back();
+  auto plane = [&](std::int64_t o) {
+    for (std::int64_t j = 0; j < outer.n; ++j, o += outer.os, x += inner.n) {
+      if (inner.os == 0) {  // inner run reduced into one element
+        T acc = out[o];
+        for (std::int64_t i = 0; i < inner.n; ++i) acc = f(acc, x[i]);
+        out[o] = acc;
+      } else {
+        for (std::int64_t i = 0; i < inner.n; ++i) out[o + i * inner.os] = f(out[o + i * inner.os], x[i]);
+      }
+    }
+  };
+  std::vector<std::int64_t> index(dims.size() - 2, 0);
   std::int64_t o = 0;
   while (true) {
-    if (inner.os == 0) {  // inner run reduced into one element
-      T acc = out[o];
-      for (std::int64_t i = 0; i < inner.n; ++i) acc = f(acc, x[i]);
-      out[o] = acc;
-    } else {
-      for (std::int64_t i = 0; i < inner.n; ++i) out[o + i * inner.os] = f(out[o + i * inner.os], x[i]);
-    }
-    x += inner.n;
-    std::size_t k = dims.size() - 1;
+    plane(o);
+    std::size_t k = dims.size() - 2;
     while (true) {
       if (k == 0) return;
       --k;
@@ -145,13 +152,22 @@ Tensor eval_reduce(const StdTensorOp& op, Operands in, Fold fold_kind) {
         case Fold::Max:
         case Fold::Min:
           if constexpr (std::is_arithmetic_v<T>) {
-            // NaN propagates: once the accumulator is NaN no comparison replaces it.
+            // NaN propagates: a NaN accumulator loses every comparison and stays, a NaN v is taken.
+            // Ties keep the accumulator (the first of equal values, so max(+0, -0) is +0). Written
+            // as two plain selects, which compile to max/min and a blend without branches:
+            // data-dependent branches mispredict on half of random inputs.
             const bool max = fold_kind == Fold::Max;
             std::fill_n(z, n, max ? lowest<T>() : highest<T>());
             if (max) {
-              fold(x, z, a.shape(), os, [](T s, T v) { return (v > s || is_nan(v)) ? v : s; });
+              fold(x, z, a.shape(), os, [](T s, T v) {
+                const T m = v > s ? v : s;
+                return is_nan(v) ? v : m;
+              });
             } else {
-              fold(x, z, a.shape(), os, [](T s, T v) { return (v < s || is_nan(v)) ? v : s; });
+              fold(x, z, a.shape(), os, [](T s, T v) {
+                const T m = v < s ? v : s;
+                return is_nan(v) ? v : m;
+              });
             }
           }
           break;

@@ -159,7 +159,7 @@ Tensor eval_convert(const StdTensorOp& op, Operands in) { return convert_kernel(
 Tensor eval_broadcast(const StdTensorOp& op, Operands in) {
   const Tensor& a = *in[0];
   const auto& dims = op.attrs.get<BroadcastDims>().dims;
-  Tensor r(op.out);
+  Tensor r = Tensor::uninitialized(op.out);  // every element is written
   const Strides as = row_major_strides(a.shape());
   Strides src(op.out.rank(), 0);  // stride 0 repeats the operand along broadcast axes
   for (std::size_t i = 0; i < a.rank(); ++i) {
