@@ -158,8 +158,10 @@ TEST(Conv, PublicOptionsAndPools) {
   const tf::Tensor tie = tf::Tensor::from(std::vector<double>{1, 3, 3, 2}, {1, 1, 4});
   const tf::Tensor g = tf::grad([](T t) { return tf::sum(tf::max_pool(t, {4})); })(tie);
   EXPECT_THAT(std::vector<double>(g.data<double>(), g.data<double>() + 4), ::testing::ElementsAre(0, 0.5, 0.5, 0));
+  // Overlapping and gapped windows (strided slices), and tiling ones (a reshape; 5 rows cut to 4).
   expect_grads([](const std::vector<T>& t) {
-    return std::vector<T>{tf::max_pool(t[0] * t[0], {2, 3}, {1, 2}, {1, 1}), tf::avg_pool(t[0] * t[0], {3}, {2}, {1})};
+    return std::vector<T>{tf::max_pool(t[0] * t[0], {2, 3}, {1, 2}, {1, 1}), tf::avg_pool(t[0] * t[0], {3}, {2}, {1}),
+                          tf::max_pool(t[0] * t[0], {2}), tf::avg_pool(t[0] * t[0], {2, 3})};
   }, {random_matrix(rng, {2, 2, 5, 6}, tf::DType::F64)});
 }
 
