@@ -131,15 +131,36 @@ double block_sum(const T* x, std::int64_t n) {
 
 /// s[0..len) = the elements start .. start+len-1 of the iteration space read from `src` through
 /// access `a`, converted to T.
+/// The access is chosen once per block, and the broadcast accesses step a counter instead of
+/// dividing per element.
 template <class T, class S>
 void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64_t len, T* s) {
-  for (std::int64_t j = 0; j < len; ++j) {
-    const std::int64_t e = start + j;
-    const std::int64_t i = a.access == Access::Full     ? e
-                           : a.access == Access::Scalar ? 0
-                           : a.access == Access::Inner  ? e % a.period
-                                                        : e / a.period;
-    s[j] = formulas::convert_of<T>(src[i]);
+  switch (a.access) {
+    case Access::Full:
+      for (std::int64_t j = 0; j < len; ++j) s[j] = formulas::convert_of<T>(src[start + j]);
+      return;
+    case Access::Scalar:
+      std::fill(s, s + len, formulas::convert_of<T>(src[0]));
+      return;
+    case Access::Inner: {  // src[e % period]
+      std::int64_t i = start % a.period;
+      for (std::int64_t j = 0; j < len; ++j) {
+        s[j] = formulas::convert_of<T>(src[i]);
+        if (++i == a.period) i = 0;
+      }
+      return;
+    }
+    case Access::Outer: {  // src[e / period]
+      std::int64_t q = start / a.period, r = start % a.period;
+      for (std::int64_t j = 0; j < len; ++j) {
+        s[j] = formulas::convert_of<T>(src[q]);
+        if (++r == a.period) {
+          r = 0;
+          ++q;
+        }
+      }
+      return;
+    }
   }
 }
 

@@ -35,30 +35,35 @@ struct Dim {
 };
 
 /// The copy loop for elements of N bytes. Elements move by fixed-size memcpy (one load and one
-/// store after optimization), which is valid whatever the element type. The two innermost
+/// store after optimization), which is valid whatever the element type. The three innermost
 /// dimensions are plain nested loops and an odometer steps the rest, so that short inner runs
-/// (a broadcast along a trailing axis of length 2) do not pay the odometer per run.
+/// (a window of 2 x 2 moved by a transpose, a broadcast along a trailing axis of length 2) do not
+/// pay the odometer per run.
 template <std::size_t N>
 void copy_loop(std::byte* dst, const std::byte* src, std::vector<Dim> dims) {
-  if (dims.size() == 1) dims.insert(dims.begin(), Dim{1, 0, 0});
+  while (dims.size() < 3) dims.insert(dims.begin(), Dim{1, 0, 0});
   const std::size_t rank = dims.size();
-  const Dim outer = dims[rank - 2], inner = dims[rank - 1];
+  const Dim d0 = dims[rank - 3], d1 = dims[rank - 2], d2 = dims[rank - 1];
   const auto n = static_cast<std::int64_t>(N);
-  auto plane = [&](std::byte* d, const std::byte* s) {
-    for (std::int64_t j = 0; j < outer.n; ++j, d += outer.dst * n, s += outer.src * n) {
-      if (inner.dst == 1 && inner.src == 1) {
-        std::memcpy(d, s, static_cast<std::size_t>(inner.n) * N);
-      } else {
-        for (std::int64_t i = 0; i < inner.n; ++i) std::memcpy(d + i * inner.dst * n, s + i * inner.src * n, N);
+  auto block = [&](std::byte* d, const std::byte* s) {
+    for (std::int64_t a = 0; a < d0.n; ++a, d += d0.dst * n, s += d0.src * n) {
+      std::byte* dd = d;
+      const std::byte* ss = s;
+      for (std::int64_t b = 0; b < d1.n; ++b, dd += d1.dst * n, ss += d1.src * n) {
+        if (d2.dst == 1 && d2.src == 1 && d2.n >= 16) {  // a long run: one library call
+          std::memcpy(dd, ss, static_cast<std::size_t>(d2.n) * N);
+        } else {  // element by element: fixed-size copies compile to plain moves
+          for (std::int64_t i = 0; i < d2.n; ++i) std::memcpy(dd + i * d2.dst * n, ss + i * d2.src * n, N);
+        }
       }
     }
   };
-  std::vector<std::int64_t> index(rank - 2, 0);
+  std::vector<std::int64_t> index(rank - 3, 0);
   std::int64_t d_off = 0, s_off = 0;
   while (true) {
-    plane(dst + d_off * n, src + s_off * n);
+    block(dst + d_off * n, src + s_off * n);
     // Odometer over the outer dimensions; done when all of them wrap around.
-    std::size_t k = rank - 2;
+    std::size_t k = rank - 3;
     while (true) {
       if (k == 0) return;
       --k;
@@ -106,7 +111,7 @@ Tensor permuted(const Tensor& a, std::span<const std::int64_t> perm) {
     shape[k] = a.shape()[static_cast<std::size_t>(perm[k])];
     src[k] = in[static_cast<std::size_t>(perm[k])];
   }
-  Tensor r(TensorType{a.dtype(), shape});
+  Tensor r = Tensor::uninitialized(TensorType{a.dtype(), shape});  // every element is written
   strided_copy(static_cast<std::byte*>(r.raw_data()), row_major_strides(shape),
                static_cast<const std::byte*>(a.raw_data()), src, shape, dtype_size(a.dtype()));
   return r;
