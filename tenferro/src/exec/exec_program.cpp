@@ -30,6 +30,7 @@ const char* access_name(Access a) {
     case Access::Scalar: return "scalar";
     case Access::Inner: return "inner";
     case Access::Outer: return "outer";
+    case Access::Strided: return "strided";
   }
   return "?";
 }
@@ -166,9 +167,15 @@ std::string to_string(const ExecProgram& p) {
       os << "fused[" << dtype_name(k.dtype) << " x " << k.size << "](";
       for (std::size_t i = 0; i < s.in.size(); ++i) {
         os << (i ? ", " : "") << '%' << s.in[i];
-        if (k.inputs[i].access != Access::Full) {
-          os << ' ' << access_name(k.inputs[i].access);
-          if (k.inputs[i].access != Access::Scalar) os << '/' << k.inputs[i].period;
+        const FusedInput& in = k.inputs[i];
+        if (in.access != Access::Full) os << ' ' << access_name(in.access);
+        if (in.access == Access::Inner || in.access == Access::Outer) os << '/' << in.period;
+        if (in.access == Access::Strided) {  // extents x strides: strided[6x2x6x2 : 6,0,1,0]
+          os << '[';
+          for (std::size_t d = 0; d < in.rank; ++d) os << (d ? "x" : "") << in.extent[d];
+          os << " : ";
+          for (std::size_t d = 0; d < in.rank; ++d) os << (d ? "," : "") << in.stride[d];
+          os << ']';
         }
       }
       os << ") {";

@@ -4,6 +4,7 @@
 // values. A step is either one StdTensorOp (run by its kernel) or a fused loop kernel over several
 // elementwise ops (fused_kernel.hpp). Passes (passes.hpp) rewrite the step list; the executor
 // (executor.hpp) then plans buffer releases and runs it. Every stage prints as deterministic text.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,15 +19,22 @@ using ValueId = std::uint32_t;
 
 /// How a fused kernel reads an input at flat index i of its iteration space of `size` elements.
 enum class Access : std::uint8_t {
-  Full,    // x[i]: the input has the iteration shape
-  Scalar,  // x[0]: a one-element input broadcast to every element
-  Inner,   // x[i % period]: the input fills the trailing axes (a row vector broadcast over rows)
-  Outer,   // x[i / period]: the input fills the leading axes (a column broadcast over columns)
+  Full,     // x[i]: the input has the iteration shape
+  Scalar,   // x[0]: a one-element input broadcast to every element
+  Inner,    // x[i % period]: the input fills the trailing axes (a row vector broadcast over rows)
+  Outer,    // x[i / period]: the input fills the leading axes (a column broadcast over columns)
+  Strided,  // x[sum_d coord_d(i) stride_d]: any other broadcast (axes inserted between the
+            // input's), read by stepping the coordinates of i over `extent`
 };
 
 struct FusedInput {
+  static constexpr std::size_t kMaxStridedRank = 6;
   Access access = Access::Full;
   std::int64_t period = 1;  // Inner: the input's element count; Outer: the broadcast inner extent
+  /// Strided: the iteration space as `rank` merged axes, outermost first, and the input's element
+  /// stride along each (0 along broadcast axes).
+  std::uint8_t rank = 0;
+  std::array<std::int64_t, kMaxStridedRank> extent{}, stride{};
 };
 
 /// Which function computes a Sin or Cos instruction. SLEEF's sincos gives both values in one call

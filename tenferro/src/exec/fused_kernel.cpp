@@ -161,6 +161,30 @@ void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64
       }
       return;
     }
+    case Access::Strided: {  // src[sum_d coord_d stride_d], the coordinates of e stepped like an odometer
+      std::array<std::int64_t, FusedInput::kMaxStridedRank> coord{};
+      std::int64_t rest = start, offset = 0;
+      for (std::size_t d = a.rank; d-- > 0;) {
+        coord[d] = rest % a.extent[d];
+        rest /= a.extent[d];
+        offset += coord[d] * a.stride[d];
+      }
+      const std::size_t last = a.rank - 1;
+      for (std::int64_t j = 0; j < len; ++j) {
+        s[j] = formulas::convert_of<T>(src[offset]);
+        offset += a.stride[last];
+        if (++coord[last] < a.extent[last]) continue;
+        offset -= a.stride[last] * a.extent[last];
+        coord[last] = 0;
+        for (std::size_t d = last; d-- > 0;) {
+          offset += a.stride[d];
+          if (++coord[d] < a.extent[d]) break;
+          offset -= a.stride[d] * a.extent[d];
+          coord[d] = 0;
+        }
+      }
+      return;
+    }
   }
 }
 

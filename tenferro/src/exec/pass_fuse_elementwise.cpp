@@ -8,9 +8,9 @@
 // the check and why it is sound). A full reduction's result is never read inside its own group: it
 // exists only after the whole loop.
 //
-// Each group becomes one kernel: its external operands are its inputs (a broadcast_in_dim of a
-// scalar, of a trailing row or of a leading column is read through the kernel's input access
-// instead of being materialized), values read outside the group are its outputs, and scratch
+// Each group becomes one kernel: its external operands are its inputs (a broadcast_in_dim is read
+// through the kernel's input access instead of being materialized: scalar, trailing row, leading
+// column, or strided for any other), values read outside the group are its outputs, and scratch
 // registers are reused once dead. Steps are then re-emitted in a topological order that keeps the
 // original order where it can; a group runs where its last member was.
 #include <algorithm>
@@ -30,21 +30,49 @@ bool is_reduction(const Step& s) {
   return s.kind == StepKind::Fused && s.fused->code.empty() && s.fused->outputs[0].mode == OutputMode::SumAll;
 }
 
-/// The input access that reads broadcast_in_dim(operand) without materializing it, if any.
-std::optional<std::pair<Access, std::int64_t>> broadcast_access(const StdTensorOp& op, const TensorType& operand) {
+/// The input access that reads broadcast_in_dim(operand) without materializing it: scalar, inner
+/// or outer when the operand fills the trailing or leading axes, else strided (the output's axes
+/// merged where the operand steps over them consistently), if at most kMaxStridedRank axes remain.
+std::optional<FusedInput> broadcast_access(const StdTensorOp& op, const TensorType& operand) {
   const auto& dims = op.attrs.get<BroadcastDims>().dims;
   const Shape& out = op.out.shape;
   const std::int64_t n = operand.numel();
-  if (n == 1) return std::pair{Access::Scalar, std::int64_t{1}};
+  FusedInput in;
+  if (n == 1) {
+    in.access = Access::Scalar;
+    return in;
+  }
   const std::size_t r = operand.rank();
   bool trailing = true, leading = true;
   for (std::size_t i = 0; i < r; ++i) {
     trailing &= dims[i] == static_cast<std::int64_t>(out.size() - r + i) && operand.shape[i] == out[out.size() - r + i];
     leading &= dims[i] == static_cast<std::int64_t>(i) && operand.shape[i] == out[i];
   }
-  if (trailing) return std::pair{Access::Inner, n};
-  if (leading) return std::pair{Access::Outer, op.out.numel() / n};
-  return std::nullopt;
+  if (trailing || leading) {
+    in.access = trailing ? Access::Inner : Access::Outer;
+    in.period = trailing ? n : op.out.numel() / n;
+    return in;
+  }
+  std::vector<std::int64_t> stride(out.size(), 0);  // the operand's stride along each output axis
+  std::int64_t step = 1;
+  for (std::size_t i = r; i-- > 0;) {
+    if (operand.shape[i] == out[static_cast<std::size_t>(dims[i])]) stride[static_cast<std::size_t>(dims[i])] = step;
+    step *= operand.shape[i];
+  }
+  in.access = Access::Strided;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (out[k] == 1) continue;
+    if (in.rank > 0 && in.stride[in.rank - 1] == stride[k] * out[k]) {  // steps over this axis: merge
+      in.extent[in.rank - 1] *= out[k];
+      in.stride[in.rank - 1] = stride[k];
+      continue;
+    }
+    if (in.rank == FusedInput::kMaxStridedRank) return std::nullopt;
+    in.extent[in.rank] = out[k];
+    in.stride[in.rank] = stride[k];
+    ++in.rank;
+  }
+  return in;
 }
 
 /// Fusion groups as union-find over step indices (a step is its own group until it joins one),
@@ -202,7 +230,7 @@ class KernelBuilder {
           // Never read through a broadcast of a value this kernel computes itself.
           if (a && readable_as(operand.dtype, k.dtype) && !produced.count(b->in[0])) {
             source = b->in[0];
-            access = {a->first, a->second};
+            access = *a;
           }
         }
         reg[v] = static_cast<std::uint16_t>(step.in.size());
