@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "linalg_test_util.hpp"
+#include "ops/conv_kernel.hpp"
 #include "tenferro/conv.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 
@@ -92,6 +93,24 @@ tf::Tensor conv_of(const tf::Tensor& x, const tf::Tensor& w, const tf::ConvAttrs
              {x, w}).at(0);
 }
 
+/// t with axes 0 and 1 swapped (a physical transpose).
+tf::Tensor swapped01(const tf::Tensor& t) {
+  tf::ops::Axes perm(t.shape().size());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
+  std::swap(perm[0], perm[1]);
+  return run([&](const std::vector<T>& v) { return std::vector<T>{tf::apply(tf::ops::transpose(v[0].type(), perm), {v[0]})}; },
+             {t}).at(0);
+}
+
+/// attrs with the layout numbered `layout` (bit 0: input [C, N, ..], bit 1: kernel [C / G, O, ..],
+/// bit 2: result [O, N, ..]).
+tf::ConvAttrs with_layout(tf::ConvAttrs a, int layout) {
+  a.lhs_batch_axis = layout & 1;
+  a.rhs_out_axis = (layout >> 1) & 1;
+  a.out_batch_axis = (layout >> 2) & 1;
+  return a;
+}
+
 }  // namespace
 
 TEST(Conv, MatchesTheDefinitionInEveryDtype) {
@@ -126,6 +145,87 @@ TEST(Conv, SecondDerivativesInRealAndComplex) {
       }, {x, w});
     }
   }
+}
+
+// Every layout of the batch / feature axes computes the default layout's convolution of the
+// operands transposed accordingly (the default layout is checked against the definition above).
+TEST(Conv, EveryLayoutIsTheDefaultOneTransposed) {
+  std::mt19937_64 rng(59);
+  for (const Config& cfg : configs()) {
+    for (tf::DType dt : {tf::DType::F64, tf::DType::C64}) {
+      const tf::Tensor x = random_matrix(rng, cfg.x, dt), w = random_matrix(rng, cfg.w, dt);
+      const tf::Tensor want = conv_of(x, w, cfg.attrs);
+      const std::vector<tf::c128> direct = direct_conv(x, w, cfg.attrs, want.shape());
+      for (int layout = 1; layout < 8; ++layout) {
+        SCOPED_TRACE(std::string(cfg.name) + " " + tf::dtype_name(dt) + " layout " + std::to_string(layout));
+        const tf::ConvAttrs a = with_layout(cfg.attrs, layout);
+        const tf::Tensor r = conv_of(a.lhs_batch_axis ? swapped01(x) : x, a.rhs_out_axis ? swapped01(w) : w, a);
+        const tf::Tensor got = a.out_batch_axis ? swapped01(r) : r;
+        ASSERT_EQ(got.shape(), want.shape());
+        for (std::size_t i = 0; i < direct.size(); ++i) {
+          EXPECT_NEAR(std::abs(at(got, static_cast<std::int64_t>(i)) - direct[i]), 0.0, dt == tf::DType::C64 ? 1e-5 : 1e-13)
+              << i;
+        }
+      }
+    }
+  }
+  // Axes other than 0 and 1 are refused by name.
+  const tf::TensorType x{tf::DType::F64, {1, 2, 5}}, w{tf::DType::F64, {3, 2, 2}};
+  tf::ConvAttrs bad = configs()[0].attrs;
+  bad.rhs_out_axis = 2;
+  EXPECT_THROW(tf::ops::conv(x, w, bad), tf::ShapeError);
+}
+
+// The transposes read and write the layouts as attributes: derivatives to order 2 in each layout.
+TEST(Conv, SecondDerivativesInEveryLayout) {
+  std::mt19937_64 rng(61);
+  for (const Config& cfg : configs()) {
+    for (int layout : {1, 2, 4, 7}) {
+      const tf::DType dt = layout == 7 ? tf::DType::C128 : tf::DType::F64;
+      SCOPED_TRACE(std::string(cfg.name) + " layout " + std::to_string(layout));
+      const tf::ConvAttrs a = with_layout(cfg.attrs, layout);
+      const tf::Tensor x = random_matrix(rng, cfg.x, dt), w = random_matrix(rng, cfg.w, dt);
+      expect_grads([a](const std::vector<T>& v) {
+        const T y = tf::apply(tf::ops::conv(v[0].type(), v[1].type(), a), {v[0] * v[0], v[1]});
+        return std::vector<T>{y * y};
+      }, {a.lhs_batch_axis ? swapped01(x) : x, a.rhs_out_axis ? swapped01(w) : w});
+    }
+  }
+}
+
+// The kernel sums large windows over input features (the kernel gradient of a large layer) only
+// past size thresholds, and unrolls in cache-sized blocks; lowered, every configuration with a
+// window larger than its output runs that path, in blocks of one row, in every layout, against
+// the definition and to order 2 (and the others unroll in blocks of one row too).
+TEST(Conv, SummedOverFeaturesInEveryLayout) {
+  tf::detail::ConvTuning& tuning = tf::detail::conv_tuning();
+  const tf::detail::ConvTuning saved = tuning;
+  tuning = {.min_batch = 1, .min_kernel_bytes = 0, .block_bytes = 1};
+  std::mt19937_64 rng(67);
+  for (const Config& cfg : configs()) {
+    for (tf::DType dt : {tf::DType::F64, tf::DType::C64}) {
+      const tf::Tensor x = random_matrix(rng, cfg.x, dt), w = random_matrix(rng, cfg.w, dt);
+      const tf::Tensor r0 = conv_of(x, w, cfg.attrs);
+      const std::vector<tf::c128> direct = direct_conv(x, w, cfg.attrs, r0.shape());
+      for (int layout = 0; layout < 8; ++layout) {
+        SCOPED_TRACE(std::string(cfg.name) + " " + tf::dtype_name(dt) + " layout " + std::to_string(layout));
+        const tf::ConvAttrs a = with_layout(cfg.attrs, layout);
+        const tf::Tensor r = conv_of(a.lhs_batch_axis ? swapped01(x) : x, a.rhs_out_axis ? swapped01(w) : w, a);
+        const tf::Tensor got = a.out_batch_axis ? swapped01(r) : r;
+        for (std::size_t i = 0; i < direct.size(); ++i) {
+          EXPECT_NEAR(std::abs(at(got, static_cast<std::int64_t>(i)) - direct[i]), 0.0, dt == tf::DType::C64 ? 1e-5 : 1e-13)
+              << i;
+        }
+      }
+    }
+    SCOPED_TRACE(cfg.name);
+    const tf::ConvAttrs a = with_layout(cfg.attrs, 7);
+    expect_grads([a](const std::vector<T>& v) {
+      const T y = tf::apply(tf::ops::conv(v[0].type(), v[1].type(), a), {v[0] * v[0], v[1]});
+      return std::vector<T>{y * y};
+    }, {swapped01(random_matrix(rng, cfg.x, tf::DType::C128)), swapped01(random_matrix(rng, cfg.w, tf::DType::C128))});
+  }
+  tuning = saved;
 }
 
 TEST(Conv, PublicOptionsAndPools) {
