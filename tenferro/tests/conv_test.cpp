@@ -193,14 +193,14 @@ TEST(Conv, SecondDerivativesInEveryLayout) {
   }
 }
 
-// The kernel sums large windows over input features (the kernel gradient of a large layer) only
-// past size thresholds, and unrolls in cache-sized blocks; lowered, every configuration with a
-// window larger than its output runs that path, in blocks of one row, in every layout, against
-// the definition and to order 2 (and the others unroll in blocks of one row too).
-TEST(Conv, SummedOverFeaturesInEveryLayout) {
+// The kernel unrolls windows in cache-sized blocks, which the small shapes above fit in one of;
+// with blocks of one row every configuration runs the blocked loops (the sum over features of
+// windows larger than the output, im2col by window offset), in every layout, against the
+// definition and to order 2.
+TEST(Conv, InBlocksOfOneRowInEveryLayout) {
   tf::detail::ConvTuning& tuning = tf::detail::conv_tuning();
   const tf::detail::ConvTuning saved = tuning;
-  tuning = {.min_batch = 1, .min_kernel_bytes = 0, .block_bytes = 1};
+  tuning = {.block_bytes = 1};
   std::mt19937_64 rng(67);
   for (const Config& cfg : configs()) {
     for (tf::DType dt : {tf::DType::F64, tf::DType::C64}) {

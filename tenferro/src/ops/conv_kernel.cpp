@@ -317,11 +317,11 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
         return;
       }
       const T* xs = x.data<T>();
-      // Summed over features when that spares re-reading a large kernel once per batch element:
-      // windows larger than the output, several batch elements, a group's kernel rows past 1 MiB.
-      const std::size_t kernel_bytes = sizeof(T) * static_cast<std::size_t>(og * rows);
+      // Windows larger than the output (kernel gradients) are summed over features: GEMMs as long
+      // as the window instead of as thin as the output, and no gather of one long line per output
+      // position (the gradient of a 3 x 3 kernel over 64 images of 12 x 12: 0.56 -> 0.09 ms).
       const ConvTuning& tuning = conv_tuning();
-      if (g.window_size > g.out_size && n_batch >= tuning.min_batch && kernel_bytes > tuning.min_kernel_bytes) {
+      if (g.window_size > g.out_size) {
         conv_by_feature(g, a, st, xs, w.data<T>(), out, n_batch, c, o);
         return;
       }
