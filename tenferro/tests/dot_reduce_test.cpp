@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "op_test_util.hpp"
+#include "tenferro/threads.hpp"
 
 namespace {
 
@@ -252,6 +253,35 @@ TEST(ReduceKernel, MatchesSequentialFoldsBitwise) {
       }
     }
   }
+}
+
+// Pool-shaped reductions (reduced pairs between kept axes, the innermost reduced run of 2 folded
+// by the pair loop) and operands large enough that threads split the outermost kept axis: the
+// same bits as the sequential fold, at 1 and 2 threads, and with a reduced outermost axis.
+TEST(ReduceKernel, PoolShapedAndThreadedReductionsMatchSequentialFolds) {
+  const int saved = num_threads();
+  struct Case {
+    Shape shape;
+    ops::Axes axes;
+  };
+  const std::vector<Case> cases{{{2, 3, 4, 2, 5, 2}, {3, 5}},     {{40, 8, 6, 2, 6, 2}, {3, 5}},
+                                {{40, 8, 6, 2, 6, 2}, {0, 3, 5}}, {{37, 3, 30, 3}, {1, 3}},
+                                {{33, 5, 7, 2, 3, 5}, {1, 3}},    {{600, 70}, {1}}};
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (DType d : {DType::F64, DType::F32}) {
+      for (const Case& c : cases) {
+        Tensor a = random_tensor(ty(d, c.shape), 11);
+        for (OpKind kind : {OpKind::ReduceSum, OpKind::ReduceMax, OpKind::ReduceMin}) {
+          StdTensorOp op = ops::reduce(kind, a.type(), c.axes);
+          const double tol = d == DType::F64 || kind != OpKind::ReduceSum ? 0 : 1e-5;
+          EXPECT_TRUE(near(eval_op(op, {a}), reduce_reference(kind, a, c.axes, op.out), tol))
+              << dtype_name(d) << " " << op.name() << " " << shape_to_string(c.shape) << " threads " << threads;
+        }
+      }
+    }
+  }
+  set_num_threads(saved);
 }
 
 TEST(ReduceKernel, ResultTypesAndEdgeCases) {

@@ -185,18 +185,10 @@ TEST(Exec, ResultsMatchTheReferenceEvaluatorAndAreBitwiseEqualWithPassesOff) {
   }
 }
 
-// A broadcast that inserts axes between the operand's (m [7, 5] over [7, 9, 5, 3], as a max pool's
-// gradient broadcasts the window maxima) is read through a strided access, not materialized: the
-// operand steps 5 along axis 0, 1 along axis 2 and 0 along the broadcast axes 1 and 3. Fused and
-// unfused give the same bits, forward and gradient, and match the reference evaluator.
-TEST(Exec, MiddleAxisBroadcastsAreReadStrided) {
-  auto f = [](tf::Traced x, tf::Traced m) {
-    return tf::sum(tf::tanh(x * tf::broadcast_to(tf::reshape(m, {7, 1, 5, 1}), {7, 9, 5, 3})));
-  };
-  std::vector<tf::Tensor> args = {random_tensor({7, 9, 5, 3}, 11), random_tensor({7, 5}, 12)};
-  auto [primal, grad] = programs(f, args);
-  EXPECT_NE(tf::exec::Executable(primal, {}).print().find("strided[7x9x5x3 : 5,0,1,0]"), std::string::npos)
-      << tf::exec::Executable(primal, {}).print();
+/// Fused runs of `primal` and `grad` (args, then a scalar seed 1) give the bits of unfused runs and
+/// the reference evaluator's values.
+void expect_fused_equals_plain_and_reference(const Compiled& primal, const Compiled& grad,
+                                             const std::vector<tf::Tensor>& args) {
   std::vector<tf::Tensor> grad_in = args;
   grad_in.push_back(tf::Tensor::scalar(1.0));
   for (const Compiled* p : {&primal, &grad}) {
@@ -209,6 +201,31 @@ TEST(Exec, MiddleAxisBroadcastsAreReadStrided) {
       EXPECT_TRUE(tf::allclose(fused[o], ref[o], 1e-12, 1e-12)) << "output " << o;
     }
   }
+}
+
+// A broadcast that inserts axes between the operand's (m [7, 5] over [7, 9, 5, 3], as a max pool's
+// gradient broadcasts the window maxima) is read through a strided access, not materialized: the
+// operand steps 5 along axis 0, 1 along axis 2 and 0 along the broadcast axes 1 and 3. Fused and
+// unfused give the same bits, forward and gradient, and match the reference evaluator.
+TEST(Exec, MiddleAxisBroadcastsAreReadStrided) {
+  // Read through a table of the inner axes' offsets (period 15, blocks starting mid-period).
+  auto f = [](tf::Traced x, tf::Traced m) {
+    return tf::sum(tf::tanh(x * tf::broadcast_to(tf::reshape(m, {7, 1, 5, 1}), {7, 9, 5, 3})));
+  };
+  std::vector<tf::Tensor> args = {random_tensor({7, 9, 5, 3}, 11), random_tensor({7, 5}, 12)};
+  auto [primal, grad] = programs(f, args);
+  EXPECT_NE(tf::exec::Executable(primal, {}).print().find("strided[7x9x5x3 : 5,0,1,0]"), std::string::npos)
+      << tf::exec::Executable(primal, {}).print();
+  expect_fused_equals_plain_and_reference(primal, grad, args);
+  // An innermost axis longer than the table (stepped element by element).
+  auto g = [](tf::Traced x, tf::Traced m) {
+    return tf::sum(tf::tanh(x * tf::broadcast_to(tf::reshape(m, {3, 1, 100}), {3, 4, 100})));
+  };
+  std::vector<tf::Tensor> args2 = {random_tensor({3, 4, 100}, 13), random_tensor({3, 100}, 14)};
+  auto [primal2, grad2] = programs(g, args2);
+  EXPECT_NE(tf::exec::Executable(primal2, {}).print().find("strided[3x4x100 : 100,0,1]"), std::string::npos)
+      << tf::exec::Executable(primal2, {}).print();
+  expect_fused_equals_plain_and_reference(primal2, grad2, args2);
 }
 
 TEST(Exec, DenseLayerGradientMatchesTheReference) {

@@ -88,9 +88,11 @@ std::array<std::uint32_t, 2> key_words(const char* op, const Tensor& key) {
 }
 
 /// threefry2x32 of the kLanes counters (c0, c1 + l), l < kLanes (c1 + l wrapping as a 32-bit
-/// word): the same rounds on arrays, one lane loop per step, which the compiler vectorizes.
+/// word): the same rounds on arrays, one lane loop per step, which the compiler vectorizes; built
+/// for AVX-512 (16 lanes in one register, one-instruction rotates), AVX2 and the baseline, chosen
+/// at load time by the CPU. Integer arithmetic only: every build gives the same bits.
 constexpr int kLanes = 16;
-void threefry2x32_lanes(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1, std::uint32_t* y0,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void threefry2x32_lanes(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1, std::uint32_t* y0,
                         std::uint32_t* y1) {
   constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
   const std::uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
@@ -127,7 +129,7 @@ void threefry2x32_lanes(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, st
 template <class Emit>
 void for_blocks(const std::array<std::uint32_t, 2>& k, const RandomAttrs& a, std::int64_t blocks, Emit emit) {
   const std::int64_t groups = blocks / kLanes;
-  const int threads = blocks > (1 << 16) ? num_threads() : 1;
+  const int threads = blocks > (1 << 13) ? num_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t g = 0; g < groups; ++g) {
     std::uint32_t w0[kLanes], w1[kLanes];

@@ -17,9 +17,12 @@
 #include <cmath>
 #include <limits>
 
+#include <omp.h>
+
 #include "emit.hpp"
 #include "family.hpp"
 #include "layout.hpp"
+#include "tenferro/threads.hpp"
 
 namespace tenferro {
 
@@ -56,6 +59,8 @@ namespace {
 
 /// Folds `x` into `out` (initialized to the reduction's identity) with `f`, visiting the operand
 /// in row-major order; out_strides[k] is the result stride of operand axis k (0 if reduced).
+/// Each result element folds its operand elements in row-major order whatever the thread count:
+/// threads split the outermost dimension only when it is kept (disjoint results).
 template <class T, class F>
 void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&& f) {
   // Merge adjacent axes that step the result consistently (runs of reduced or of kept axes).
@@ -63,8 +68,10 @@ void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&
     std::int64_t n, os;
   };
   std::vector<Dim> dims;
+  std::int64_t total = 1;
   for (std::size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 0) return;
+    total *= shape[k];
     if (shape[k] == 1) continue;
     if (!dims.empty() && dims.back().os == out_strides[k] * shape[k]) {
       dims.back() = {dims.back().n * shape[k], out_strides[k]};
@@ -72,35 +79,63 @@ void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&
       dims.push_back({shape[k], out_strides[k]});
     }
   }
-  if (dims.empty()) dims.push_back({1, 0});
-  if (dims.size() == 1) dims.insert(dims.begin(), Dim{1, 0});
-  // The two innermost dimensions as nested loops, an odometer over the rest: short inner runs
-  // (a window of 2 along a trailing axis) do not pay the odometer per run.
-  const Dim outer = dims[dims.size() - 2], inner = dims.back();
-  auto plane = [&](std::int64_t o) {
-    for (std::int64_t j = 0; j < outer.n; ++j, o += outer.os, x += inner.n) {
-      if (inner.os == 0) {  // inner run reduced into one element
-        T acc = out[o];
-        for (std::int64_t i = 0; i < inner.n; ++i) acc = f(acc, x[i]);
-        out[o] = acc;
-      } else {
-        for (std::int64_t i = 0; i < inner.n; ++i) out[o + i * inner.os] = f(out[o + i * inner.os], x[i]);
+  while (dims.size() < 3) dims.insert(dims.begin(), Dim{1, 0});
+  // The three innermost dimensions as nested loops (a "plane"), an odometer over the rest: short
+  // runs (the windows of a pool, [.., 6, 2, 6, 2] reduced over the 2s) do not pay the odometer
+  // per run, and a reduced innermost pair is folded as one step of a loop over the kept axis.
+  const std::size_t nd = dims.size();
+  const Dim d2 = dims[nd - 3], d1 = dims[nd - 2], d0 = dims[nd - 1];
+  const std::int64_t plane_size = d2.n * d1.n * d0.n;
+  auto plane = [&](const T* xp, std::int64_t o) {
+    for (std::int64_t a = 0; a < d2.n; ++a, o += d2.os) {
+      if (d0.os == 0 && d0.n == 2 && d1.os == 1) {  // out[j] over pairs x[2j], x[2j + 1]
+        T* dst = out + o;
+        for (std::int64_t j = 0; j < d1.n; ++j) dst[j] = f(f(dst[j], xp[2 * j]), xp[2 * j + 1]);
+        xp += 2 * d1.n;
+        continue;
+      }
+      for (std::int64_t j = 0, oj = o; j < d1.n; ++j, oj += d1.os, xp += d0.n) {
+        if (d0.os == 0) {  // inner run reduced into one element
+          T acc = out[oj];
+          for (std::int64_t i = 0; i < d0.n; ++i) acc = f(acc, xp[i]);
+          out[oj] = acc;
+        } else {
+          for (std::int64_t i = 0; i < d0.n; ++i) out[oj + i * d0.os] = f(out[oj + i * d0.os], xp[i]);
+        }
       }
     }
   };
-  std::vector<std::int64_t> index(dims.size() - 2, 0);
-  std::int64_t o = 0;
-  while (true) {
-    plane(o);
-    std::size_t k = dims.size() - 2;
-    while (true) {
-      if (k == 0) return;
-      --k;
-      o += dims[k].os;
-      if (++index[k] < dims[k].n) break;
-      o -= dims[k].os * dims[k].n;
-      index[k] = 0;
+  // Planes [first, last) of the odometer over dims[0 .. nd - 3).
+  auto planes = [&](std::int64_t first, std::int64_t last) {
+    std::vector<std::int64_t> index(nd - 3, 0);
+    std::int64_t o = 0;
+    for (std::size_t k = nd - 3, rest = static_cast<std::size_t>(first); k-- > 0;) {
+      index[k] = static_cast<std::int64_t>(rest) % dims[k].n;
+      rest /= static_cast<std::size_t>(dims[k].n);
+      o += index[k] * dims[k].os;
     }
+    for (std::int64_t p = first; p < last; ++p) {
+      plane(x + p * plane_size, o);
+      for (std::size_t k = nd - 3; k-- > 0;) {
+        o += dims[k].os;
+        if (++index[k] < dims[k].n) break;
+        o -= dims[k].os * dims[k].n;
+        index[k] = 0;
+      }
+    }
+  };
+  const std::int64_t count = total / plane_size;
+  const bool split = nd > 3 && dims[0].os != 0 && total >= (std::int64_t{1} << 15) && num_threads() > 1;
+  if (!split) {
+    planes(0, count);
+    return;
+  }
+  const std::int64_t per_outer = count / dims[0].n;  // planes per index of the outermost dimension
+  const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), dims[0].n));
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    planes(dims[0].n * t / n * per_outer, dims[0].n * (t + 1) / n * per_outer);
   }
 }
 
