@@ -226,6 +226,30 @@ TEST(Exec, MiddleAxisBroadcastsAreReadStrided) {
   EXPECT_NE(tf::exec::Executable(primal2, {}).print().find("strided[3x4x100 : 100,0,1]"), std::string::npos)
       << tf::exec::Executable(primal2, {}).print();
   expect_fused_equals_plain_and_reference(primal2, grad2, args2);
+  // A reshaped broadcast (an average pool's gradient: window means broadcast over the window axes
+  // and merged back into the image) is read through the broadcast, not materialized.
+  auto h = [](tf::Traced x, tf::Traced m) {
+    return tf::sum(tf::tanh(x * tf::reshape(tf::broadcast_to(tf::reshape(m, {2, 3, 1, 4, 1}), {2, 3, 2, 4, 2}),
+                                            {2, 6, 8})));
+  };
+  std::vector<tf::Tensor> args3 = {random_tensor({2, 6, 8}, 15), random_tensor({2, 3, 4}, 16)};
+  auto [primal3, grad3] = programs(h, args3);
+  const std::string printed = tf::exec::Executable(primal3, {}).print();
+  EXPECT_NE(printed.find("strided[6x2x4x2 : 4,0,1,0]"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("broadcast_in_dim"), std::string::npos) << printed;
+  expect_fused_equals_plain_and_reference(primal3, grad3, args3);
+}
+
+// A tensor of zeros (a ReLU's derivative selects between the cotangent and zeros) is lowered to a
+// broadcast scalar zero, which the fused kernel reads in place: no zero tensor is written.
+TEST(Exec, ZeroTensorsAreReadAsBroadcastScalars) {
+  auto f = [](tf::Traced x) { return tf::sum(tf::relu(x) * x); };
+  std::vector<tf::Tensor> args = {random_tensor({6, 5}, 17)};
+  auto [primal, grad] = programs(f, args);
+  const std::string printed = tf::exec::Executable(grad, {}).print();
+  EXPECT_EQ(printed.find("zeros[f64[6, 5]]"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("zeros[f64[]]"), std::string::npos) << printed;
+  expect_fused_equals_plain_and_reference(primal, grad, args);
 }
 
 TEST(Exec, DenseLayerGradientMatchesTheReference) {

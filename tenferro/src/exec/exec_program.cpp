@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "computegraph/error.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro::exec {
 
@@ -126,9 +127,25 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
       step.out.push_back(ins.first_output + k);
       p.types[ins.first_output + k] = ins.operation.output_type(k);
     }
+    const StdTensorOp& op = ins.operation;
+    // A tensor of zeros becomes a scalar zero broadcast, which fused kernels read in place (the
+    // zeros of a ReLU's or a select's derivative are never written out); only its readers that
+    // are not fused materialize it, as the broadcast.
+    if (op.kind == OpKind::Zeros && op.out.rank() > 0 && op.out.numel() > 1) {
+      const TensorType scalar{op.out.dtype, {}};
+      const auto zero = static_cast<ValueId>(p.types.size());
+      p.types.push_back(scalar);
+      Step fill;
+      fill.op = ops::zeros(scalar);
+      fill.out = {zero};
+      p.steps.push_back(std::move(fill));
+      step.op = ops::broadcast_in_dim(scalar, op.out.shape, {});
+      step.in = {zero};
+      p.steps.push_back(std::move(step));
+      continue;
+    }
     std::vector<DType> operand_dtypes;
     for (auto v : step.in) operand_dtypes.push_back(p.types[v].dtype);
-    const StdTensorOp& op = ins.operation;
     const Trig trig = is_fusible_trig(op) && trig_uses[step.in[0]] == 3 ? Trig::SinCosHalf : Trig::Separate;
     auto k = std::make_shared<FusedKernel>();
     if (single_op_kernel(op, operand_dtypes, trig, *k) ||

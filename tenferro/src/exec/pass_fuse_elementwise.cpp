@@ -224,6 +224,13 @@ class KernelBuilder {
         ValueId source = v;
         FusedInput access;
         const Step* b = producer_[v];
+        // A reshape keeps the row-major order (element i of the result is element i of the
+        // operand), so a reshaped broadcast (an average pool's gradient) is read through the
+        // broadcast just the same.
+        if (b && b->kind == StepKind::Op && b->op.kind == OpKind::Reshape) {
+          const Step* r = producer_[b->in[0]];
+          if (r && r->kind == StepKind::Op && r->op.kind == OpKind::BroadcastInDim) b = r;
+        }
         if (b && b->kind == StepKind::Op && b->op.kind == OpKind::BroadcastInDim) {
           const TensorType& operand = p_.types[b->in[0]];
           auto a = broadcast_access(b->op, operand);

@@ -268,11 +268,12 @@ Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
   const PV x = Emit::ext(a.x[0]);
   if (op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceMin) {
       // The derivative goes to the extremal elements, split equally among ties:
-      // w = mask / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
+      // dy = reduce_sum(mask * t) / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
+      // Dividing after the sum divides on the reduced shape, and the transpose,
+      // mask * broadcast(ct / count), reads one broadcast (a max pool's gradient).
       PV mask = rule.equal(x, rule.broadcast_back(Emit::ext(a.y[0])));
       PV m = rule.fixed(ops::convert(boolean, in.dtype), {mask});
-      PV w = rule.fixed(ops::div(in, in), {m, rule.broadcast_back(rule.sum(m))});
-      return {rule.weighted_sum(w, t)};
+      return {e.divide(rule.weighted_sum(m, t), rule.sum(m))};
   }
   {
       // dy = sum_i t_i * o_i with o_i = prod_{j != i} x_j, the product of the others, computed
