@@ -48,6 +48,20 @@ TracedList results_like(const py::handle& r, const Values& like, const char* who
   return v.list;
 }
 
+/// The binding of an implicit solver (fixed_point, root): `solve` called with the Python function
+/// f(x, params) on values shaped like x0 and params, its result checked to be shaped like x0.
+template <class Options, class Solve>
+auto implicit_solver(Solve solve, const char* who, const char* result) {
+  return [solve, who, result](py::function f, const py::object& x0, const py::object& params, double tol,
+                              std::int64_t max_iter, std::int64_t derivative_steps) {
+    const Values x = values_of(x0, who, "x0"), p = values_of(params, who, "params");
+    auto fn = [&](const TracedList& v, const TracedList& q) {
+      return results_like(f(to_python(v, x.single), to_python(q, p.single)), x, who, result);
+    };
+    return to_python(solve(fn, x.list, p.list, Options{tol, max_iter, derivative_steps}), x.single);
+  };
+}
+
 }  // namespace
 
 void bind_control(py::module_& m) {
@@ -104,24 +118,12 @@ void bind_control(py::module_& m) {
     return to_python(while_loop(c, b, c0.list, WhileOptions{max_trips}), c0.single);
   }, py::arg("cond_fun"), py::arg("body_fun"), py::arg("init_val"), py::arg("max_trips") = py::none(),
      "Runs body_fun while cond_fun holds; reverse-mode derivatives need max_trips.");
-  m.def("fixed_point", [](py::function f, const py::object& x0, const py::object& params, double tol,
-                          std::int64_t max_iter, std::int64_t derivative_steps) {
-    const Values x = values_of(x0, "fixed_point", "x0"), p = values_of(params, "fixed_point", "params");
-    auto map = [&](const TracedList& v, const TracedList& q) {
-      return results_like(f(to_python(v, x.single), to_python(q, p.single)), x, "fixed_point", "f's result");
-    };
-    return to_python(fixed_point(map, x.list, p.list, {tol, max_iter, derivative_steps}), x.single);
-  }, py::arg("f"), py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 1000,
-     py::arg("derivative_steps") = 100, "x = f(x, params), differentiated by the implicit-function theorem.");
-  m.def("root", [](py::function g, const py::object& x0, const py::object& params, double tol, std::int64_t max_iter,
-                   std::int64_t derivative_steps) {
-    const Values x = values_of(x0, "root", "x0"), p = values_of(params, "root", "params");
-    auto fn = [&](const TracedList& v, const TracedList& q) {
-      return results_like(g(to_python(v, x.single), to_python(q, p.single)), x, "root", "g's result");
-    };
-    return to_python(root(fn, x.list, p.list, {tol, max_iter, derivative_steps}), x.single);
-  }, py::arg("g"), py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 50,
-     py::arg("derivative_steps") = 2, "g(x, params) = 0 by Newton's method, differentiated implicitly.");
+  m.def("fixed_point", implicit_solver<FixedPointOptions>(&fixed_point, "fixed_point", "f's result"), py::arg("f"),
+        py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 1000,
+        py::arg("derivative_steps") = 100, "x = f(x, params), differentiated by the implicit-function theorem.");
+  m.def("root", implicit_solver<RootOptions>(&root, "root", "g's result"), py::arg("g"), py::arg("x0"),
+        py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 50, py::arg("derivative_steps") = 2,
+        "g(x, params) = 0 by Newton's method, differentiated implicitly.");
 }
 
 }  // namespace tenferro::python
