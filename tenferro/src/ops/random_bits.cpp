@@ -88,12 +88,14 @@ std::array<std::uint32_t, 2> key_words(const char* op, const Tensor& key) {
 }
 
 /// threefry2x32 of the kLanes counters (c0, c1 + l), l < kLanes (c1 + l wrapping as a 32-bit
-/// word): the same rounds on arrays, one lane loop per step, which the compiler vectorizes; built
-/// for AVX-512 (16 lanes in one register, one-instruction rotates), AVX2 and the baseline, chosen
-/// at load time by the CPU. Integer arithmetic only: every build gives the same bits.
+/// word): the same rounds on arrays, one lane loop per step, which the compiler vectorizes.
+/// Inlined into a build for AVX-512 (16 lanes in one register, one-instruction rotates), one for
+/// AVX2 and the baseline one, picked once by the CPU (a function pointer, not an ifunc:
+/// ThreadSanitizer's runtime is not up when ifunc resolvers run). Integer arithmetic only: every
+/// build gives the same bits.
 constexpr int kLanes = 16;
-__attribute__((target_clones("avx512f", "avx2", "default"))) void threefry2x32_lanes(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1, std::uint32_t* y0,
-                        std::uint32_t* y1) {
+[[gnu::always_inline]] inline void threefry2x32_rounds(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0,
+                                                       std::uint32_t c1, std::uint32_t* y0, std::uint32_t* y1) {
   constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
   const std::uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
   std::uint32_t x0[kLanes], x1[kLanes];
@@ -121,6 +123,33 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void threefry2x32_l
     y0[l] = x0[l];
     y1[l] = x1[l];
   }
+}
+
+[[gnu::target("avx512f")]] void threefry2x32_lanes_avx512(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0,
+                                                          std::uint32_t c1, std::uint32_t* y0, std::uint32_t* y1) {
+  threefry2x32_rounds(k0, k1, c0, c1, y0, y1);
+}
+[[gnu::target("avx2")]] void threefry2x32_lanes_avx2(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0,
+                                                     std::uint32_t c1, std::uint32_t* y0, std::uint32_t* y1) {
+  threefry2x32_rounds(k0, k1, c0, c1, y0, y1);
+}
+void threefry2x32_lanes_baseline(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1,
+                                 std::uint32_t* y0, std::uint32_t* y1) {
+  threefry2x32_rounds(k0, k1, c0, c1, y0, y1);
+}
+
+using LanesFn = void (*)(std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t*, std::uint32_t*);
+LanesFn pick_lanes() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return threefry2x32_lanes_avx512;
+  if (__builtin_cpu_supports("avx2")) return threefry2x32_lanes_avx2;
+  return threefry2x32_lanes_baseline;
+}
+
+void threefry2x32_lanes(std::uint32_t k0, std::uint32_t k1, std::uint32_t c0, std::uint32_t c1, std::uint32_t* y0,
+                        std::uint32_t* y1) {
+  static const LanesFn lanes = pick_lanes();
+  lanes(k0, k1, c0, c1, y0, y1);
 }
 
 /// Calls emit(block, w0, w1) for the counter blocks [0, blocks) of (stream, offset + block): kLanes
