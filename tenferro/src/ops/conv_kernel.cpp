@@ -206,8 +206,7 @@ Strides strides_of(const ConvAttrs& a, const Geometry& g, std::int64_t n_batch, 
 }
 
 /// The convolution as a sum over input features, for windows larger than the output (the kernel
-/// gradient's convolutions of large layers: the window is the forward output, the output the
-/// forward window).
+/// gradient's convolutions: the window is the forward output, the output the forward window).
 /// Per batch element, im2col would give a thin GEMM ([og x cg * window] times [cg * window x out],
 /// out as small as 9) that reads the whole kernel once per batch element. Here, per group and input
 /// feature f, the windows of every batch element are unrolled by output position into
