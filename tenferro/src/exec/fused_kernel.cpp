@@ -162,40 +162,19 @@ void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64
       return;
     }
     case Access::Strided: {  // src[sum_d coord_d stride_d]
-      // The innermost axes whose extents multiply to at most kPeriod are read through a table of
-      // their offsets, in order; the other axes step like an odometer once per period. (A pool's
+      // The innermost axes whose extents multiply to at most kPeriod form a period read through a
+      // table of their offsets, in order; an innermost axis longer than that is a period by itself,
+      // read at its stride. The other axes step like an odometer once per period. (A pool's
       // window broadcast [.., 6, 2, 6, 2 : .., 0, 1, 0] steps its odometer every 24 elements, not
-      // every 2.) An innermost axis longer than kPeriod is stepped element by element.
+      // every 2.)
       constexpr std::int64_t kPeriod = 64;
-      std::size_t inner = a.rank;  // axes [inner, rank) form the table
+      std::size_t inner = a.rank;  // axes [inner, rank) form the period
       std::int64_t period = 1;
       while (inner > 0 && period * a.extent[inner - 1] <= kPeriod) period *= a.extent[--inner];
-      std::array<std::int64_t, FusedInput::kMaxStridedRank> coord{};
-      if (inner == a.rank) {
-        std::int64_t rest = start, offset = 0;
-        for (std::size_t d = a.rank; d-- > 0;) {
-          coord[d] = rest % a.extent[d];
-          rest /= a.extent[d];
-          offset += coord[d] * a.stride[d];
-        }
-        const std::size_t last = a.rank - 1;
-        for (std::int64_t j = 0; j < len; ++j) {
-          s[j] = formulas::convert_of<T>(src[offset]);
-          offset += a.stride[last];
-          if (++coord[last] < a.extent[last]) continue;
-          offset -= a.stride[last] * a.extent[last];
-          coord[last] = 0;
-          for (std::size_t d = last; d-- > 0;) {
-            offset += a.stride[d];
-            if (++coord[d] < a.extent[d]) break;
-            offset -= a.stride[d] * a.extent[d];
-            coord[d] = 0;
-          }
-        }
-        return;
-      }
+      const bool tabled = inner < a.rank;
+      if (!tabled) period = a.extent[--inner];
       std::int64_t table[kPeriod];
-      for (std::int64_t t = 0; t < period; ++t) {
+      for (std::int64_t t = 0; tabled && t < period; ++t) {
         std::int64_t rest = t, offset = 0;
         for (std::size_t d = a.rank; d-- > inner;) {
           offset += (rest % a.extent[d]) * a.stride[d];
@@ -203,6 +182,7 @@ void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64
         }
         table[t] = offset;
       }
+      std::array<std::int64_t, FusedInput::kMaxStridedRank> coord{};
       std::int64_t rest = start / period, base = 0, t = start % period;
       for (std::size_t d = inner; d-- > 0;) {
         coord[d] = rest % a.extent[d];
@@ -212,7 +192,12 @@ void gather_as(const S* src, const FusedInput& a, std::int64_t start, std::int64
       for (std::int64_t j = 0; j < len;) {
         const std::int64_t run = std::min(period - t, len - j);
         const S* from = src + base;
-        for (std::int64_t r = 0; r < run; ++r) s[j + r] = formulas::convert_of<T>(from[table[t + r]]);
+        if (tabled) {
+          for (std::int64_t r = 0; r < run; ++r) s[j + r] = formulas::convert_of<T>(from[table[t + r]]);
+        } else {
+          const std::int64_t step = a.stride[inner];
+          for (std::int64_t r = 0; r < run; ++r) s[j + r] = formulas::convert_of<T>(from[(t + r) * step]);
+        }
         j += run;
         t += run;
         if (t < period) break;  // the block ends inside this period
