@@ -209,6 +209,167 @@ TEST(Eig, FactorsDiagonalizeAndHaveSecondDerivatives) {
   }
 }
 
+TEST(Eig, RealInputHasLapacksRealOrderAsNumPy) {
+  // numpy.linalg.eig of this matrix (NumPy 1.24.2, dgeev), printed with repr: the real eigenvalue
+  // first, then the conjugate pair with positive imaginary part first. The complex routine on the
+  // complexified matrix orders them (pair, real, conjugate) instead.
+  const std::vector<double> entries{1, 1, 3, -2, 1, 3, 3, -3, 2};
+  const std::vector<c128> numpy_w{{4.202733120745532, 0.0}, {-0.10136656037276365, 2.8003139148437497},
+                                  {-0.10136656037276365, -2.8003139148437497}};
+  const std::vector<c128> numpy_v{{0.7023744025304737, 0.0},   {-0.3454814035576703, 0.3558511352099849},
+                                  {-0.3454814035576703, -0.3558511352099849}, {0.20100466358839272, 0.0},
+                                  {-0.7395889374883842, 0.0},  {-0.7395889374883842, -0.0},
+                                  {0.6828376995199353, 0.0},   {0.041198572351996025, -0.4531263074977521},
+                                  {0.041198572351996025, 0.4531263074977521}};
+  for (tf::DType dt : {tf::DType::F64, tf::DType::F32}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor a = dt == tf::DType::F64 ? tf::Tensor::from(entries, {3, 3})
+                                              : tf::Tensor::from(std::vector<float>(entries.begin(), entries.end()), {3, 3});
+    auto out = run([](const std::vector<T>& x) {
+      auto r = la::eig(x[0]);
+      return std::vector<T>{r.eigenvalues, r.eigenvectors};
+    }, {a});
+    const double tol = dt == tf::DType::F32 ? 2e-5 : 1e-13;
+    for (std::int64_t j = 0; j < 3; ++j) {
+      EXPECT_LT(std::abs(at(out[0], j) - numpy_w[static_cast<std::size_t>(j)]), tol * 5) << "eigenvalue " << j;
+      // Independently: a root of the characteristic polynomial l^3 - 4 l^2 + 7 l - 33.
+      const c128 l = at(out[0], j);
+      EXPECT_LT(std::abs(l * l * l - 4.0 * l * l + 7.0 * l - 33.0), tol * 200);
+    }
+    // The real routine's structure: a real eigenvalue exactly real, an exact conjugate pair.
+    EXPECT_EQ(at(out[0], 0).imag(), 0.0);
+    EXPECT_EQ(at(out[0], 2), std::conj(at(out[0], 1)));
+    for (std::int64_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(at(out[1], i * 3 + 0).imag(), 0.0);
+      EXPECT_EQ(at(out[1], i * 3 + 2), std::conj(at(out[1], i * 3 + 1)));
+    }
+    // NumPy's vectors, up to one unit phase per column (the one free choice).
+    for (std::int64_t j = 0; j < 3; ++j) {
+      c128 overlap = 0;
+      for (std::int64_t i = 0; i < 3; ++i) overlap += std::conj(numpy_v[static_cast<std::size_t>(i * 3 + j)]) * at(out[1], i * 3 + j);
+      EXPECT_NEAR(std::abs(overlap), 1.0, tol);
+      for (std::int64_t i = 0; i < 3; ++i) {
+        EXPECT_LT(std::abs(at(out[1], i * 3 + j) - overlap * numpy_v[static_cast<std::size_t>(i * 3 + j)]), tol * 5);
+      }
+    }
+  }
+  // A rotation block and a real eigenvalue, in closed form: c +- i s (positive imaginary part
+  // first, adjacent) and r, in the order of the real Schur form that the matrix already is.
+  const tf::Tensor rot = tf::Tensor::from(std::vector<double>{0.6, -0.8, 0, 0.8, 0.6, 0, 0, 0, 2}, {3, 3});
+  const tf::Tensor w = run([](const std::vector<T>& x) { return std::vector<T>{la::eigvals(x[0])}; }, {rot})[0];
+  EXPECT_LT(std::abs(at(w, 0) - c128(0.6, 0.8)), 1e-15);
+  EXPECT_LT(std::abs(at(w, 1) - c128(0.6, -0.8)), 1e-15);
+  EXPECT_LT(std::abs(at(w, 2) - c128(2, 0)), 1e-15);
+  // Derivatives through the real routine's vectors: phase-invariant functions to order 2, here at
+  // a matrix with a complex pair (real-input JVPs see the complex V and w).
+  expect_grads([](const std::vector<T>& x) {
+    auto r = la::eig(x[0]);
+    const T vw2 = scale_cols(r.eigenvectors, r.eigenvalues * r.eigenvalues);
+    return std::vector<T>{r.eigenvalues, abs2(r.eigenvectors), tf::matmul(vw2, la::inv(r.eigenvectors))};
+  }, {tf::Tensor::from(entries, {3, 3})});
+}
+
+TEST(Lu, NonSquareFactorsReproduceTheMatrixWithSecondDerivatives) {
+  std::mt19937_64 rng(13);
+  for (tf::DType dt : kDTypes) {
+    for (const tf::Shape& shape : {tf::Shape{5, 3}, tf::Shape{3, 5}, tf::Shape{2, 4, 2}, tf::Shape{2, 2, 4}}) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      const tf::Tensor a = random_matrix(rng, shape, dt);
+      auto out = run([](const std::vector<T>& x) {
+        auto f = la::lu(x[0]);
+        return std::vector<T>{f.P, f.L, f.U};
+      }, {a});
+      const std::int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+      EXPECT_EQ(out[0].shape().back(), m);
+      EXPECT_EQ(out[1].shape()[out[1].rank() - 2], m);
+      EXPECT_EQ(out[1].shape().back(), k);
+      EXPECT_EQ(out[2].shape()[out[2].rank() - 2], k);
+      EXPECT_EQ(out[2].shape().back(), n);
+      for (std::int64_t b = 0; b < tf::numel(shape) / (m * n); ++b) {
+        const std::vector<c128> p = matrix_of(out[0], b), l = matrix_of(out[1], b), u = matrix_of(out[2], b);
+        // A = P L U (naive products), L unit lower trapezoidal with |L| <= 1 (partial pivoting), U
+        // upper trapezoidal, P a permutation matrix.
+        EXPECT_LT(max_abs_diff(naive_matmul(naive_matmul(p, l, m, m, k), u, m, k, n), matrix_of(a, b)), 1e-14);
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < k; ++j) {
+            const c128 v = l[static_cast<std::size_t>(i * k + j)];
+            if (j > i) {
+              EXPECT_EQ(v, c128(0));
+            }
+            if (j == i) {
+              EXPECT_EQ(v, c128(1));
+            }
+            EXPECT_LE(std::abs(v), 1.0 + 1e-15);
+          }
+        }
+        for (std::int64_t i = 0; i < k; ++i)
+          for (std::int64_t j = 0; j < std::min(i, n); ++j) EXPECT_EQ(u[static_cast<std::size_t>(i * n + j)], c128(0));
+        for (std::int64_t i = 0; i < m; ++i) {
+          double row = 0;
+          for (std::int64_t j = 0; j < m; ++j) row += std::abs(p[static_cast<std::size_t>(i * m + j)]);
+          EXPECT_EQ(row, 1.0);
+        }
+      }
+      expect_grads([](const std::vector<T>& x) {
+        auto f = la::lu(x[0]);
+        return std::vector<T>{f.L, f.U};
+      }, {a});
+    }
+  }
+}
+
+TEST(HouseholderProduct, IsTheProductOfReflectorsWithSecondDerivatives) {
+  std::mt19937_64 rng(14);
+  for (tf::DType dt : kDTypes) {
+    for (std::int64_t k : {0, 2, 3}) {
+      SCOPED_TRACE(std::string(tf::dtype_name(dt)) + " k = " + std::to_string(k));
+      const std::int64_t m = 5, n = 3;
+      const tf::Tensor a = random_matrix(rng, {m, n}, dt), tau = random_matrix(rng, {k}, dt);
+      const tf::Tensor q = run([](const std::vector<T>& x) { return std::vector<T>{la::householder_product(x[0], x[1])}; }, {a, tau})[0];
+      ASSERT_EQ(q.shape(), (tf::Shape{m, n}));
+      // Reference: (I - tau_1 v_1 v_1^H) ... (I - tau_k v_k v_k^H), first n columns, by naive products.
+      std::vector<c128> prod(static_cast<std::size_t>(m * m));
+      for (std::int64_t i = 0; i < m; ++i) prod[static_cast<std::size_t>(i * m + i)] = 1;
+      const std::vector<c128> av = matrix_of(a, 0);
+      for (std::int64_t r = 0; r < k; ++r) {
+        std::vector<c128> v(static_cast<std::size_t>(m)), h(static_cast<std::size_t>(m * m));
+        for (std::int64_t i = 0; i < m; ++i) v[static_cast<std::size_t>(i)] = i < r ? c128(0) : i == r ? c128(1) : av[static_cast<std::size_t>(i * n + r)];
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < m; ++j)
+            h[static_cast<std::size_t>(i * m + j)] = (i == j ? 1.0 : 0.0) - at(tau, r) * v[static_cast<std::size_t>(i)] * std::conj(v[static_cast<std::size_t>(j)]);
+        prod = naive_matmul(prod, h, m, m, m);
+      }
+      std::vector<c128> expected(static_cast<std::size_t>(m * n));
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) expected[static_cast<std::size_t>(i * n + j)] = prod[static_cast<std::size_t>(i * m + j)];
+      EXPECT_LT(max_abs_diff(matrix_of(q, 0), expected), 1e-13);
+      expect_grads([](const std::vector<T>& x) { return std::vector<T>{la::householder_product(x[0], x[1])}; }, {a, tau});
+    }
+  }
+  // tau_i = 2 / |v_i|^2 makes every factor an orthogonal reflector: Q has orthonormal columns.
+  // A tau of 0 is the identity reflector (no division by tau). Batched.
+  const tf::Tensor a = random_matrix(rng, {2, 4, 3}, tf::DType::F64);
+  auto out = run([](const std::vector<T>& x) {
+    const T v = tf::tril(x[0], -1) + tf::constant(x[0], tf::Tensor::from(std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, {4, 3}));
+    const T tau = 2.0 / tf::sum(v * v, {1});
+    const T q = la::householder_product(x[0], tau);
+    const T q0 = la::householder_product(x[0], tau * 0.0);
+    return std::vector<T>{tf::matmul(la::adjoint(q), q), q0};
+  }, {a});
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 3; ++j) {
+        EXPECT_NEAR(at(out[0], b * 9 + i * 3 + j).real(), i == j ? 1.0 : 0.0, 1e-14);
+      }
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t i = 0; i < 4; ++i)
+      for (std::int64_t j = 0; j < 3; ++j) EXPECT_EQ(at(out[1], b * 12 + i * 3 + j), c128(i == j ? 1.0 : 0.0));
+  EXPECT_THROW(tf::trace([](T x, T t) { return la::householder_product(x, t); }, tf::Tensor::zeros({3, 4}), tf::Tensor::zeros({2})),
+               tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x, T t) { return la::householder_product(x, t); }, tf::Tensor::zeros({4, 3}), tf::Tensor::zeros({4})),
+               tf::ShapeError);
+}
+
 TEST(Qr, FactorsReproduceTheMatrix) {
   std::mt19937_64 rng(8);
   for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {

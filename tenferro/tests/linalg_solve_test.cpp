@@ -112,6 +112,174 @@ TEST(Lu, FactorsReproduceTheMatrixAndDeterminantsMatch) {
   EXPECT_NEAR(g.data<double>()[3], 1.5, 1e-14);
 }
 
+TEST(LuFactor, PacksTheFactorsAndLuSolveEqualsSolve) {
+  std::mt19937_64 rng(27);
+  for (tf::DType dt : kDTypes) {
+    for (const tf::Shape& shape : {tf::Shape{4, 4}, tf::Shape{5, 3}, tf::Shape{3, 5}}) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      const tf::Tensor a = random_matrix(rng, shape, dt);
+      auto out = run([](const std::vector<T>& x) {
+        auto f = la::lu_factor(x[0]);
+        auto g = la::lu(x[0]);
+        return std::vector<T>{f.LU, f.pivots, g.P, g.L, g.U};
+      }, {a});
+      const std::int64_t m = shape[0], n = shape[1], k = std::min(m, n);
+      ASSERT_EQ(out[1].dtype(), tf::DType::I64);
+      ASSERT_EQ(out[1].shape(), (tf::Shape{k}));
+      // LU holds L's strict lower part and U.
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const c128 want = j < i ? at(out[3], i * k + j) : at(out[4], i * n + j);
+          EXPECT_EQ(at(out[0], i * n + j), want);
+        }
+      }
+      // The pivots, applied as LAPACK's row interchanges (1-based, in order) to A's rows here,
+      // give P^T A: row i of P^T A is row perm[i] of A, with P[perm[i], i] = 1.
+      std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
+      for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
+      for (std::int64_t i = 0; i < k; ++i) {
+        const std::int64_t j = out[1].data<std::int64_t>()[i] - 1;
+        ASSERT_GE(j, i);
+        ASSERT_LT(j, m);
+        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+      }
+      for (std::int64_t i = 0; i < m; ++i) EXPECT_EQ(at(out[2], perm[static_cast<std::size_t>(i)] * m + i), c128(1));
+      expect_grads([](const std::vector<T>& x) { return std::vector<T>{la::lu_factor(x[0]).LU}; }, {a});
+    }
+    // lu_solve(lu_factor(A), B) = solve(A, B), batched, for a matrix and a vector right-hand side;
+    // derivatives in A (through the factorization) and B, and in LU itself with fixed pivots.
+    const tf::Tensor a = random_matrix(rng, {2, 4, 4}, dt), b = random_matrix(rng, {2, 4, 3}, dt);
+    const tf::Tensor v = random_matrix(rng, {2, 4}, dt);
+    auto out = run([](const std::vector<T>& x) {
+      auto f = la::lu_factor(x[0]);
+      return std::vector<T>{la::lu_solve(f.LU, f.pivots, x[1]) - la::solve(x[0], x[1]),
+                            la::lu_solve(f.LU, f.pivots, x[2]) - la::solve(x[0], x[2]), f.pivots, la::solve(x[0], x[1]), la::solve(x[0], x[2])};
+    }, {a, b, v});
+    bool swapped = false;  // the permutation is exercised: some row was interchanged
+    for (std::int64_t i = 0; i < 8; ++i) swapped = swapped || out[2].data<std::int64_t>()[i] != i % 4 + 1;
+    EXPECT_TRUE(swapped);
+    // Both are LU with partial pivoting (the same getrf) but solve their triangles in different
+    // operation orders (getrs's column-major trsm against the row-major one here), so they agree
+    // to rounding relative to the solution's size (this random A has |x| up to ~300).
+    for (std::int64_t i = 0; i < out[0].numel(); ++i) EXPECT_LT(std::abs(at(out[0], i)), 1e-14 * (1 + std::abs(at(out[3], i))));
+    for (std::int64_t i = 0; i < out[1].numel(); ++i) EXPECT_LT(std::abs(at(out[1], i)), 1e-14 * (1 + std::abs(at(out[4], i))));
+    expect_grads([](const std::vector<T>& x) {
+      auto f = la::lu_factor(x[0]);
+      return std::vector<T>{la::lu_solve(f.LU, f.pivots, x[1])};
+    }, {a, b});
+    const tf::Tensor pivots = out[2];
+    expect_grads([pivots](const std::vector<T>& x) {
+      return std::vector<T>{la::lu_solve(x[0] + la::eye(x[0], 4) * 3.0, tf::constant(x[0], pivots), x[1])};
+    }, {a, b});
+  }
+  // Pivots that are not LAPACK's 1-based form throw ValueError when the program runs.
+  const tf::Tensor bad = tf::Tensor::from(std::vector<std::int64_t>{0, 2}, {2});
+  try {
+    run([](const std::vector<T>& x) { return std::vector<T>{la::lu_solve(x[0], x[1], x[2])}; },
+        {tf::Tensor::ones({2, 2}), bad, tf::Tensor::ones({2, 1})});
+    ADD_FAILURE() << "expected ValueError";
+  } catch (const tf::ValueError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("lu_pivots_to_permutation"));
+  }
+  EXPECT_THROW(tf::trace([](T x, T p, T y) { return la::lu_solve(x, p, y); }, tf::Tensor::ones({2, 2}),
+                         tf::Tensor::zeros({2}), tf::Tensor::ones({2, 1})),
+               tf::DTypeError);
+  EXPECT_THROW(tf::trace([](T x, T p, T y) { return la::lu_solve(x, p, y); }, tf::Tensor::ones({2, 2}), bad,
+                         tf::Tensor::ones({3, 1})),
+               tf::ShapeError);
+}
+
+TEST(Lstsq, WideMatricesGiveTheMinimumNormSolutionWithSecondDerivatives) {
+  std::mt19937_64 rng(28);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor a = random_matrix(rng, {3, 5}, dt), b = random_matrix(rng, {3, 2}, dt);
+    const tf::Tensor ab = random_matrix(rng, {2, 2, 4}, dt), bb = random_matrix(rng, {2, 2}, dt);
+    auto out = run([](const std::vector<T>& x) {
+      const T xs = la::lstsq(x[0], x[1]);
+      // A X = B; X = A^H Y lies in the range of A^H: orthogonal to A's null space, spanned by the
+      // last n - m columns of the complete Q of A^H; Y = (A A^H)^-1 B by an LU solve.
+      const T null = tf::slice(la::qr(la::adjoint(x[0]), la::QrMode::Complete).Q, {0, 3}, {5, 5});
+      const T y = la::solve(tf::matmul(x[0], la::adjoint(x[0])), x[1]);
+      const T xv = la::lstsq(x[2], x[3]);  // batched, vector right-hand side
+      return std::vector<T>{tf::matmul(x[0], xs) - x[1], tf::matmul(la::adjoint(null), xs),
+                            xs - tf::matmul(la::adjoint(x[0]), y),
+                            tf::reshape(tf::matmul(x[2], tf::reshape(xv, {2, 4, 1})), {2, 2}) - x[3]};
+    }, {a, b, ab, bb});
+    for (const auto& r : out)
+      for (std::int64_t i = 0; i < r.numel(); ++i) EXPECT_LT(std::abs(at(r, i)), 1e-13);
+    expect_grads([](const std::vector<T>& x) { return std::vector<T>{la::lstsq(x[0], x[1])}; }, {a, b});
+  }
+}
+
+TEST(Cond, MatchesClosedFormsAndNormIdentitiesWithSecondDerivatives) {
+  // A diagonal matrix diag(4, -2, 0.5): singular values 4, 2, 0.5; A^-1 = diag(0.25, -0.5, 2).
+  const tf::Tensor d = tf::Tensor::from(std::vector<double>{4, 0, 0, 0, -2, 0, 0, 0, 0.5}, {3, 3});
+  const std::pair<const char*, double> expected[] = {
+      {"2", 8.0}, {"-2", 0.125}, {"fro", std::sqrt(16 + 4 + 0.25) * std::sqrt(0.0625 + 0.25 + 4)},
+      {"nuc", 6.5 * 2.75}, {"1", 8.0}, {"-1", 0.5 * 0.25}, {"inf", 8.0}, {"-inf", 0.125}};
+  for (const auto& [ord, value] : expected) {
+    SCOPED_TRACE(ord);
+    const std::string o = ord;
+    auto out = run([o](const std::vector<T>& x) { return std::vector<T>{la::cond(x[0], o)}; }, {d});
+    EXPECT_NEAR(out[0].item<double>(), value, 1e-14 * value);
+  }
+  EXPECT_NEAR(run([](const std::vector<T>& x) { return std::vector<T>{la::cond(x[0], -2.0)}; }, {d})[0].item<double>(), 0.125, 1e-15);
+  std::mt19937_64 rng(29);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor a = random_matrix(rng, {2, 3, 3}, dt, 2.0), w = random_matrix(rng, {4, 2}, dt);
+    // cond_2 = |A|_2 |A^-1|_2 (the inverse's largest singular value is 1 / the smallest), and for
+    // a non-square A the ratio of its extreme singular values.
+    auto out = run([](const std::vector<T>& x) {
+      const T s = la::svdvals(x[1]);
+      return std::vector<T>{la::cond(x[0]) - la::matrix_norm(x[0], "2") * la::matrix_norm(la::inv(x[0]), "2"),
+                            la::cond(x[1]) - tf::max(s, {-1}) / tf::min(s, {-1})};
+    }, {a, w});
+    for (const auto& r : out)
+      for (std::int64_t i = 0; i < r.numel(); ++i) EXPECT_LT(std::abs(at(r, i)), 1e-12);
+    expect_grads([](const std::vector<T>& x) {
+      return std::vector<T>{la::cond(x[0]), la::cond(x[0], "-2"), la::cond(x[0], "fro"), la::cond(x[0], "nuc"),
+                            la::cond(x[0], "inf"), la::cond(x[1])};
+    }, {a, w});
+  }
+  EXPECT_THROW(tf::trace([](T x) { return la::cond(x, "3"); }, d), tf::ValueError);
+  EXPECT_THROW(tf::trace([](T x) { return la::cond(x, "fro"); }, tf::Tensor::ones({2, 3})), tf::ShapeError);
+}
+
+TEST(TensorInvSolve, AreNumPysTensorInverseAndSolveWithSecondDerivatives) {
+  std::mt19937_64 rng(30);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    // A [2, 3, 6] with ind = 2 maps [6] to [2, 3]; its inverse has shape [6, 2, 3], and contracting
+    // the inverse's trailing axes with A's leading ones gives the identity on [6] (and the other
+    // way round on [2, 3]).
+    const tf::Tensor a = random_matrix(rng, {2, 3, 6}, dt), b = random_matrix(rng, {2, 3}, dt);
+    auto out = run([](const std::vector<T>& x) {
+      const T ai = la::tensorinv(x[0], 2);
+      const T left = tf::einsum("kij,ijl->kl", {ai, x[0]});
+      const T right = tf::einsum("ijk,klm->ijlm", {x[0], ai});
+      // tensorsolve: tensordot(A, X, 1) = B, X [6]; with axes {0} on A [6, 2, 3] (moved last).
+      const T xs = la::tensorsolve(x[0], x[1]);
+      const T moved = tf::transpose(x[0], {2, 0, 1});
+      const T xm = la::tensorsolve(moved, x[1], {0});
+      return std::vector<T>{ai, left, right, tf::einsum("ijk,k->ij", {x[0], xs}) - x[1], xm - xs};
+    }, {a, b});
+    EXPECT_EQ(out[0].shape(), (tf::Shape{6, 2, 3}));
+    for (std::int64_t i = 0; i < 36; ++i) EXPECT_LT(std::abs(at(out[1], i) - (i % 7 == 0 ? 1.0 : 0.0)), 1e-12);
+    for (std::int64_t i = 0; i < 36; ++i) EXPECT_LT(std::abs(at(out[2], i) - (i % 7 == 0 ? 1.0 : 0.0)), 1e-12);
+    for (std::int64_t i = 0; i < out[3].numel(); ++i) EXPECT_LT(std::abs(at(out[3], i)), 1e-12);
+    for (std::int64_t i = 0; i < out[4].numel(); ++i) EXPECT_LT(std::abs(at(out[4], i)), 1e-12);
+    expect_grads([](const std::vector<T>& x) {
+      return std::vector<T>{la::tensorinv(x[0], 2), la::tensorsolve(x[0], x[1])};
+    }, {a, b});
+  }
+  EXPECT_THROW(tf::trace([](T x) { return la::tensorinv(x, 1); }, tf::Tensor::zeros({2, 3, 6})), tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x) { return la::tensorinv(x, 0); }, tf::Tensor::zeros({2, 3, 6})), tf::ValueError);
+  EXPECT_THROW(tf::trace([](T x, T y) { return la::tensorsolve(x, y); }, tf::Tensor::zeros({2, 3, 6}), tf::Tensor::zeros({3, 3})),
+               tf::ShapeError);
+}
+
 TEST(PinvLstsqNorms, AgreeWithTheirDefinitionsAndHaveSecondDerivatives) {
   std::mt19937_64 rng(24);
   for (tf::DType dt : kDTypes) {

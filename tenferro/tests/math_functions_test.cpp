@@ -57,6 +57,7 @@ std::vector<UnaryCase> unary_cases() {
       {"ceil", [](T x) { return tf::ceil(x); }, [](long double x) { return ceill(x); }, -5, 5},
       {"round", [](T x) { return tf::round(x); }, [](long double x) { return nearbyintl(x); }, -5, 5},
       {"trunc", [](T x) { return tf::trunc(x); }, [](long double x) { return truncl(x); }, -5, 5},
+      {"frac", [](T x) { return tf::frac(x); }, [](long double x) { return x - truncl(x); }, -5, 5},
   };
 }
 
@@ -510,7 +511,7 @@ TEST(Norms, ValuesMatchClosedFormsWithoutOverflowAndGradientsPassCheckGrads) {
   EXPECT_NEAR(run([](T x) { return tf::linalg::matrix_norm(x, "nuc"); }, m).item<double>(), s_hi + s_lo, 1e-14);
   EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x, "max"); }, m), tf::ValueError);
   EXPECT_THROW(tf::trace([](T x) { return tf::matrix_norm(x); }, v), tf::ShapeError);
-  EXPECT_THROW(tf::trace([](T x) { return tf::vector_norm(x, -1); }, v), tf::ValueError);
+  EXPECT_THROW(tf::trace([](T x) { return tf::vector_norm(x, kNaN); }, v), tf::ValueError);
   // The gradient of the 2-norm is x / |x|, and 0 at x = 0.
   const tf::Tensor g = tf::grad([](T x) { return tf::vector_norm(x); })(v);
   EXPECT_DOUBLE_EQ(g.data<double>()[0], 3.0 / 13);
@@ -553,6 +554,173 @@ TEST(Norms, ValuesMatchClosedFormsWithoutOverflowAndGradientsPassCheckGrads) {
       EXPECT_TRUE(result.ok) << result.message;
     }
   }
+}
+
+TEST(Norms, NegativeOrdersAreNumPysAndDifferentiableAwayFromZeros) {
+  auto run = [](const std::function<T(T)>& f, const tf::Tensor& x) { return tf::trace(f, x).run({x})[0]; };
+  // sum(|x|^p)^(1/p) in closed form; -inf is min |x|.
+  const tf::Tensor v = tf::Tensor::from(std::vector<double>{3, -4, 0.5, 12}, {4});
+  EXPECT_NEAR(run([](T x) { return tf::vector_norm(x, -1); }, v).item<double>(), 1 / (1.0 / 3 + 0.25 + 2 + 1.0 / 12), 1e-15);
+  EXPECT_NEAR(run([](T x) { return tf::vector_norm(x, -2); }, v).item<double>(),
+              1 / std::sqrt(1.0 / 9 + 1.0 / 16 + 4 + 1.0 / 144), 1e-15);
+  EXPECT_NEAR(run([](T x) { return tf::vector_norm(x, -0.5); }, v).item<double>(),
+              std::pow(std::pow(3, -0.5) + 0.5 + std::pow(0.5, -0.5) + std::pow(12, -0.5), -2.0), 1e-15);
+  EXPECT_EQ(run([](T x) { return tf::vector_norm(x, -kInf); }, v).item<double>(), 0.5);
+  // Tiny magnitudes: |x|^-2 would overflow unscaled.
+  const tf::Tensor tiny = tf::Tensor::from(std::vector<double>{3e-200, 4e-200}, {2});
+  EXPECT_NEAR(run([](T x) { return tf::vector_norm(x, -2); }, tiny).item<double>(), 2.4e-200, 1e-214);
+  // A zero entry: |0|^p = inf, so the norm is 0 (NumPy's value), with gradient 0.
+  const tf::Tensor z = tf::Tensor::from(std::vector<double>{0, 2, -3}, {3});
+  EXPECT_EQ(run([](T x) { return tf::vector_norm(x, -1.5); }, z).item<double>(), 0.0);
+  const tf::Tensor gz = tf::grad([](T x) { return tf::vector_norm(x, -1.5); })(z);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(gz.data<double>()[i], 0.0);
+  // The gradient of a p-norm, p > 0 below 1, at a zero entry is 0 there (PyTorch's subgradient),
+  // and |x_i|^(p-1) sign(x_i) (sum |x|^p)^(1/p - 1) elsewhere: finite, never 0 * inf = NaN.
+  const tf::Tensor g5 = tf::grad([](T x) { return tf::vector_norm(x, 0.5); })(z);
+  const double s5 = std::sqrt(2.0) + std::sqrt(3.0);
+  EXPECT_EQ(g5.data<double>()[0], 0.0);
+  EXPECT_NEAR(g5.data<double>()[1], std::pow(2.0, -0.5) * s5, 1e-14);
+  EXPECT_NEAR(g5.data<double>()[2], -std::pow(3.0, -0.5) * s5, 1e-14);
+  // Infinite entries: the norm is inf for every p (inf / inf never appears inside).
+  const tf::Tensor big = tf::Tensor::from(std::vector<double>{kInf, 1}, {2});
+  EXPECT_EQ(run([](T x) { return tf::vector_norm(x); }, big).item<double>(), kInf);
+  EXPECT_EQ(run([](T x) { return tf::vector_norm(x, 3); }, big).item<double>(), kInf);
+  EXPECT_EQ(run([](T x) { return tf::vector_norm(x, -1); }, tf::Tensor::from(std::vector<double>{kInf, -kInf}, {2})).item<double>(), kInf);
+  // check_grads to order 2 where every |x| > 0, real and complex, over all axes and over one.
+  for (tf::DType dtype : {tf::DType::F64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(dtype));
+    std::mt19937_64 rng(43);
+    std::uniform_real_distribution<double> u(0.3, 1.5);
+    std::vector<tf::c128> a(6);
+    for (auto& x : a) x = tf::c128(u(rng), dtype == tf::DType::C128 ? u(rng) : 0.0);
+    tf::Tensor arg = tf::Tensor::from(a, {2, 3});
+    if (dtype == tf::DType::F64) arg = tf::Tensor::from(std::vector<double>{a[0].real(), -a[1].real(), a[2].real(), a[3].real(), -a[4].real(), a[5].real()}, {2, 3});
+    const std::vector<tf::Tensor> args = {arg};
+    auto f = [](T x) { return tf::vector_norm(x, -1.5) + tf::sum(tf::vector_norm(x, -1, {1})) + tf::vector_norm(x, -kInf); };
+    auto graph = tf::detail::trace_graph(f, tf::detail::types_of(args));
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+}
+
+TEST(Norms, EmptyInputFollowsNumPyWithDerivativeZero) {
+  auto run = [](const std::function<T(T)>& f, const tf::Tensor& x) { return tf::trace(f, x).run({x})[0]; };
+  const tf::Tensor empty = tf::Tensor::zeros({0});
+  // numpy.linalg.norm(np.zeros(0), p): 0 for p >= 0, inf for p < 0; +-inf raise.
+  for (double p : {2.0, 1.0, 0.5, 3.5, 0.0}) {
+    SCOPED_TRACE(p);
+    EXPECT_EQ(run([p](T x) { return tf::vector_norm(x, p); }, empty).item<double>(), 0.0);
+  }
+  for (double p : {-1.0, -0.5, -2.0}) {
+    SCOPED_TRACE(p);
+    EXPECT_EQ(run([p](T x) { return tf::vector_norm(x, p); }, empty).item<double>(), kInf);
+  }
+  for (double p : {kInf, -kInf}) {
+    try {
+      tf::trace([p](T x) { return tf::vector_norm(x, p); }, empty);
+      ADD_FAILURE() << "expected ShapeError for ord " << p;
+    } catch (const tf::ShapeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("vector_norm"));
+      EXPECT_THAT(e.what(), HasSubstr(p > 0 ? "ord inf" : "ord -inf"));
+      EXPECT_THAT(e.what(), HasSubstr("f64[0]"));
+    }
+  }
+  // Over a size-0 axis: one 0 per kept position; complex too.
+  const tf::Tensor rows = run([](T x) { return tf::vector_norm(x, 3.5, {1}); }, tf::Tensor::zeros({3, 0}, tf::DType::C128));
+  EXPECT_EQ(rows.shape(), (tf::Shape{3}));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rows.data<double>()[i], 0.0);
+  // The derivative is 0, first and second order: f(w) = sum(w) (1 + |x w_0|_p) with x empty has
+  // gradient 1 and Hessian 0 (NaN before: the empty max is -inf and 0 * -inf = NaN).
+  const tf::Tensor w = tf::Tensor::from(std::vector<double>{0.5, 2.0}, {2});
+  for (double p : {2.0, 0.5, 3.5, 1.0}) {
+    SCOPED_TRACE(p);
+    auto f = [p](T wv, T x) {
+      const T scale = tf::sum(wv);
+      return scale * (1.0 + tf::vector_norm(x * scale, p)) + tf::matrix_norm(tf::reshape(x, {0, 0}) * scale, "fro");
+    };
+    const tf::Tensor g = tf::grad(f)(w, empty);
+    const tf::Tensor h = tf::hessian(f)(w, empty);
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(g.data<double>()[i], 1.0);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(h.data<double>()[i], 0.0);
+    auto [y, dy] = tf::jvp([p](T x) { return tf::vector_norm(x, p); }, {empty}, {empty});
+    EXPECT_EQ(y.item<double>(), 0.0);
+    EXPECT_EQ(dy.item<double>(), 0.0);
+  }
+  // Negative p: the constant inf, derivative 0.
+  const tf::Tensor gneg = tf::grad([](T wv, T x) { return tf::sum(wv) + 0.0 * tf::exp(-tf::vector_norm(x * tf::sum(wv), -1)); })(w, empty);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(gneg.data<double>()[i], 1.0);
+  // Matrix norms of empty matrices, as numpy.linalg.norm(np.zeros(shape), ord) (NumPy 1.24.2):
+  // "fro" and "nuc" are 0 for every shape; 1 / -1 are 0 for (0, 3) and raise otherwise; inf / -inf
+  // are 0 for (3, 0) and raise otherwise; 2 / -2 raise for all three.
+  struct Expect {
+    const char* ord;
+    bool ok00, ok03, ok30;
+  };
+  const Expect table[] = {{"fro", true, true, true}, {"nuc", true, true, true},   {"1", false, true, false},
+                          {"-1", false, true, false}, {"inf", false, false, true}, {"-inf", false, false, true},
+                          {"2", false, false, false}, {"-2", false, false, false}};
+  for (const Expect& e : table) {
+    const std::pair<tf::Shape, bool> shapes[] = {{{0, 0}, e.ok00}, {{0, 3}, e.ok03}, {{3, 0}, e.ok30}};
+    for (const auto& [shape, ok] : shapes) {
+      SCOPED_TRACE(std::string(e.ord) + " " + tf::shape_to_string(shape));
+      const tf::Tensor m = tf::Tensor::zeros(shape);
+      const std::string ord = e.ord;
+      auto f = [ord](T x) { return tf::linalg::matrix_norm(x, ord); };
+      if (ok) {
+        EXPECT_EQ(run(f, m).item<double>(), 0.0);
+        auto [y, dy] = tf::jvp(f, {m}, {m});
+        EXPECT_EQ(dy.item<double>(), 0.0);
+      } else {
+        try {
+          tf::trace(f, m);
+          ADD_FAILURE() << "expected ShapeError";
+        } catch (const tf::ShapeError& err) {
+          EXPECT_THAT(err.what(), HasSubstr("matrix_norm"));
+          EXPECT_THAT(err.what(), HasSubstr("ord " + ord));
+          EXPECT_THAT(err.what(), HasSubstr(tf::shape_to_string(shape)));
+        }
+      }
+    }
+  }
+}
+
+TEST(MathFunctions, FracIsTheFractionalPartWithDerivativeOne) {
+  auto eval1 = [](std::vector<double> x) {
+    const tf::Tensor t = tf::Tensor::from(x, {static_cast<std::int64_t>(x.size())});
+    const tf::Tensor y = tf::trace([](T v) { return tf::frac(v); }, t).run({t})[0];
+    return std::vector<double>(y.data<double>(), y.data<double>() + y.numel());
+  };
+  // torch.frac: x - trunc(x), the sign of x; exact; NaN at +-inf.
+  const auto y = eval1({-2.5, -0.25, 0.0, 1.75, 3.0, 1e20, 0x1p-1074});
+  EXPECT_EQ(y, (std::vector<double>{-0.5, -0.25, 0.0, 0.75, 0.0, 0.0, 0x1p-1074}));
+  EXPECT_TRUE(std::isnan(eval1({kInf})[0]));
+  EXPECT_TRUE(std::isnan(eval1({-kInf})[0]));
+  // Derivative 1 (also at an integer), first order; second order 0; check_grads in f64 and f32.
+  const tf::Tensor x = tf::Tensor::from(std::vector<double>{-2.5, 3.0, 0.3}, {3});
+  const tf::Tensor g = tf::grad([](T v) { return tf::sum(tf::frac(v) * tf::frac(v)); })(x);
+  EXPECT_EQ(g.data<double>()[0], -1.0);  // 2 frac(x)
+  EXPECT_EQ(g.data<double>()[1], 0.0);
+  EXPECT_NEAR(g.data<double>()[2], 0.6, 1e-15);
+  for (tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+    SCOPED_TRACE(tf::dtype_name(dtype));
+    const std::vector<double> values{-2.7, 1.2, 0.4, 5.6};
+    const std::vector<tf::Tensor> args = {dtype == tf::DType::F64 ? tf::Tensor::from(values, {4})
+                                                                  : tf::Tensor::from(std::vector<float>(values.begin(), values.end()), {4})};
+    auto f = [](T v) { return tf::frac(v) * tf::frac(v) * v; };
+    auto graph = tf::detail::trace_graph(f, tf::detail::types_of(args));
+    tidu::testkit::CheckOptions o;
+    if (dtype == tf::DType::F32) {
+      o.step = 1e-2;
+      o.eps = std::numeric_limits<float>::epsilon();
+      o.rtol = 1e-2;
+      o.atol = 1e-4;
+      o.adjoint_rtol = 1e-4;
+    }
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2,
+                                             {tidu::testkit::Mode::Forward, tidu::testkit::Mode::Reverse}, o);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
+  EXPECT_THROW(tf::trace([](T v) { return tf::frac(v); }, tf::Tensor::zeros({2}, tf::DType::C128)), tf::DTypeError);
 }
 
 TEST(MathFunctions, FrexpAndLdexpAreExactInverses) {

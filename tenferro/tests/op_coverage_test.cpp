@@ -108,6 +108,11 @@ std::map<std::string, Case> cases() {
   c["ceil"] = {{3}, {3}, false, rounding(K::Ceil)};
   c["round"] = {{3}, {3}, false, rounding(K::Round)};
   c["trunc"] = {{3}, {3}, false, rounding(K::Trunc)};
+  // frac has derivative 1; operands kept away from the integers (the jumps of its value), also
+  // within the single-precision check's larger step.
+  c["frac"] = {{3}, {3}, false, [](T a, T b) {
+    return op1(ops::unary(K::Frac, a.type()), a * 0.4 + 1.5) * b + op1(ops::unary(K::Frac, a.type()), a * 0.4 - 2.5) * a;
+  }};
   c["frexp"] = {{3}, {3}, false, [](T a, T b) {
     const T x = a * 3.0;
     const T operand[] = {x};
@@ -248,6 +253,13 @@ std::map<std::string, Case> cases() {
   c["lu"] = {{3, 3}, {3, 3}, true, [](T a, T b) {
     auto r = la::lu(a + b);
     return tf::matmul(r.L, r.U);
+  }};
+  // A permutation is a constant of the derivative: rows of a * b taken in the order of the pivots
+  // (3, 3, 3): row 0 swapped with 2, then row 1 with 2.
+  c["lu_pivots_to_permutation"] = {{3, 2}, {3, 2}, true, [](T a, T b) {
+    const T pivots = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{3, 3, 3}, {3}));
+    const T perm = tf::apply(ops::lu_pivots_to_permutation(pivots.type(), tf::LuPermutationAttrs{3}), {pivots});
+    return tf::take_along_axis(a * b, tf::reshape(perm, {3, 1}), 0) * a;
   }};
   c["expm"] = {{3, 3}, {3, 3}, true, [](T a, T b) { return la::expm(a * b); }};
   // expm's derivative is expm_frechet; its own derivative (second order) differentiates it in A.

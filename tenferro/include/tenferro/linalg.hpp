@@ -28,6 +28,7 @@
 //   input is solved as LAPACK solves it (no condition-number check).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tenferro/traced.hpp"
 
@@ -71,6 +72,10 @@ Traced eigvalsh(const Traced& a, double broadening = kDefaultBroadening);
 /// 2-norm, each up to a phase). Differentiable for distinct eigenvalues (broadened like eigh);
 /// the vectors' derivative keeps their norm and, like svd's, is meaningful for phase-invariant
 /// functions (|V|, V f(w) V^-1).
+/// Order: LAPACK's geev order, as numpy.linalg.eig and torch.linalg.eig. For real input (f32,
+/// f64) that of the real routine: a complex conjugate pair is adjacent, positive imaginary part
+/// first, and is exactly conjugate (values and vectors); real eigenvalues have imaginary part
+/// exactly 0. Neither real nor complex input is sorted.
 Eigh eig(const Traced& a, double broadening = kDefaultBroadening);
 Traced eigvals(const Traced& a, double broadening = kDefaultBroadening);
 
@@ -95,8 +100,22 @@ Traced inv(const Traced& a);
 struct Lu {
   Traced P, L, U;  ///< A = P L U; P a permutation matrix (A's dtype), L unit lower, U upper
 };
-/// LU with partial pivoting of a square matrix.
+/// LU with partial pivoting of A [.., m, n], k = min(m, n): P [.., m, m], L [.., m, k] unit lower
+/// trapezoidal, U [.., k, n] upper trapezoidal (torch.linalg.lu, scipy.linalg.lu). L and U are
+/// differentiable (for U's leading k x k block nonsingular).
 Lu lu(const Traced& a);
+struct LuFactor {
+  /// LU [.., m, n]: L's strict lower part and U packed in one matrix (LAPACK's getrf output);
+  /// pivots i64 [.., k], 1-based as in LAPACK and PyTorch (PyTorch's are int32): row i was
+  /// interchanged with row pivots[i] (i = 1..k, in order).
+  Traced LU, pivots;
+};
+/// The packed LU factorization of A [.., m, n] (torch.linalg.lu_factor); LU is differentiable.
+LuFactor lu_factor(const Traced& a);
+/// X with A X = B from A's lu_factor (square A [.., n, n]): B [.., n, k], or a vector [.., n]
+/// (torch.linalg.lu_solve). Differentiable in LU (through the triangles it reads) and B. Pivots
+/// out of range (not LAPACK's 1-based form) throw ValueError when the program runs.
+Traced lu_solve(const Traced& LU, const Traced& pivots, const Traced& b);
 Traced det(const Traced& a);
 struct Slogdet {
   Traced sign, logabsdet;  ///< det = sign * exp(logabsdet); sign has |sign| = 1 (0 if singular)
@@ -105,8 +124,34 @@ Slogdet slogdet(const Traced& a);
 
 /// Moore-Penrose pseudo-inverse through the SVD; singular values at most rcond * max(S) are dropped.
 Traced pinv(const Traced& a, double rcond = 1e-15);
-/// The least-squares solution X minimizing |A X - B| for A of full column rank (through QR).
+/// The least-squares solution X minimizing |A X - B|: for A [.., m, n] of full column rank
+/// (m >= n) through QR of A; for a wide A (m < n) of full row rank, the minimum-norm solution of
+/// A X = B, X = A^H (A A^H)^-1 B (what LAPACK's gelsd returns), through QR of A^H. B [.., m, k] or
+/// a vector [.., m]. Differentiable.
 Traced lstsq(const Traced& a, const Traced& b);
+
+/// The condition number of A in the norm `ord` (numpy.linalg.cond, torch.linalg.cond): "2"
+/// (default; NumPy's and PyTorch's None) and "-2" are ratios of the largest and smallest singular
+/// values (any [.., m, n]; inf where the smallest is 0); "fro", "nuc", "1", "-1", "inf", "-inf" are
+/// norm(A) norm(A^-1) (square A; a singular A throws LinalgError from the inverse, where NumPy
+/// returns inf). Real result, differentiable.
+Traced cond(const Traced& a, const std::string& ord = "2");
+Traced cond(const Traced& a, double ord);
+
+/// The first n columns of the product H_1 ... H_k of Householder reflectors H_i = I - tau_i v_i
+/// v_i^H, v_i = (0, .., 0, 1, A[i+1:, i]) (torch.linalg.householder_product, LAPACK's orgqr /
+/// ungqr): A [.., m, n], tau [.., k], m >= n >= k. Computed exactly as I - V T V^H (compact WY:
+/// T = (I + diag(tau) striu(V^H V))^-1 diag(tau)), differentiable in A and tau.
+Traced householder_product(const Traced& a, const Traced& tau);
+
+/// numpy.linalg.tensorinv: the inverse of A [i_1..i_ind, j_1..] as a map from its trailing axes to
+/// its leading ones, shape [j.., i..]; prod(i) must equal prod(j) (ShapeError otherwise).
+/// tensordot(tensorinv(A), A, ind) is the identity.
+Traced tensorinv(const Traced& a, int ind = 2);
+/// numpy.linalg.tensorsolve: X with tensordot(A, X, X.ndim) = B, X of shape A.shape[B.ndim:];
+/// `axes` (if not empty) are moved to the end of A first, in the order given. As NumPy, A must
+/// hold n^2 elements and B n, n = prod(X's shape) (ShapeError otherwise).
+Traced tensorsolve(const Traced& a, const Traced& b, const std::vector<std::int64_t>& axes = {});
 
 /// Matrix norms: "fro" (Frobenius), "nuc" (nuclear, sum of singular values), "2" / "-2" (largest /
 /// smallest singular value), "1" / "-1" (max / min column abs sum), "inf" / "-inf" (max / min row

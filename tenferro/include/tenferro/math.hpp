@@ -102,6 +102,9 @@ Traced round(const Traced& x);
 /// hundreds, ...).
 Traced round(const Traced& x, int decimals);
 Traced trunc(const Traced& x);
+/// The fractional part x - trunc(x), with x's sign (frac(-2.5) = -0.5), as torch.frac; derivative 1
+/// (also at the integers, as PyTorch); frac(+-inf) = NaN.
+Traced frac(const Traced& x);
 /// The C remainder a - trunc(a / b) b (the dividend's sign), as std::fmod and torch.fmod.
 Traced fmod(const Traced& a, const Traced& b);
 /// The floored remainder a - floor(a / b) b (the divisor's sign), as Python's % and
@@ -110,16 +113,22 @@ Traced remainder(const Traced& a, const Traced& b);
 
 // ---- norms (float or complex operands; real results) ----
 /// The vector p-norm over `axes` (all axes when omitted), as numpy.linalg.norm / torch.linalg.
-/// vector_norm: ord = 2 (default), 1, any p > 0, +-inf (max / min of |x|), 0 (the count of
-/// nonzeros, not differentiable). The 2- and p-norms are scaled by the detached max |x|, so they
+/// vector_norm: ord = 2 (default), 1, any p > 0, any p < 0 (sum(|x|^p)^(1/p): 0 where some x is 0,
+/// with gradient 0 there), +-inf (max / min of |x|), 0 (the count of nonzeros, not
+/// differentiable). The p-norms are scaled by the detached max |x| (min |x| for p < 0), so they
 /// neither overflow nor underflow where the result is finite; at x = 0 the norm is 0 with
-/// gradient 0 (a subgradient, as PyTorch).
+/// gradient 0 (a subgradient, as PyTorch). Over no elements (a size-0 axis among `axes`) the norm
+/// is 0 for p >= 0 and inf for p < 0, with derivative 0, as NumPy; ord = +-inf there throws
+/// ShapeError (the max / min of nothing, where NumPy raises too).
 Traced vector_norm(const Traced& x, double ord = 2);
 Traced vector_norm(const Traced& x, double ord, std::vector<std::int64_t> axes);
 /// Matrix norms over the last two axes (batched over the leading ones): "fro" (default), "nuc"
 /// (sum of singular values), and by number 1 (max column sum of |x|), -1 (min column sum), inf
 /// (max row sum), -inf (min row sum), 2 (largest singular value), -2 (smallest). Differentiable
 /// (the singular values through linalg::svdvals). linalg::matrix_norm is the same function.
+/// Empty matrices follow NumPy: "fro" and "nuc" are 0 (derivative 0); an order whose final max /
+/// min runs over no elements (1, -1 with no columns; inf, -inf with no rows; 2, -2 with either)
+/// throws ShapeError naming the order, where NumPy raises; the others are 0.
 Traced matrix_norm(const Traced& x, const std::string& ord = "fro");
 Traced matrix_norm(const Traced& x, double ord);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <sstream>
 
 #include "tenferro/linalg.hpp"
 
@@ -167,6 +168,7 @@ Traced round(const Traced& x, int decimals) {
   return round(x * scale) / scale;
 }
 Traced trunc(const Traced& x) { return unary(OpKind::Trunc, x); }
+Traced frac(const Traced& x) { return unary(OpKind::Frac, x); }
 Traced fmod(const Traced& a, const Traced& b) { return binary(OpKind::Fmod, a, b); }
 Traced remainder(const Traced& a, const Traced& b) { return binary(OpKind::Remainder, a, b); }
 
@@ -193,6 +195,28 @@ std::vector<std::int64_t> normalized_axes(const char* name, std::vector<std::int
   }
   return axes;
 }
+
+/// An order as NumPy spells it: 2, 0.5, inf, -inf.
+std::string ord_name(double ord) {
+  if (std::isinf(ord)) return ord > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << ord;
+  return os.str();
+}
+
+/// Whether any of `axes` (normalized) has size 0: a reduction over no elements.
+bool reduces_nothing(const Shape& shape, const std::vector<std::int64_t>& axes) {
+  for (auto a : axes) {
+    if (shape[static_cast<std::size_t>(a)] == 0) return true;
+  }
+  return false;
+}
+
+/// The ShapeError of a max / min over no elements (which has no identity; NumPy raises there too).
+[[noreturn]] void empty_extremum(const char* op, const Traced& x, const std::string& ord, const char* what) {
+  throw ShapeError(std::string(op) + ": ord " + ord + " of operand " + x.type().to_string() + " takes the " + what +
+                   " over no elements, which is undefined; expected a nonzero size along the reduced axes");
+}
 }  // namespace
 
 Traced vector_norm(const Traced& x, double ord) { return vector_norm(x, ord, every_axis(x.rank())); }
@@ -201,25 +225,42 @@ Traced vector_norm(const Traced& x, double ord, std::vector<std::int64_t> axes) 
   if (!is_inexact(x.dtype())) {
     throw DTypeError("vector_norm: operand " + x.type().to_string() + " has the wrong dtype; expected f32, f64, c64 or c128");
   }
-  if (std::isnan(ord) || ord < 0) {
-    if (!(ord == -std::numeric_limits<double>::infinity())) {
-      throw ValueError("vector_norm: ord = " + std::to_string(ord) + "; expected p >= 0 or +-inf");
-    }
-  }
+  if (std::isnan(ord)) throw ValueError("vector_norm: ord = nan; expected a number or +-inf");
+  constexpr double inf = std::numeric_limits<double>::infinity();
   axes = normalized_axes("vector_norm", std::move(axes), x.rank());
   const Traced a = abs(x);  // real
-  if (ord == std::numeric_limits<double>::infinity()) return max(a, axes);
-  if (ord == -std::numeric_limits<double>::infinity()) return min(a, axes);
+  if (reduces_nothing(x.shape(), axes)) {
+    // The sum of no terms is 0, so the norm is 0^(1/p): 0 for p >= 0 and inf for p < 0 (NumPy's
+    // values); a constant, so its derivative is 0 to every order. The max / min of no elements has
+    // no value.
+    if (std::isinf(ord)) empty_extremum("vector_norm", x, ord_name(ord), ord > 0 ? "max of |x|" : "min of |x|");
+    const Traced zero = sum(a, axes);
+    return ord < 0 ? zero + inf : zero;
+  }
+  if (ord == inf) return max(a, axes);
+  if (ord == -inf) return min(a, axes);
   if (ord == 0) return sum(astype(ne(a, full_like(a, 0.0)), a.dtype()), axes);
   if (ord == 1) return sum(a, axes);
-  // m (sum (|x| / m)^p)^(1/p) with m the detached max |x|: the value is exact in every range, and
-  // the derivative (m detached) is that of the norm. Where every |x| is 0, m = 1 inside and the
-  // result 0 outside (double where): value 0, gradient 0.
-  const Traced m = stop_gradient(max(a, axes));
+  // m (sum (|x| / m)^p)^(1/p) with m the detached max |x| (p > 0) or min |x| (p < 0), the terms
+  // that dominate the sum: each term is then at most 1 and the one at m is 1, so the value is
+  // exact in every range, and the derivative (m detached) is that of the norm. Where m is 0 (every
+  // |x| for p > 0; some |x| for p < 0, where |0|^p = inf) the norm is 0: m = 1 inside and the
+  // result 0 outside (double where), value 0 and gradient 0. Where m is inf, m = 1 inside too, so
+  // that inf / inf never appears: the sum is inf (p > 0) or 0 (p < 0), the root inf either way.
+  const Traced m = stop_gradient(ord > 0 ? max(a, axes) : min(a, axes));
   const Traced zero = eq(m, full_like(m, 0.0));
-  const Traced safe_m = where(zero, full_like(m, 1.0), m);
+  const Traced unscaled = eq(m, full_like(m, inf));
+  const Traced safe_m = where(zero, full_like(m, 1.0), where(unscaled, full_like(m, 1.0), m));
   const Traced scaled = a / expand_over(safe_m, a.shape(), axes);
-  const Traced powered = ord == 2 ? scaled * scaled : pow(scaled, full_like(scaled, ord));
+  Traced powered = scaled * scaled;
+  if (ord != 2) {
+    // p |x|^(p-1), the power's derivative, is infinite at x = 0 for p < 1 (and |0|^p = inf for
+    // p < 0): zeros go through the power as 1 and come out as 0 (double where), so their terms are
+    // 0 with derivative 0 (PyTorch's subgradient); for p < 0 the result there is 0 anyway (m = 0).
+    const Traced at_zero = eq(a, full_like(a, 0.0));
+    const Traced safe = where(at_zero, full_like(a, 1.0), scaled);
+    powered = where(at_zero, full_like(a, 0.0), pow(safe, full_like(safe, ord)));
+  }
   Traced total = sum(powered, axes);
   // The guard also keeps the root's derivative away from total = 0.
   const Traced safe_total = where(zero, full_like(total, 1.0), total);
@@ -241,7 +282,16 @@ Traced matrix_norm(const Traced& x, double ord) {
     throw DTypeError("matrix_norm: operand " + x.type().to_string() + " has the wrong dtype; expected f32, f64, c64 or c128");
   }
   const auto r = static_cast<std::int64_t>(x.rank());
+  const std::int64_t rows = x.shape()[x.rank() - 2], cols = x.shape().back();
   constexpr double inf = std::numeric_limits<double>::infinity();
+  // Each order ends in a max / min: over the columns (1, -1), the rows (inf, -inf) or the singular
+  // values (2, -2). Over no elements it has no value (NumPy raises); the column and row sums over
+  // no elements are 0, as NumPy's.
+  const bool over_columns = ord == 1 || ord == -1, over_rows = ord == inf || ord == -inf, spectral = ord == 2 || ord == -2;
+  if ((over_columns && cols == 0) || (over_rows && rows == 0) || (spectral && std::min(rows, cols) == 0)) {
+    empty_extremum("matrix_norm", x, ord_name(ord),
+                   over_columns ? "extremum over the columns" : over_rows ? "extremum over the rows" : "extremum of the singular values");
+  }
   const Traced a = abs(x);
   if (ord == 1) return max(sum(a, {r - 2}), {r - 2});    // column sums, then over columns
   if (ord == -1) return min(sum(a, {r - 2}), {r - 2});
@@ -249,7 +299,7 @@ Traced matrix_norm(const Traced& x, double ord) {
   if (ord == -inf) return min(sum(a, {r - 1}), {r - 2});
   if (ord == 2) return max(linalg::svdvals(x), {-1});   // the largest singular value
   if (ord == -2) return min(linalg::svdvals(x), {-1});  // the smallest
-  throw ValueError("matrix_norm: ord = " + std::to_string(ord) + "; expected 1, -1, 2, -2, inf, -inf, \"fro\" or \"nuc\"");
+  throw ValueError("matrix_norm: ord = " + ord_name(ord) + "; expected 1, -1, 2, -2, inf, -inf, \"fro\" or \"nuc\"");
 }
 
 Traced isnan(const Traced& x) { return ne(x, x); }

@@ -1,5 +1,6 @@
-// eig: A = V diag(w) V^-1 for a general square A (LAPACK's geev on the complex matrix), w and V
-// complex. Order: shape rule, kernel, JVP rule, definition.
+// eig: A = V diag(w) V^-1 for a general square A, w and V complex: LAPACK's real geev for real A
+// (its order: conjugate pairs adjacent, positive imaginary part first, as NumPy and PyTorch), the
+// complex one for complex A (lapack.cpp). Order: shape rule, kernel, JVP rule, definition.
 //
 // JVP, with P = V^-1 dA V (one solve with V):
 //   dw = diag(P)

@@ -63,10 +63,20 @@ I geev(I n, c128* a, c128* w, c128* vr) {
   c128 dummy{};
   return LAPACKE_zgeev(kCol, 'N', 'V', n, a, n, w, &dummy, 1, vr, n);
 }
-I getrf(I n, float* a, I* piv) { return LAPACKE_sgetrf(kCol, n, n, a, n, piv); }
-I getrf(I n, double* a, I* piv) { return LAPACKE_dgetrf(kCol, n, n, a, n, piv); }
-I getrf(I n, c64* a, I* piv) { return LAPACKE_cgetrf(kCol, n, n, a, n, piv); }
-I getrf(I n, c128* a, I* piv) { return LAPACKE_zgetrf(kCol, n, n, a, n, piv); }
+/// The real routines: eigenvalues as (wr, wi), eigenvectors packed as real columns (a complex
+/// pair's vector is column j + i column j + 1).
+I geev(I n, float* a, float* wr, float* wi, float* vr) {
+  float dummy{};
+  return LAPACKE_sgeev(kCol, 'N', 'V', n, a, n, wr, wi, &dummy, 1, vr, n);
+}
+I geev(I n, double* a, double* wr, double* wi, double* vr) {
+  double dummy{};
+  return LAPACKE_dgeev(kCol, 'N', 'V', n, a, n, wr, wi, &dummy, 1, vr, n);
+}
+I getrf(I m, I n, float* a, I* piv) { return LAPACKE_sgetrf(kCol, m, n, a, m, piv); }
+I getrf(I m, I n, double* a, I* piv) { return LAPACKE_dgetrf(kCol, m, n, a, m, piv); }
+I getrf(I m, I n, c64* a, I* piv) { return LAPACKE_cgetrf(kCol, m, n, a, m, piv); }
+I getrf(I m, I n, c128* a, I* piv) { return LAPACKE_zgetrf(kCol, m, n, a, m, piv); }
 
 template <class T>
 inline constexpr bool is_complex_v = !std::is_same_v<T, Real<T>>;
@@ -195,17 +205,19 @@ int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, 
 }
 
 template <class T>
-int lu(const T* a, std::int64_t n, T* p, T* l, T* u, Real<T>* parity) {
-  std::vector<T> w(static_cast<std::size_t>(n * n));
-  to_col_major(a, n, n, w.data());
-  std::vector<I> piv(static_cast<std::size_t>(n));
-  const int info = n == 0 ? 0 : getrf(static_cast<I>(n), w.data(), piv.data());
+int lu(const T* a, std::int64_t m, std::int64_t n, T* p, T* l, T* u, Real<T>* parity, std::int64_t* pivots) {
+  const std::int64_t k = std::min(m, n);
+  std::vector<T> w(static_cast<std::size_t>(m * n));
+  to_col_major(a, m, n, w.data());
+  std::vector<I> piv(static_cast<std::size_t>(k));
+  const int info = k == 0 ? 0 : getrf(static_cast<I>(m), static_cast<I>(n), w.data(), piv.data());
   if (info < 0) return info;
   // Row interchanges in order: row i of P^T A is row perm[i] of A; A = P L U with P[perm[i], i] = 1.
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
   Real<T> sign = 1;
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t i = 0; i < k; ++i) {
+    pivots[i] = piv[static_cast<std::size_t>(i)];
     const auto j = static_cast<std::int64_t>(piv[static_cast<std::size_t>(i)]) - 1;
     if (j != i) {
       std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
@@ -213,14 +225,16 @@ int lu(const T* a, std::int64_t n, T* p, T* l, T* u, Real<T>* parity) {
     }
   }
   *parity = sign;
-  std::fill(p, p + n * n, T(0));
-  for (std::int64_t i = 0; i < n; ++i) p[perm[static_cast<std::size_t>(i)] * n + i] = T(1);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const T v = w[static_cast<std::size_t>(i + j * n)];
-      l[i * n + j] = j < i ? v : (j == i ? T(1) : T(0));
-      u[i * n + j] = j >= i ? v : T(0);
+  std::fill(p, p + m * m, T(0));
+  for (std::int64_t i = 0; i < m; ++i) p[perm[static_cast<std::size_t>(i)] * m + i] = T(1);
+  // L [m, k]: the strict lower part of the packed factor and a unit diagonal; U [k, n]: its upper part.
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < k; ++j) {
+      l[i * k + j] = j < i ? w[static_cast<std::size_t>(i + j * m)] : (j == i ? T(1) : T(0));
     }
+  }
+  for (std::int64_t i = 0; i < k; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) u[i * n + j] = j >= i ? w[static_cast<std::size_t>(i + j * m)] : T(0);
   }
   return info;
 }
@@ -229,6 +243,34 @@ template <class T>
 int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<T>>* v) {
   using C = std::complex<Real<T>>;
   if (n == 0) return 0;
+  if constexpr (!is_complex_v<T>) {
+    // Real A: the real routine (as NumPy and PyTorch), so the order is LAPACK's real one (from the
+    // real Schur form: a complex conjugate pair adjacent, positive imaginary part first), real
+    // eigenvalues have imaginary part exactly 0 and pairs are exact conjugates. Its vectors come
+    // packed: for a real eigenvalue column j is the vector; for a pair (j, j + 1) the vectors are
+    // column j +- i column j + 1 (each of unit 2-norm, as LAPACK normalizes them).
+    std::vector<T> ac(static_cast<std::size_t>(n * n)), vr(static_cast<std::size_t>(n * n));
+    std::vector<T> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
+    to_col_major(a, n, n, ac.data());
+    const int info = geev(static_cast<I>(n), ac.data(), wr.data(), wi.data(), vr.data());
+    if (info != 0) return info;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto sj = static_cast<std::size_t>(j);
+      w[j] = C(wr[sj], wi[sj]);
+      if (wi[sj] == T(0)) {
+        for (std::int64_t i = 0; i < n; ++i) v[i * n + j] = C(vr[static_cast<std::size_t>(i + j * n)]);
+      } else if (j + 1 < n) {  // the pair (j, j + 1), wi[j] > 0
+        w[j + 1] = C(wr[sj + 1], wi[sj + 1]);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const T re = vr[static_cast<std::size_t>(i + j * n)], im = vr[static_cast<std::size_t>(i + (j + 1) * n)];
+          v[i * n + j] = C(re, im);
+          v[i * n + j + 1] = C(re, -im);
+        }
+        ++j;
+      }
+    }
+    return 0;
+  }
   std::vector<C> ac(static_cast<std::size_t>(n * n)), vr(static_cast<std::size_t>(n * n));
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t j = 0; j < n; ++j) ac[static_cast<std::size_t>(i + j * n)] = C(a[i * n + j]);
@@ -266,7 +308,7 @@ void trsm(const T* a, T* x, std::int64_t m, std::int64_t k, const TriangularSolv
   template int qr<T>(const T*, std::int64_t, std::int64_t, bool, T*, T*);                            \
   template int cholesky<T>(const T*, std::int64_t, T*);                                              \
   template int solve<T>(const T*, const T*, std::int64_t, std::int64_t, bool, T*);                   \
-  template int lu<T>(const T*, std::int64_t, T*, T*, T*, Real<T>*);                                  \
+  template int lu<T>(const T*, std::int64_t, std::int64_t, T*, T*, T*, Real<T>*, std::int64_t*);      \
   template int eig<T>(const T*, std::int64_t, std::complex<Real<T>>*, std::complex<Real<T>>*);       \
   template void trsm<T>(const T*, T*, std::int64_t, std::int64_t, const TriangularSolveAttrs&);
 TENFERRO_LAPACK_INSTANTIATE(float)

@@ -53,13 +53,15 @@ int cholesky(const T* a, std::int64_t n, T* l);
 template <class T>
 int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, T* x);
 
-/// a [n, n] = p l u with partial pivoting; p a permutation matrix, l unit lower, u upper; parity
-/// the permutation's sign. info > 0 (u singular) still gives the factors.
+/// a [m, n] = p l u with partial pivoting, k = min(m, n); p [m, m] a permutation matrix, l [m, k]
+/// unit lower, u [k, n] upper; parity the permutation's sign; pivots [k] LAPACK's 1-based row
+/// interchanges. info > 0 (u singular) still gives the factors.
 template <class T>
-int lu(const T* a, std::int64_t n, T* p, T* l, T* u, Real<T>* parity);
+int lu(const T* a, std::int64_t m, std::int64_t n, T* p, T* l, T* u, Real<T>* parity, std::int64_t* pivots);
 
-/// General a [n, n] (real or complex) = v diag(w) v^-1 with complex w [n] and v [n, n] (columns of
-/// unit 2-norm, LAPACK's geev); Cplx is the complex type of T.
+/// General a [n, n] = v diag(w) v^-1 with complex w [n] and v [n, n] (columns of unit 2-norm,
+/// LAPACK's geev). Real a goes through the real routine (sgeev/dgeev), whose order (conjugate
+/// pairs adjacent, positive imaginary part first) NumPy and PyTorch return too.
 template <class T>
 int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<T>>* v);
 

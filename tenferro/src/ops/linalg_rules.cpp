@@ -177,6 +177,14 @@ Mat MatAlg::concat_cols(const Mat& a, const Mat& b) {
   return add(pa, pb);
 }
 
+Mat MatAlg::concat_rows(const Mat& a, const Mat& b) {
+  const TensorType& ta = type(a);
+  const Mat zero = fixed(e_.full(TensorType{ta.dtype, {}}, 0.0));
+  const Mat pa = apply(ops::pad(ta, type(zero), pad_last_two(ta.rank(), 0, rows(b), 0, 0)), {a, zero});
+  const Mat pb = apply(ops::pad(type(b), type(zero), pad_last_two(ta.rank(), rows(a), 0, 0, 0)), {b, zero});
+  return add(pa, pb);
+}
+
 Mat MatAlg::upper_block(const Mat& a, const Mat& b, const Mat& c) {
   const TensorType& t = type(a);
   const std::int64_t n = cols(a);

@@ -81,6 +81,8 @@ class MatAlg {
   Mat rows_range(const Mat& a, std::int64_t from, std::int64_t to);
   /// [a | b] along the last axis (both linear or both fixed).
   Mat concat_cols(const Mat& a, const Mat& b);
+  /// [a; b] along the second-to-last axis (both linear or both fixed).
+  Mat concat_rows(const Mat& a, const Mat& b);
   /// The block matrix [[a, b], [0, c]] (each [.., n, n]).
   Mat upper_block(const Mat& a, const Mat& b, const Mat& c);
   /// A fixed zero of a's type (a stand-in for an absent tangent).

@@ -1,5 +1,6 @@
 // Rounding and remainders on f32 and f64: floor, ceil, round (to nearest, ties to even, as NumPy,
-// JAX and PyTorch round), trunc; fmod (the C remainder, the sign of the dividend) and remainder
+// JAX and PyTorch round), trunc, frac (x - trunc(x), the fractional part with x's sign, as
+// torch.frac); fmod (the C remainder, the sign of the dividend) and remainder
 // (the floored remainder, the sign of the divisor, Python's % and torch.remainder). Each is given
 // by its formula (ElementFormula); all are exact, so the scalar function is also the block form.
 // frexp splits x into a mantissa in [1/2, 1) (with x's sign) and an i64 exponent, x = m 2^e (two
@@ -8,7 +9,8 @@
 //
 // Derivatives: the rounding functions are piecewise constant, so their operand is declared
 // non-differentiable and their results carry no tangent (zero, as in the peers; at the jumps the
-// derivative does not exist and zero is returned too). fmod(a, b) = a - trunc(a / b) b and
+// derivative does not exist and zero is returned too). frac = x - trunc(x) has derivative 1 (its
+// tangent is dx itself, as in PyTorch), also at the jumps. fmod(a, b) = a - trunc(a / b) b and
 // remainder(a, b) = a - floor(a / b) b are piecewise linear: da - trunc(a / b) db and
 // da - floor(a / b) db.
 #include <cmath>
@@ -27,6 +29,9 @@ constexpr auto ceil_fn = [](auto x) { return std::ceil(x); };
 // program changes it (fesetround); it raises no inexact exception.
 constexpr auto round_fn = [](auto x) { return std::nearbyint(x); };
 constexpr auto trunc_fn = [](auto x) { return std::trunc(x); };
+/// x - trunc(x), exact (trunc(x) and x share their sign and |x - trunc(x)| < 1 is a multiple of
+/// x's last place); frac(+-inf) = inf - inf = NaN, as torch.frac.
+constexpr auto frac_fn = [](auto x) { return x - std::trunc(x); };
 constexpr auto fmod_fn = [](auto a, auto b) { return std::fmod(a, b); };
 /// a - floor(a / b) b computed exactly: fmod's result, moved by b when its sign differs from b's
 /// (a zero result takes b's sign, as in Python and PyTorch).
@@ -105,6 +110,11 @@ const OpDef& def_Round() {
 }
 const OpDef& def_Trunc() {
   static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {});
+  return d;
+}
+const OpDef& def_Frac() {
+  static const OpDef d = formula_op("frac", OpKind::Frac, {kNonlinear}, unary_formula<frac_fn, false>(),
+                                    [](const StdTensorOp&, const JvpArgs& a) { return Tangents{a.t[0]}; });
   return d;
 }
 const OpDef& def_Fmod() {

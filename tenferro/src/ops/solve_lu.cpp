@@ -1,10 +1,14 @@
-// solve (X with op(A) X = B, LAPACK's gesv) and lu (A = P L U, getrf). Order: attributes, shape
-// rules, kernels, AD rules, definitions.
+// solve (X with op(A) X = B, LAPACK's gesv), lu (A = P L U, getrf) and lu_pivots_to_permutation.
+// Order: attributes, shape rules, kernels, AD rules, definitions.
 //
 // solve is linear in B (A fixed). JVP: dX = solve(dB - op(dA) X). Transpose in B: the adjoint of
 // B -> op(A)^-1 B is C -> op(A)^-H C, solve with `adjoint` flipped.
-// lu: with F = L^-1 P^T dA U^-1 (two triangular solves), dL = L tril(F, -1), dU = triu(F) U; P and
-// the parity are piecewise constant (no tangent).
+// lu of A [m, n], k = min(m, n), with D = P^T dA. Square: F = L^-1 D U^-1 (two triangular
+// solves), dL = L tril(F, -1), dU = triu(F) U. Tall (m > n): with L = [L1; L2] (L1 n x n) and
+// D = [D1; D2], the square rule on (L1, U, D1), then D2 = dL2 U + L2 dU gives
+// dL2 = (D2 - L2 dU) U^-1. Wide (m < n): with U = [U1 | U2] (U1 m x m) and D = [D1 | D2], the
+// square rule on (L, U1, D1), then D2 = dL U2 + L dU2 gives dU2 = L^-1 (D2 - dL U2). P, the
+// parity and the pivots are piecewise constant (no tangent).
 #include "family.hpp"
 #include "lapack.hpp"
 #include "linalg_rules.hpp"
@@ -33,10 +37,36 @@ StdTensorOp solve(const TensorType& a, const TensorType& b, SolveAttrs attrs) {
 }
 
 StdTensorOp lu(const TensorType& a) {
-  detail::require_matrix("lu", a, true);
-  StdTensorOp op = detail::make(OpKind::Lu, a);
-  op.more_outs = {a, a, TensorType{real_dtype(a.dtype), Shape(a.shape.begin(), a.shape.end() - 2)}};
+  detail::require_matrix("lu", a, false);
+  const std::size_t r = a.rank();
+  const std::int64_t m = a.shape[r - 2], n = a.shape[r - 1], k = std::min(m, n);
+  const Shape batch(a.shape.begin(), a.shape.end() - 2);
+  auto with = [&](std::initializer_list<std::int64_t> tail) {
+    Shape s = batch;
+    s.insert(s.end(), tail);
+    return s;
+  };
+  StdTensorOp op = detail::make(OpKind::Lu, TensorType{a.dtype, with({m, m})});
+  op.more_outs = {TensorType{a.dtype, with({m, k})}, TensorType{a.dtype, with({k, n})},
+                  TensorType{real_dtype(a.dtype), batch}, TensorType{DType::I64, with({k})}};
   return op;
+}
+
+StdTensorOp lu_pivots_to_permutation(const TensorType& pivots, LuPermutationAttrs attrs) {
+  if (pivots.dtype != DType::I64) {
+    throw DTypeError("lu_pivots_to_permutation: pivots " + pivots.to_string() + " have the wrong dtype; expected i64");
+  }
+  if (pivots.rank() < 1) {
+    throw ShapeError("lu_pivots_to_permutation: pivots " + pivots.to_string() + " are a scalar; expected [.., k]");
+  }
+  if (attrs.rows < pivots.shape.back()) {
+    throw ShapeError("lu_pivots_to_permutation: " + std::to_string(pivots.shape.back()) + " pivots " +
+                     pivots.to_string() + " for a permutation of " + std::to_string(attrs.rows) +
+                     " rows; expected at most as many pivots as rows");
+  }
+  Shape s = pivots.shape;
+  s.back() = attrs.rows;
+  return detail::make(OpKind::LuPivotsToPermutation, TensorType{DType::I64, std::move(s)}, OpAttrs(attrs));
 }
 
 }  // namespace ops
@@ -69,18 +99,44 @@ Tensor eval_solve(const StdTensorOp& op, Operands in) {
 
 void eval_lu(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const Tensor& a = *in[0];
-  const std::int64_t n = a.shape().back(), batch = matrix_batch(a.shape());
-  for (std::size_t s = 0; s < 4; ++s) out[s] = Tensor::uninitialized(op.output_type(s));
+  const std::size_t r = a.rank();
+  const std::int64_t m = a.shape()[r - 2], n = a.shape()[r - 1], k = std::min(m, n), batch = matrix_batch(a.shape());
+  for (std::size_t s = 0; s < 5; ++s) out[s] = Tensor::uninitialized(op.output_type(s));
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using R = lapack::Real<T>;
     for (std::int64_t i = 0; i < batch; ++i) {
-      const std::int64_t o = i * n * n;
-      const int info = lapack::lu<T>(a.data<T>() + o, n, out[0].data<T>() + o, out[1].data<T>() + o,
-                                     out[2].data<T>() + o, out[3].data<R>() + i);
+      const int info = lapack::lu<T>(a.data<T>() + i * m * n, m, n, out[0].data<T>() + i * m * m,
+                                     out[1].data<T>() + i * m * k, out[2].data<T>() + i * k * n,
+                                     out[3].data<R>() + i, out[4].data<std::int64_t>() + i * k);
       if (info < 0) lapack_failure("lu", a.type(), i, info, "invalid argument");
     }
   });
+}
+
+Tensor eval_lu_pivots_to_permutation(const StdTensorOp& op, Operands in) {
+  const Tensor& piv = *in[0];
+  const std::int64_t k = piv.shape().back(), m = op.out.shape.back();
+  std::int64_t batch = 1;
+  for (std::size_t i = 0; i + 1 < piv.rank(); ++i) batch *= piv.shape()[i];
+  Tensor perm = Tensor::uninitialized(op.out);
+  std::int64_t* p = perm.data<std::int64_t>();
+  const std::int64_t* v = piv.data<std::int64_t>();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    std::int64_t* row = p + b * m;
+    for (std::int64_t i = 0; i < m; ++i) row[i] = i;
+    for (std::int64_t i = 0; i < k; ++i) {
+      const std::int64_t j = v[b * k + i] - 1;
+      if (j < i || j >= m) {
+        throw ValueError("lu_pivots_to_permutation: pivot " + std::to_string(j + 1) + " at position " +
+                         std::to_string(i + 1) + " of pivots " + piv.type().to_string() +
+                         "; expected 1-based LAPACK pivots with " + std::to_string(i + 1) + " <= pivot <= " +
+                         std::to_string(m));
+      }
+      std::swap(row[i], row[j]);
+    }
+  }
+  return perm;
 }
 
 Tangents jvp_solve(const StdTensorOp& op, const JvpArgs& a) {
@@ -107,16 +163,35 @@ Tangents transpose_solve(const StdTensorOp& op, const TransposeArgs& a) {
           g.id(g.apply(ops::solve(g.type(aa), g.type(ct), SolveAttrs{!op.attrs.get<SolveAttrs>().adjoint}), {aa, ct}))};
 }
 
+/// L^-1 x for unit lower L (left) and x U^-1 for upper U (right).
+Mat unit_lower_solve(MatAlg& g, const Mat& l, const Mat& x) {
+  return g.apply(ops::triangular_solve(g.type(l), g.type(x), {.left_side = true, .lower = true, .unit_diagonal = true}),
+                 {l, x});
+}
+Mat upper_solve_right(MatAlg& g, const Mat& u, const Mat& x) {
+  return g.apply(ops::triangular_solve(g.type(u), g.type(x), {.left_side = false, .lower = false}), {u, x});
+}
+
 Tangents jvp_lu(const StdTensorOp&, const JvpArgs& a) {
   MatAlg g(a.b);
   const Mat p = g.fixed(a.y[0]), l = g.fixed(a.y[1]), u = g.fixed(a.y[2]);
-  const Mat pda = g.matmul(g.adjoint(p), g.tangent(*a.t[0]));
-  const Mat y = g.apply(ops::triangular_solve(g.type(l), g.type(pda), {.left_side = true, .lower = true, .unit_diagonal = true}),
-                        {l, pda});
-  const Mat f = g.apply(ops::triangular_solve(g.type(u), g.type(y), {.left_side = false, .lower = false}), {u, y});
-  const Mat dl = g.matmul(l, g.tril(f, -1));
-  const Mat du = g.matmul(g.triu(f, 0), u);
-  return {std::nullopt, g.id(dl), g.id(du), std::nullopt};
+  const std::int64_t m = g.rows(l), n = g.cols(u), k = g.cols(l);
+  const Mat d = g.matmul(g.adjoint(p), g.tangent(*a.t[0]));
+  // The square rule on the leading k x k blocks: L1 [k, k], U1 [k, k], D1 [k, k].
+  const Mat l1 = m > k ? g.rows_range(l, 0, k) : l;
+  const Mat u1 = n > k ? g.cols_range(u, 0, k) : u;
+  const Mat d1 = m > k ? g.rows_range(d, 0, k) : (n > k ? g.cols_range(d, 0, k) : d);
+  const Mat f = upper_solve_right(g, u1, unit_lower_solve(g, l1, d1));
+  Mat dl = g.matmul(l1, g.tril(f, -1));
+  Mat du = g.matmul(g.triu(f, 0), u1);
+  if (m > k) {  // tall: dL2 = (D2 - L2 dU) U^-1
+    const Mat rest = g.sub(g.rows_range(d, k, m), g.matmul(g.rows_range(l, k, m), du));
+    dl = g.concat_rows(dl, upper_solve_right(g, u1, rest));
+  } else if (n > k) {  // wide: dU2 = L^-1 (D2 - dL U2)
+    const Mat rest = g.sub(g.cols_range(d, k, n), g.matmul(dl, g.cols_range(u, k, n)));
+    du = g.concat_cols(du, unit_lower_solve(g, l1, rest));
+  }
+  return {std::nullopt, g.id(dl), g.id(du), std::nullopt, std::nullopt};
 }
 
 }  // namespace
@@ -131,7 +206,7 @@ const OpDef& def_Solve() {
 }
 
 const OpDef& def_Lu() {
-  static const OpDef d{.name = "lu", .kind = OpKind::Lu, .operands = {kNonlinear}, .outputs = 4,
+  static const OpDef d{.name = "lu", .kind = OpKind::Lu, .operands = {kNonlinear}, .outputs = 5,
                        .shape_rule = [](Types t, const OpAttrs&) {
                          StdTensorOp op = ops::lu(t[0]);
                          std::vector<TensorType> types{op.out};
@@ -139,6 +214,16 @@ const OpDef& def_Lu() {
                          return types;
                        },
                        .kernel = eval_lu, .jvp = jvp_lu};
+  return d;
+}
+
+const OpDef& def_LuPivotsToPermutation() {
+  static const OpDef d{.name = "lu_pivots_to_permutation", .kind = OpKind::LuPivotsToPermutation,
+                       .operands = {kNoGrad},
+                       .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
+                         return ops::lu_pivots_to_permutation(t[0], a.get<LuPermutationAttrs>()).out;
+                       }),
+                       .kernel = single_result(eval_lu_pivots_to_permutation)};
   return d;
 }
 

@@ -51,6 +51,14 @@ struct SolveAttrs {
   void print(std::ostream& os) const;  // adjoint | plain
 };
 
+/// lu_pivots_to_permutation: the length of the permutation (the matrix's row count m).
+struct LuPermutationAttrs {
+  std::int64_t rows = 0;
+  bool operator==(const LuPermutationAttrs&) const = default;
+  std::size_t hash() const { return static_cast<std::size_t>(rows); }
+  void print(std::ostream& os) const { os << "rows=" << rows; }
+};
+
 namespace ops {
 /// U, S, Vh of a [.., m, n] float or complex operand; S real, descending.
 StdTensorOp svd(const TensorType& a, SvdAttrs attrs);
@@ -71,8 +79,13 @@ StdTensorOp cholesky(const TensorType& a);
 StdTensorOp triangular_solve(const TensorType& a, const TensorType& b, TriangularSolveAttrs attrs);
 /// X of op(A) X = B, A [.., n, n], B [.., n, k] with equal batch axes.
 StdTensorOp solve(const TensorType& a, const TensorType& b, SolveAttrs attrs);
-/// P, L, U and the permutation's parity (+-1, A's real dtype, batch shape) of a square [.., n, n].
+/// P [.., m, m], L [.., m, k] (unit lower), U [.., k, n] (upper), the permutation's parity (+-1,
+/// A's real dtype, batch shape) and LAPACK's pivots (i64 [.., k], 1-based: row i was interchanged
+/// with row pivots[i]) of A [.., m, n] = P L U, k = min(m, n).
 StdTensorOp lu(const TensorType& a);
+/// The permutation perm (i64 [.., rows]) of LU pivots (i64 [.., k], 1-based, k <= rows): row i of
+/// P^T A is row perm[i] of A. Not differentiable (integer values).
+StdTensorOp lu_pivots_to_permutation(const TensorType& pivots, LuPermutationAttrs attrs);
 /// exp(A) of a square [.., n, n].
 StdTensorOp expm(const TensorType& a);
 /// The Frechet derivative of exp at A in the direction E (linear in E): both [.., n, n].

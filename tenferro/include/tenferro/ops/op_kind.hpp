@@ -19,7 +19,7 @@ namespace tenferro {
   /* powers_logs.cpp */ X(Log2) X(Log10) X(Exp2) X(Cbrt) X(Hypot)                          \
   /* special.cpp */ X(Erf) X(Erfc) X(Erfinv) X(Erfcinv) X(Erfcx) X(Lgamma) X(Digamma) X(Polygamma) X(BesselI0)   \
   X(BesselI0e) X(BesselI1) X(BesselI1e)                                                    \
-  /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Fmod) X(Remainder) X(Frexp)      \
+  /* rounding.cpp */ X(Floor) X(Ceil) X(Round) X(Trunc) X(Frac) X(Fmod) X(Remainder) X(Frexp) \
   /* dot_general.cpp */ X(DotGeneral)                                                      \
   /* semiring_dot.cpp */ X(SemiringDot) X(SemiringDotIndex)                                \
   /* reduce.cpp */ X(ReduceSum) X(ReduceProd) X(ReduceMax) X(ReduceMin)                    \
@@ -31,7 +31,7 @@ namespace tenferro {
   /* dynamic_slice.cpp */ X(DynamicSlice) X(DynamicUpdateSlice) /* gather_scatter.cpp */ X(Gather) X(Scatter) \
   /* random_bits.cpp */ X(RandomBits) X(RandomUniform) /* conv.cpp */ X(Conv)              \
   /* svd.cpp */ X(Svd) X(SvdValues) /* eigh.cpp */ X(Eigh) X(EighValues) /* eig.cpp */ X(Eig) /* qr.cpp */ X(Qr) /* cholesky.cpp */ X(Cholesky)  \
-  /* triangular_solve.cpp */ X(TriangularSolve) /* solve_lu.cpp */ X(Solve) X(Lu)          \
+  /* triangular_solve.cpp */ X(TriangularSolve) /* solve_lu.cpp */ X(Solve) X(Lu) X(LuPivotsToPermutation) \
   /* expm.cpp */ X(Expm) X(ExpmFrechet)                                                    \
   /* stop_gradient.cpp */ X(StopGradient)                                                  \
   /* scan.cpp */ X(Scan) /* cond.cpp */ X(Cond) /* while_loop.cpp */ X(WhileLoop)          \
