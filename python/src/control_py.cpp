@@ -1,6 +1,11 @@
 // Control flow from Python (tenferro/control_flow.hpp), in JAX's calling conventions: a carry,
 // xs or operands given as one Traced reach the callable as one Traced, given as a tuple or list
-// they reach it as a tuple, and the callable returns the same structure.
+// they reach it as a tuple, and the callable returns the same structure. The values given (carry,
+// xs, operands, x0, params, pred, index) are operands as anywhere else (module.hpp, Operands): a
+// NumPy array, Tensor or Python scalar among them becomes a constant of the trace of a traced one;
+// a list or tuple is always a structure of values, never one nested-sequence tensor.
+#include <array>
+
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -31,6 +36,40 @@ Values values_of(const py::handle& x, const char* who, const char* what) {
                        std::string(py::str(py::type::of(x))));
 }
 
+/// A structure of operands (None, one operand, or a tuple or list of them) given to a control-flow
+/// function: noted in `ops` first (so that any traced one gives the trace), then made Values by
+/// get().
+struct Given {
+  py::handle x;
+  Slot slot = Slot::Value;
+  bool structure = true;  ///< false: one operand even if it is a list (a predicate, an index)
+
+  bool is_sequence() const { return structure && (py::isinstance<py::tuple>(x) || py::isinstance<py::list>(x)); }
+  void add_to(Operands& ops) const {
+    if (x.is_none()) return;
+    if (is_sequence()) {
+      ops.add_list(x, slot);
+    } else {
+      ops.add(x, slot);
+    }
+  }
+  Values get(const Operands& ops) const {
+    if (x.is_none()) return {};
+    if (is_sequence()) return {ops.get_list(x, slot), false};
+    return {{ops.get(x, slot)}, true};
+  }
+};
+
+/// The Values of each of `given`, coerced together (one Operands for the call of `fn`).
+template <std::size_t N>
+std::array<Values, N> operands_of(const char* fn, const std::array<Given, N>& given) {
+  Operands ops(std::string("tenferro.") + fn);
+  for (const auto& g : given) g.add_to(ops);
+  std::array<Values, N> out;
+  for (std::size_t i = 0; i < N; ++i) out[i] = given[i].get(ops);
+  return out;
+}
+
 py::object to_python(const TracedList& values, bool single) {
   if (single) return py::cast(values.at(0));
   py::tuple t(values.size());
@@ -54,7 +93,8 @@ template <class Options, class Solve>
 auto implicit_solver(Solve solve, const char* who, const char* result) {
   return [solve, who, result](py::function f, const py::object& x0, const py::object& params, double tol,
                               std::int64_t max_iter, std::int64_t derivative_steps) {
-    const Values x = values_of(x0, who, "x0"), p = values_of(params, who, "params");
+    const auto given = operands_of<2>(who, {Given{x0}, Given{params}});
+    const Values &x = given[0], &p = given[1];
     auto fn = [&](const TracedList& v, const TracedList& q) {
       return results_like(f(to_python(v, x.single), to_python(q, p.single)), x, who, result);
     };
@@ -67,7 +107,8 @@ auto implicit_solver(Solve solve, const char* who, const char* result) {
 void bind_control(py::module_& m) {
   m.def("scan", [](py::function f, const py::object& init, const py::object& xs, std::optional<std::int64_t> length,
                    bool reverse) {
-    const Values carry0 = values_of(init, "scan", "init"), x0 = values_of(xs, "scan", "xs");
+    const auto given = operands_of<2>("scan", {Given{init}, Given{xs}});
+    const Values &carry0 = given[0], &x0 = given[1];
     bool ys_single = false;
     auto body = [&](const TracedList& c, const TracedList& x) {
       py::object r = f(to_python(c, carry0.single), x0.list.empty() ? py::none() : to_python(x, x0.single));
@@ -86,7 +127,7 @@ void bind_control(py::module_& m) {
      py::arg("reverse") = false,
      "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan).");
   m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
-    const Values c0 = values_of(init, "fori_loop", "init");
+    const Values c0 = operands_of<1>("fori_loop", {Given{init}})[0];
     auto step = [&](const Traced& i, const TracedList& c) {
       return results_like(body(py::cast(i), to_python(c, c0.single)), c0, "fori_loop", "the returned carry");
     };
@@ -95,22 +136,23 @@ void bind_control(py::module_& m) {
   auto branch = [](py::function fn) -> Branch {
     return [fn = std::move(fn)](const TracedList& o) { return traced_results(fn(*py::tuple(to_python(o, false)))); };
   };
-  m.def("cond", [branch](const Traced& pred, py::function on_true, py::function on_false, const py::args& operands) {
-    const Values o = values_of(operands, "cond", "operands");
-    const TracedList r = cond(pred, branch(on_true), branch(on_false), o.list);
+  m.def("cond", [branch](const py::object& pred, py::function on_true, py::function on_false, const py::args& operands) {
+    const auto given = operands_of<2>("cond", {Given{pred, Slot::Pred, false}, Given{operands}});
+    const TracedList r = cond(given[0].list.at(0), branch(on_true), branch(on_false), given[1].list);
     return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
   }, py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"),
      "true_fun(*operands) if pred else false_fun(*operands); only the chosen branch runs (jax.lax.cond).");
-  m.def("switch", [branch](const Traced& index, const std::vector<py::function>& branches, const py::args& operands) {
-    const Values o = values_of(operands, "switch", "operands");
+  m.def("switch", [branch](const py::object& index, const std::vector<py::function>& branches, const py::args& operands) {
+    const auto given = operands_of<2>("switch", {Given{index, Slot::Index, false}, Given{operands}});
+    const Values& o = given[1];
     std::vector<Branch> bs;
     for (const auto& b : branches) bs.push_back(branch(b));
-    const TracedList r = switch_case(index, bs, o.list);
+    const TracedList r = switch_case(given[0].list.at(0), bs, o.list);
     return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
   }, py::arg("index"), py::arg("branches"), "branches[clamp(index)](*operands) (jax.lax.switch).");
   m.def("while_loop", [](py::function cond_fn, py::function body, const py::object& init,
                          std::optional<std::int64_t> max_trips) {
-    const Values c0 = values_of(init, "while_loop", "init");
+    const Values c0 = operands_of<1>("while_loop", {Given{init}})[0];
     auto c = [&](const TracedList& v) { return cond_fn(to_python(v, c0.single)).cast<Traced>(); };
     auto b = [&](const TracedList& v) {
       return results_like(body(to_python(v, c0.single)), c0, "while_loop", "the returned carry");

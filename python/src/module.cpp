@@ -1,7 +1,8 @@
 // The Python module _tenferro (imported by the package tenferro, python/tenferro/__init__.py).
 // tenferro's errors become Python exceptions carrying the C++ message: ShapeError and ValueError
 // derive from Python's ValueError, DTypeError from TypeError, ADRuleError and the rest from
-// RuntimeError (tenferro.Error).
+// RuntimeError (tenferro.Error). tenferro.TracerConversionError (a TypeError, traced_py.cpp) is
+// raised by the module itself, for a Traced value used where Python needs a concrete one.
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -9,7 +10,7 @@ namespace tenferro::python {
 namespace {
 Tensor concrete_einsum(const std::string& subscripts, const py::args& operands) {
   Tensors xs;
-  for (const auto& x : operands) xs.push_back(to_tensor(x));
+  for (const auto& x : operands) xs.push_back(to_tensor(x, "tenferro.einsum"));
   return einsum(subscripts, std::span<const Tensor>(xs));
 }
 }  // namespace

@@ -1,5 +1,10 @@
 #pragma once
 // Internal to the Python module (_tenferro): the conversions its files share.
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
 #include <pybind11/complex.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -13,19 +18,108 @@ namespace tenferro::python {
 namespace py = pybind11;
 
 /// A new Tensor holding a copy of a NumPy array (any layout; the dtype kept, integers as i64).
-Tensor tensor_from_array(const py::array& a);
+/// TypeError for object arrays and dtypes tenferro has no counterpart for; ValueError for unsigned
+/// values that do not fit i64. `who` names the caller in the message.
+Tensor tensor_from_array(const py::array& a, const std::string& who = "tenferro");
 /// A Tensor sharing the array's memory when it can (C-contiguous, aligned, native byte order, a
 /// tenferro dtype), else a copy.
-Tensor share_or_copy(const py::array& a);
+Tensor share_or_copy(const py::array& a, const std::string& who = "tenferro");
 /// A Tensor from a Tensor (shared), a NumPy array (shared when it can be, see share_or_copy), an
-/// object with __array__ or a nested sequence (copied) or a Python scalar (f64, c128 or bool);
-/// TypeError otherwise.
-Tensor to_tensor(const py::handle& x);
+/// object with __array__ or a nested sequence (copied) or a Python scalar (f64, c128 or bool).
+/// A nested sequence must be regular: ShapeError (a ValueError) naming the first ragged axis
+/// otherwise. A Traced value (or a sequence holding one) raises TracerConversionError (TypeError),
+/// anything else that is not a tensor TypeError; `who` names the caller ("tenferro.grad argument 0").
+Tensor to_tensor(const py::handle& x, const std::string& who = "tenferro");
 /// The Traced values a traced Python callable returned: one Traced, or a tuple or list of them;
 /// TypeError naming what came back otherwise.
 std::vector<Traced> traced_results(const py::handle& r);
 /// A C++ traced function calling the Python callable with the Traced arguments.
 detail::TracedFunction traced_function(py::function f);
+
+/// Raises tenferro.TracerConversionError (a TypeError): a Traced value was used where Python needs
+/// a concrete value (bool(), int(), float(), an index, a NumPy array, a transform's argument).
+[[noreturn]] void throw_tracer_conversion(const std::string& message);
+/// The Python exception class tenferro.TracerConversionError (created by bind_traced).
+py::handle tracer_conversion_error();
+
+/// What a Python scalar given for a tensor operand becomes (a 0-d constant; arrays keep their
+/// dtype):
+enum class Slot : char {
+  Value = 'v',  ///< a value: the dtype of the call's first traced value operand (float scalars beside an
+                ///< integer or bool one become f64, complex ones c64 or c128), as JAX's weak types
+  Index = 'i',  ///< an index or a key: ints (and bools) become i64; other scalars are refused
+  Pred = 'p',   ///< a predicate: bools become bool; other scalars are refused
+};
+
+/// The tensor operands of one call of the public function `fn`, made Traced values of one trace:
+/// the single place that coerces an operand beside a Traced. add() every operand first, then get()
+/// each: a Traced stays as it is; a Tensor, NumPy array, nested sequence or Python scalar becomes a
+/// constant of the first traced operand's trace (scalars typed by their Slot). get() raises
+/// TypeError naming `fn` when no operand is Traced (the function records operations on the
+/// arguments of a transformed function; it cannot run on concrete values).
+class Operands {
+ public:
+  explicit Operands(std::string fn) : fn_(std::move(fn)) {}
+  void add(const py::handle& x, Slot slot = Slot::Value);
+  /// Each item of a list or tuple of operands (anything else: as one operand, refused by get_list).
+  void add_list(const py::handle& xs, Slot slot = Slot::Value);
+  Traced get(const py::handle& x, Slot slot = Slot::Value) const;
+  std::vector<Traced> get_list(const py::handle& xs, Slot slot = Slot::Value) const;
+  const std::string& name() const { return fn_; }
+
+ private:
+  const Traced& like() const;
+  std::string fn_;
+  std::optional<Traced> like_;            // the first Traced operand: its trace receives the constants
+  std::optional<DType> value_dtype_;      // the dtype of the first Traced value operand
+  std::vector<std::string> seen_;         // the operands' Python types, for the error without a Traced
+};
+
+namespace lifting {
+template <class T>
+constexpr bool is_traced = std::is_same_v<std::remove_cvref_t<T>, Traced>;
+template <class T>
+constexpr bool is_traced_list = std::is_same_v<std::remove_cvref_t<T>, std::vector<Traced>>;
+/// The Python-side type of a C++ parameter: tensor operands arrive as any Python object.
+template <class T>
+using param_t = std::conditional_t<is_traced<T> || is_traced_list<T>, py::object, T>;
+
+inline Slot slot_at(const char* slots, std::size_t i) {
+  return i < std::strlen(slots) ? static_cast<Slot>(slots[i]) : Slot::Value;
+}
+
+template <class R, class... A, std::size_t... I>
+R call(const char* fn, const char* slots, R (*f)(A...), std::index_sequence<I...>, param_t<A>&... args) {
+  Operands ops(std::string("tenferro.") + fn);
+  auto note = [&]<class T>(const auto& arg, std::size_t i) {
+    if constexpr (is_traced<T>) ops.add(arg, slot_at(slots, i));
+    if constexpr (is_traced_list<T>) ops.add_list(arg, slot_at(slots, i));
+  };
+  (note.template operator()<A>(args, I), ...);
+  auto get = [&]<class T>(auto& arg, std::size_t i) -> decltype(auto) {
+    if constexpr (is_traced<T>) {
+      return ops.get(arg, slot_at(slots, i));
+    } else if constexpr (is_traced_list<T>) {
+      return ops.get_list(arg, slot_at(slots, i));
+    } else {
+      return (arg);
+    }
+  };
+  return f(get.template operator()<A>(args, I)...);
+}
+}  // namespace lifting
+
+/// `f` as a Python function whose tensor parameters (const Traced&, std::vector<Traced>) take any
+/// operand Operands accepts: Traced values, Tensors, NumPy arrays, nested sequences, Python
+/// scalars, at least one of them Traced. slots[i] is the Slot of parameter i ('v' where `slots`
+/// is shorter); `fn` names the function in errors ("linalg.solve"). Other parameters are bound as
+/// pybind11 binds them. Lambdas: lift("x", +[](const Traced& a, ...) { ... }).
+template <class R, class... A>
+auto lift(const char* fn, R (*f)(A...), const char* slots = "") {
+  return [fn, f, slots](lifting::param_t<A>... args) -> R {
+    return lifting::call(fn, slots, f, std::index_sequence_for<A...>{}, args...);
+  };
+}
 
 void bind_tensor(py::module_& m);
 void bind_traced(py::module_& m);

@@ -5,6 +5,11 @@
 //   when it is C-contiguous, aligned, in native byte order and of a tenferro dtype (float32/64,
 //   complex64/128, int64, bool); the Tensor keeps the array alive. tenferro.Tensor(a) always
 //   copies (any layout, byte order or integer width), as do arguments that cannot be shared.
+// - Nested sequences are walked before NumPy sees them: a ragged one is refused with a ShapeError
+//   (a ValueError) naming the axis and the two items whose lengths differ, instead of reaching
+//   NumPy, which would make an object array of it or raise, depending on its version.
+#include <climits>
+
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -23,11 +28,21 @@ std::string format_of(DType d) {
   return "B";
 }
 
+std::string type_name(const py::handle& x) {
+  const py::handle type = py::type::of(x);
+  const std::string module = py::str(type.attr("__module__"));
+  const std::string name = py::str(type.attr("__qualname__"));
+  return module == "builtins" ? name : module + "." + name;
+}
+
 template <class T>
-Tensor copy_array(const py::array& a) {
+Tensor copy_array(const py::array& a, const std::string& who) {
   // forcecast: NumPy converts byte order; c_style: a contiguous copy when `a` is not one.
   auto c = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
-  if (!c) throw py::type_error("tenferro: cannot read the array as " + std::string(dtype_name(dtype_of_v<T>)));
+  if (!c) {
+    throw py::type_error(who + ": cannot read the " + a.dtype().attr("name").cast<std::string>() + " array as " +
+                         std::string(dtype_name(dtype_of_v<T>)));
+  }
   Shape shape(c.shape(), c.shape() + c.ndim());
   std::vector<T> values(c.data(), c.data() + c.size());
   return Tensor::from(values, std::move(shape));
@@ -69,36 +84,136 @@ Tensor share_array(const py::array& a) {
   return Tensor::wrap(TensorType{*shareable_dtype(a), std::move(shape)}, const_cast<void*>(a.data()), std::move(owner));
 }
 
-}  // namespace
 
-Tensor share_or_copy(const py::array& a) {
-  return unshareable_reason(a).empty() ? share_array(a) : tensor_from_array(a);
+bool is_python_number(const py::handle& x) {
+  return PyBool_Check(x.ptr()) || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr()) || PyComplex_Check(x.ptr());
 }
 
-Tensor tensor_from_array(const py::array& a) {
+std::string path_string(const std::vector<std::size_t>& path) {
+  if (path.empty()) return "the top level";
+  std::string s;
+  for (auto i : path) s += "[" + std::to_string(i) + "]";
+  return s;
+}
+
+/// The shape of one item of a nested sequence (at `path`), every sequence in it checked to be
+/// regular: ShapeError at the first axis whose lengths differ, TracerConversionError for a Traced
+/// value, TypeError for an item that is not a number, an array or a sequence.
+std::vector<std::int64_t> nested_shape(const py::handle& x, std::vector<std::size_t>& path, const std::string& who) {
+  if (py::isinstance<Traced>(x)) {
+    throw_tracer_conversion(who + ": a Traced value at " + path_string(path) +
+                            " of a nested sequence: a nested sequence is a concrete tensor, and a traced value "
+                            "is not known while tracing; use tf.stack (or tf.concatenate) to build a tensor "
+                            "of traced values");
+  }
+  if (is_python_number(x)) return {};
+  if (py::isinstance<Tensor>(x)) {
+    const Shape& s = x.cast<const Tensor&>().shape();
+    return {s.begin(), s.end()};
+  }
+  if (py::isinstance<py::array>(x) || py::hasattr(x, "__array__")) {
+    // Arrays and array-likes (NumPy scalars, torch tensors: __array__) contribute their shape.
+    const py::array a = py::module_::import("numpy").attr("asarray")(x);
+    if (a.dtype().kind() == 'O') {
+      throw py::type_error(who + ": an object array at " + path_string(path) + " is not a tensor");
+    }
+    return {a.shape(), a.shape() + a.ndim()};
+  }
+  if (PyUnicode_Check(x.ptr()) || PyBytes_Check(x.ptr()) || !py::isinstance<py::sequence>(x)) {
+    throw py::type_error(who + ": cannot make a tensor from a " + type_name(x) + " (at " + path_string(path) +
+                         "); expected numbers, arrays, Tensors or nested sequences of them");
+  }
+  const py::sequence seq = py::reinterpret_borrow<py::sequence>(x);
+  const std::size_t n = seq.size();
+  std::vector<std::int64_t> first;
+  for (std::size_t i = 0; i < n; ++i) {
+    path.push_back(i);
+    std::vector<std::int64_t> s = nested_shape(seq[i], path, who);
+    path.pop_back();
+    if (i == 0) {
+      first = std::move(s);
+      continue;
+    }
+    if (s == first) continue;
+    // The first axis (counted in the whole tensor) where item 0 and item i differ.
+    std::size_t k = 0;
+    while (k < s.size() && k < first.size() && s[k] == first[k]) ++k;
+    const std::size_t axis = path.size() + 1 + k;
+    std::vector<std::size_t> p0 = path, pi = path;
+    p0.push_back(0);
+    pi.push_back(i);
+    for (std::size_t j = 0; j < k; ++j) p0.push_back(0), pi.push_back(0);
+    std::string why;
+    if (k < s.size() && k < first.size()) {
+      why = "axis " + std::to_string(axis) + " has lengths " + std::to_string(first[k]) + " and " +
+            std::to_string(s[k]) + " (at " + path_string(p0) + " and " + path_string(pi) + ")";
+    } else {
+      const bool first_longer = k < first.size();
+      why = "axis " + std::to_string(axis) + " has length " + std::to_string(first_longer ? first[k] : s[k]) + " at " +
+            path_string(first_longer ? p0 : pi) + " but a scalar stands at " + path_string(first_longer ? pi : p0);
+    }
+    throw ShapeError(who + ": ragged nested sequence: " + why +
+                     "; a tensor needs equal lengths along each axis (pad the rows, or make one tensor per row)");
+  }
+  first.insert(first.begin(), static_cast<std::int64_t>(n));
+  return first;
+}
+
+}  // namespace
+
+Tensor share_or_copy(const py::array& a, const std::string& who) {
+  return unshareable_reason(a).empty() ? share_array(a) : tensor_from_array(a, who);
+}
+
+Tensor tensor_from_array(const py::array& a, const std::string& who) {
   const py::dtype dt = a.dtype();
   const char kind = dt.kind();
   const auto size = dt.itemsize();
-  if (kind == 'f' && size == 4) return copy_array<float>(a);
-  if (kind == 'f' && size == 8) return copy_array<double>(a);
-  if (kind == 'c' && size == 8) return copy_array<c64>(a);
-  if (kind == 'c' && size == 16) return copy_array<c128>(a);
-  if (kind == 'i' || kind == 'u') return copy_array<std::int64_t>(a);
-  if (kind == 'b') return copy_array<bool>(a);
-  throw py::type_error("tenferro: unsupported dtype " + dt.attr("name").cast<std::string>() +
+  if (kind == 'f' && size == 4) return copy_array<float>(a, who);
+  if (kind == 'f' && size == 8) return copy_array<double>(a, who);
+  if (kind == 'c' && size == 8) return copy_array<c64>(a, who);
+  if (kind == 'c' && size == 16) return copy_array<c128>(a, who);
+  if (kind == 'u' && size == 8 && a.size() > 0 &&
+      a.attr("max")().cast<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    throw py::value_error(who + ": the uint64 array holds " + std::string(py::str(a.attr("max")())) +
+                          ", which does not fit tenferro's integer dtype i64");
+  }
+  if (kind == 'i' || kind == 'u') return copy_array<std::int64_t>(a, who);
+  if (kind == 'b') return copy_array<bool>(a, who);
+  if (kind == 'O') {
+    throw py::type_error(who + ": an object array (shape " + std::string(py::str(a.attr("shape"))) +
+                         ") is not a tensor; NumPy makes them of ragged or mixed nested sequences. Expected "
+                         "float32, float64, complex64, complex128, an integer or bool");
+  }
+  throw py::type_error(who + ": unsupported dtype " + dt.attr("name").cast<std::string>() +
                        "; expected float32, float64, complex64, complex128, an integer or bool");
 }
 
-Tensor to_tensor(const py::handle& x) {
+Tensor to_tensor(const py::handle& x, const std::string& who) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
-  if (py::isinstance<py::bool_>(x)) return Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool);
-  if (py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) return Tensor::scalar(x.cast<double>());
-  if (PyComplex_Check(x.ptr())) return Tensor::scalar(x.cast<c128>());
-  if (py::isinstance<py::array>(x)) return share_or_copy(py::reinterpret_borrow<py::array>(x));
-  if (py::hasattr(x, "__array__") || py::isinstance<py::sequence>(x)) {
-    return tensor_from_array(py::array::ensure(x));
+  if (py::isinstance<Traced>(x)) {
+    throw_tracer_conversion(who + ": a Traced value (" + x.cast<const Traced&>().type().to_string() +
+                            ") where a concrete tensor is needed: its value is not known while tracing, since it "
+                            "depends on the arguments of the traced function (transforms take concrete arrays; "
+                            "a transform inside a traced function cannot take its traced values)");
   }
-  throw py::type_error("tenferro: cannot make a tensor from " + std::string(py::str(py::type::of(x))));
+  if (PyBool_Check(x.ptr())) return Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool);
+  if (PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) return Tensor::scalar(x.cast<double>());
+  if (PyComplex_Check(x.ptr())) return Tensor::scalar(x.cast<c128>());
+  if (py::isinstance<py::array>(x)) return share_or_copy(py::reinterpret_borrow<py::array>(x), who);
+  const bool array_like = py::hasattr(x, "__array__");
+  if (array_like || (py::isinstance<py::sequence>(x) && !PyUnicode_Check(x.ptr()) && !PyBytes_Check(x.ptr()))) {
+    if (!array_like) {
+      std::vector<std::size_t> path;
+      nested_shape(x, path, who);  // refuses ragged sequences, strings and Traced items before NumPy sees them
+    }
+    // numpy.asarray's own errors propagate (error_already_set) instead of a null array;
+    // tensor_from_array refuses object arrays.
+    const py::array a = py::module_::import("numpy").attr("asarray")(x);
+    return tensor_from_array(a, who);
+  }
+  throw py::type_error(who + ": cannot make a tensor from a " + type_name(x) +
+                       "; expected a Tensor, a NumPy array, a nested sequence of numbers or a Python scalar");
 }
 
 void bind_tensor(py::module_& m) {
@@ -107,8 +222,10 @@ void bind_tensor(py::module_& m) {
                          "from_numpy(array) shares.");
   cls.def(py::init([](const py::handle& x) {
         if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
-        if (py::isinstance<py::array>(x)) return tensor_from_array(py::reinterpret_borrow<py::array>(x));
-        return to_tensor(x);
+        if (py::isinstance<py::array>(x)) {
+          return tensor_from_array(py::reinterpret_borrow<py::array>(x), "tenferro.Tensor");
+        }
+        return to_tensor(x, "tenferro.Tensor");
       }), py::arg("data"))
       .def_buffer([](Tensor& t) {
         std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;

@@ -2,6 +2,19 @@
 // (grad, jvp, jit, ...) the arguments are Traced; arithmetic operators and the functions below
 // record operations, exactly as the C++ API does (tenferro/traced.hpp, tenferro/math.hpp,
 // tenferro/einsum.hpp), with NumPy-style broadcasting and the same errors.
+//
+// Operands: wherever a function or operator takes a tensor, it takes a Traced value, a Tensor, a
+// NumPy array, a nested sequence or a Python scalar, as long as one operand of the call is Traced
+// (Operands, module.hpp). NumPy defers to Traced (__array_ufunc__ = None), so `ndarray * x` runs
+// Traced.__rmul__ instead of building an object array.
+//
+// Concrete values: a Traced value has a type (dtype and shape) but no value while tracing. Python
+// asking for one (bool(), int(), float(), complex(), operator.index, numpy.asarray; so `if`,
+// `while`, `and`, `or`, `not` and indexing Python sequences) raises TracerConversionError instead
+// of taking one branch for every argument. len() and iteration are those of the leading axis,
+// whose length is known while tracing (as in JAX); both raise TypeError for 0-d values.
+#include <climits>
+
 #include "module.hpp"
 
 namespace tenferro::python {
@@ -23,17 +36,36 @@ Axes axes_of(const py::object& axis, std::size_t rank) {
   return axes;
 }
 
-/// A scalar or tensor operand beside a Traced: a Traced stays, anything else becomes a constant
-/// of `like`'s trace (scalars take like's dtype).
-Traced operand(const Traced& like, const py::handle& x) {
-  if (py::isinstance<Traced>(x)) return x.cast<Traced>();
-  if (py::isinstance<py::int_>(x) || py::isinstance<py::float_>(x)) return full_like(like, x.cast<double>());
-  return constant(like, to_tensor(x));
+PyObject* tracer_conversion_class = nullptr;  // tenferro.TracerConversionError, alive as long as the module
+
+std::string type_name(const py::handle& x) {
+  const py::handle type = py::type::of(x);
+  const std::string module = py::str(type.attr("__module__"));
+  const std::string name = py::str(type.attr("__qualname__"));
+  return module == "builtins" ? name : module + "." + name;
+}
+
+/// `what` (bool(), int(), ...) of a Traced value: TracerConversionError saying why and what instead.
+[[noreturn]] void refuse_conversion(const Traced& t, const std::string& what) {
+  throw_tracer_conversion(
+      what + " of a Traced value (" + t.type().to_string() +
+      "): its value is not known while tracing, since it depends on the arguments of the traced function; "
+      "only its dtype and shape are. Python control flow (if, while, and, or, not) and Python numbers cannot "
+      "use it, or every call would take the branch of the first trace. Record the choice instead: tf.where(pred, "
+      "a, b) picks between values elementwise, tf.cond(pred, true_fun, false_fun, *operands) or tf.switch "
+      "between computations, tf.while_loop loops on a traced condition. A value that should steer Python code "
+      "must be concrete: pass it as a NumPy array the function closes over instead of a traced argument "
+      "(tf.stop_gradient does not make a value concrete, it only cuts its derivative)");
 }
 
 /// One item of x[...]: an int, a slice, Ellipsis, None (new axis), a Traced or an array of
 /// integer indices (a constant of the trace).
 IndexItem index_item(const Traced& x, const py::handle& k) {
+  if (PyBool_Check(k.ptr())) {
+    // Python's bool is an int: x[True] would silently read x[1].
+    throw py::type_error("tenferro.Traced.__getitem__: a bool index (NumPy's boolean masks have a data-dependent "
+                         "shape); use tf.where, or an integer index");
+  }
   if (py::isinstance<py::int_>(k)) return IndexItem(k.cast<std::int64_t>());
   if (py::isinstance<py::slice>(k)) {
     auto bound = [](const py::object& b) { return b.is_none() ? RangeBound(none) : RangeBound(b.cast<std::int64_t>()); };
@@ -43,10 +75,91 @@ IndexItem index_item(const Traced& x, const py::handle& k) {
   if (k.is(py::ellipsis())) return IndexItem(ellipsis);
   if (k.is_none()) return IndexItem(newaxis);
   if (py::isinstance<Traced>(k)) return IndexItem(k.cast<Traced>());
-  return IndexItem(constant(x, to_tensor(k)));
+  return IndexItem(constant(x, to_tensor(k, "tenferro.Traced.__getitem__")));
+}
+
+/// An i64 scalar tensor of the Python int `x`; ValueError naming `fn` if it does not fit.
+Tensor i64_scalar(const py::handle& x, const std::string& fn) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
+  if (overflow != 0) throw py::value_error(fn + ": the integer " + std::string(py::str(x)) + " does not fit i64");
+  return Tensor::from(std::vector<std::int64_t>{static_cast<std::int64_t>(v)}, Shape{});
 }
 
 }  // namespace
+
+void throw_tracer_conversion(const std::string& message) {
+  PyErr_SetString(tracer_conversion_class, message.c_str());
+  throw py::error_already_set();
+}
+
+py::handle tracer_conversion_error() { return tracer_conversion_class; }
+
+void Operands::add(const py::handle& x, Slot slot) {
+  if (py::isinstance<Traced>(x)) {
+    const auto& t = x.cast<const Traced&>();
+    if (!like_) like_ = t;
+    if (slot == Slot::Value && !value_dtype_) value_dtype_ = t.dtype();
+  }
+  seen_.push_back(type_name(x));
+}
+
+void Operands::add_list(const py::handle& xs, Slot slot) {
+  if (py::isinstance<py::list>(xs) || py::isinstance<py::tuple>(xs)) {
+    for (const auto& x : xs) add(x, slot);
+  } else {
+    add(xs, slot);
+  }
+}
+
+const Traced& Operands::like() const {
+  if (!like_) {
+    std::string got;
+    for (const auto& s : seen_) got += (got.empty() ? "" : ", ") + s;
+    throw py::type_error(fn_ + ": no operand is a Traced value (got " + (got.empty() ? "none" : got) + "); " + fn_ +
+                         " records an operation on the traced arguments of a function under a transform "
+                         "(tf.jit, tf.grad, ...) and does not compute on concrete values: call it on a value "
+                         "derived from such an argument, or use NumPy for concrete arrays");
+  }
+  return *like_;
+}
+
+Traced Operands::get(const py::handle& x, Slot slot) const {
+  if (py::isinstance<Traced>(x)) return x.cast<Traced>();
+  const Traced& t = like();
+  const bool is_bool = PyBool_Check(x.ptr()), is_int = PyLong_Check(x.ptr()) && !is_bool;
+  const bool is_float = PyFloat_Check(x.ptr()), is_cplx = PyComplex_Check(x.ptr());
+  if (!is_bool && !is_int && !is_float && !is_cplx) return constant(t, to_tensor(x, fn_));
+  // A Python scalar: a 0-d constant typed by the slot (module.hpp, Slot).
+  const std::string what = "the " + type_name(x) + " " + std::string(py::repr(x));
+  switch (slot) {
+    case Slot::Pred:
+      if (!is_bool) throw py::type_error(fn_ + ": a predicate must be a bool or a bool tensor, got " + what);
+      return constant(t, Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
+    case Slot::Index:
+      if (!is_bool && !is_int) throw py::type_error(fn_ + ": an index must be an integer or an integer tensor, got " + what);
+      return constant(t, i64_scalar(x, fn_));
+    case Slot::Value: break;
+  }
+  const DType d = value_dtype_ ? *value_dtype_ : t.dtype();
+  const bool floating = is_floating(d) || is_complex(d);
+  if (is_cplx) {
+    return constant(t, Tensor::scalar(x.cast<c128>(), d == DType::F32 || d == DType::C64 ? DType::C64 : DType::C128));
+  }
+  if (is_float) return constant(t, Tensor::scalar(x.cast<double>(), floating ? d : DType::F64));
+  if (is_int && !floating) return constant(t, i64_scalar(x, fn_));  // beside i64 or bool: exact
+  if (is_bool && d == DType::Bool) return constant(t, Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
+  return constant(t, Tensor::scalar(x.cast<double>(), d));
+}
+
+std::vector<Traced> Operands::get_list(const py::handle& xs, Slot slot) const {
+  if (!py::isinstance<py::list>(xs) && !py::isinstance<py::tuple>(xs)) {
+    throw py::type_error(fn_ + ": expected a list or tuple of tensors, got a " + type_name(xs));
+  }
+  std::vector<Traced> out;
+  for (const auto& x : xs) out.push_back(get(x, slot));
+  return out;
+}
 
 std::vector<Traced> traced_results(const py::handle& r) {
   if (py::isinstance<Traced>(r)) return {r.cast<Traced>()};
@@ -75,7 +188,21 @@ detail::TracedFunction traced_function(py::function f) {
 }
 
 void bind_traced(py::module_& m) {
+  // Derived from TypeError: what Python raises for a value of the wrong kind (as JAX's
+  // ConcretizationTypeError). Created once and never freed: the module's functions use it.
+  tracer_conversion_class = PyErr_NewExceptionWithDoc(
+      "tenferro.TracerConversionError",
+      "A Traced value was used where Python needs a concrete value (bool(), int(), float(), an index, a NumPy "
+      "array, a transform's argument): its value is not known while tracing.",
+      PyExc_TypeError, nullptr);
+  if (!tracer_conversion_class) throw py::error_already_set();
+  m.attr("TracerConversionError") = py::handle(tracer_conversion_class);
+
   py::class_<Traced> traced(m, "Traced", "A value inside a traced function: operations on it are recorded.");
+  // NumPy defers to Traced: ndarray (op) Traced returns NotImplemented and Python runs Traced's
+  // reflected operator; ufuncs (numpy.sin(x)) raise TypeError instead of making object arrays.
+  traced.attr("__array_ufunc__") = py::none();
+  traced.attr("__array_priority__") = 1000;
   traced.def_property_readonly("shape", [](const Traced& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", [](const Traced& t) { return std::string(dtype_name(t.dtype())); })
       .def_property_readonly("ndim", [](const Traced& t) { return t.rank(); })
@@ -89,22 +216,51 @@ void bind_traced(py::module_& m) {
         }
         return index(x, IndexExpr(std::move(items)));
       }, "NumPy-style indexing: ints, slices with steps, ..., None and one integer index array.")
-      .def("__add__", [](const Traced& a, const py::object& b) { return add(a, operand(a, b)); })
-      .def("__radd__", [](const Traced& a, const py::object& b) { return add(operand(a, b), a); })
-      .def("__sub__", [](const Traced& a, const py::object& b) { return sub(a, operand(a, b)); })
-      .def("__rsub__", [](const Traced& a, const py::object& b) { return sub(operand(a, b), a); })
-      .def("__mul__", [](const Traced& a, const py::object& b) { return mul(a, operand(a, b)); })
-      .def("__rmul__", [](const Traced& a, const py::object& b) { return mul(operand(a, b), a); })
-      .def("__truediv__", [](const Traced& a, const py::object& b) { return div(a, operand(a, b)); })
-      .def("__rtruediv__", [](const Traced& a, const py::object& b) { return div(operand(a, b), a); })
-      .def("__pow__", [](const Traced& a, const py::object& b) { return pow(a, operand(a, b)); })
-      .def("__rpow__", [](const Traced& a, const py::object& b) { return pow(operand(a, b), a); })
-      .def("__matmul__", [](const Traced& a, const Traced& b) { return matmul(a, b); })
+      // Concrete conversions: refused (see the top of this file).
+      .def("__bool__", [](const Traced& t) -> bool { refuse_conversion(t, "bool() (an if, while, and, or, not)"); })
+      .def("__int__", [](const Traced& t) -> std::int64_t { refuse_conversion(t, "int()"); })
+      .def("__float__", [](const Traced& t) -> double { refuse_conversion(t, "float()"); })
+      .def("__complex__", [](const Traced& t) -> c128 { refuse_conversion(t, "complex()"); })
+      .def("__index__", [](const Traced& t) -> std::int64_t {
+        refuse_conversion(t, "operator.index() (range(), indexing a Python list or a NumPy array)");
+      })
+      .def("__array__", [](const Traced& t, const py::args&, const py::kwargs&) -> py::object {
+        refuse_conversion(t, "numpy.asarray()");
+      })
+      .def("__len__", [](const Traced& t) -> std::int64_t {
+        if (t.rank() == 0) throw py::type_error("len() of a 0-d Traced value (" + t.type().to_string() + ")");
+        return t.shape()[0];
+      }, "The length of the leading axis (known while tracing).")
+      .def("__iter__", [](const Traced& t) {
+        if (t.rank() == 0) throw py::type_error("iteration over a 0-d Traced value (" + t.type().to_string() + ")");
+        py::list rows;
+        for (std::int64_t i = 0; i < t.shape()[0]; ++i) rows.append(py::cast(index(t, IndexExpr(i))));
+        return rows.attr("__iter__")();
+      }, "The slices along the leading axis, x[0], x[1], ... (their number is known while tracing).")
+      // Operators: the other operand may be any tensor (Operands); the reflected ones run for
+      // `scalar (op) x`, `ndarray (op) x` and `Tensor (op) x`.
+      .def("__add__", lift("Traced.__add__", +[](const Traced& a, const Traced& b) { return add(a, b); }))
+      .def("__radd__", lift("Traced.__radd__", +[](const Traced& a, const Traced& b) { return add(b, a); }))
+      .def("__sub__", lift("Traced.__sub__", +[](const Traced& a, const Traced& b) { return sub(a, b); }))
+      .def("__rsub__", lift("Traced.__rsub__", +[](const Traced& a, const Traced& b) { return sub(b, a); }))
+      .def("__mul__", lift("Traced.__mul__", +[](const Traced& a, const Traced& b) { return mul(a, b); }))
+      .def("__rmul__", lift("Traced.__rmul__", +[](const Traced& a, const Traced& b) { return mul(b, a); }))
+      .def("__truediv__", lift("Traced.__truediv__", +[](const Traced& a, const Traced& b) { return div(a, b); }))
+      .def("__rtruediv__", lift("Traced.__rtruediv__", +[](const Traced& a, const Traced& b) { return div(b, a); }))
+      .def("__pow__", lift("Traced.__pow__", +[](const Traced& a, const Traced& b) { return pow(a, b); }))
+      .def("__rpow__", lift("Traced.__rpow__", +[](const Traced& a, const Traced& b) { return pow(b, a); }))
+      .def("__matmul__", lift("Traced.__matmul__", +[](const Traced& a, const Traced& b) { return matmul(a, b); }))
+      .def("__rmatmul__", lift("Traced.__rmatmul__", +[](const Traced& a, const Traced& b) { return matmul(b, a); }))
       .def("__neg__", [](const Traced& a) { return neg(a); })
-      .def("__lt__", [](const Traced& a, const py::object& b) { return lt(a, operand(a, b)); })
-      .def("__le__", [](const Traced& a, const py::object& b) { return le(a, operand(a, b)); })
-      .def("__gt__", [](const Traced& a, const py::object& b) { return gt(a, operand(a, b)); })
-      .def("__ge__", [](const Traced& a, const py::object& b) { return ge(a, operand(a, b)); })
+      .def("__abs__", [](const Traced& a) { return abs(a); })
+      // Comparisons are elementwise (bool tensors), == and != too (as NumPy's); Python reflects
+      // `ndarray < x` to x.__gt__(ndarray). Defining __eq__ makes Traced unhashable.
+      .def("__lt__", lift("Traced.__lt__", +[](const Traced& a, const Traced& b) { return lt(a, b); }))
+      .def("__le__", lift("Traced.__le__", +[](const Traced& a, const Traced& b) { return le(a, b); }))
+      .def("__gt__", lift("Traced.__gt__", +[](const Traced& a, const Traced& b) { return gt(a, b); }))
+      .def("__ge__", lift("Traced.__ge__", +[](const Traced& a, const Traced& b) { return ge(a, b); }))
+      .def("__eq__", lift("Traced.__eq__", +[](const Traced& a, const Traced& b) { return eq(a, b); }))
+      .def("__ne__", lift("Traced.__ne__", +[](const Traced& a, const Traced& b) { return ne(a, b); }))
       .def_property_readonly("T", [](const Traced& a) { return transpose(a); })
       .def("reshape", [](const Traced& a, const Shape& s) { return reshape(a, s); })
       .def("sum", [](const Traced& a, const py::object& axis) { return sum(a, axes_of(axis, a.rank())); },
@@ -117,9 +273,11 @@ void bind_traced(py::module_& m) {
         }
         throw py::value_error("astype: unknown dtype '" + dtype + "'; expected f32, f64, c64, c128, i64 or bool");
       });
+  traced.attr("__hash__") = py::none();
 
   // Unary functions, one line each.
-#define TENFERRO_PY_UNARY(name) m.def(#name, [](const Traced& x) { return name(x); }, py::arg("x"));
+#define TENFERRO_PY_UNARY(name) \
+  m.def(#name, lift(#name, +[](const Traced& x) { return name(x); }), py::arg("x"));
   TENFERRO_PY_UNARY(exp) TENFERRO_PY_UNARY(log) TENFERRO_PY_UNARY(sin) TENFERRO_PY_UNARY(cos)
   TENFERRO_PY_UNARY(tan) TENFERRO_PY_UNARY(tanh) TENFERRO_PY_UNARY(sinh) TENFERRO_PY_UNARY(cosh)
   TENFERRO_PY_UNARY(asin) TENFERRO_PY_UNARY(acos) TENFERRO_PY_UNARY(atan) TENFERRO_PY_UNARY(asinh)
@@ -131,37 +289,36 @@ void bind_traced(py::module_& m) {
   TENFERRO_PY_UNARY(softplus) TENFERRO_PY_UNARY(floor) TENFERRO_PY_UNARY(ceil) TENFERRO_PY_UNARY(stop_gradient)
 #undef TENFERRO_PY_UNARY
 #define TENFERRO_PY_BINARY(name) \
-  m.def(#name, [](const Traced& a, const py::object& b) { return name(a, operand(a, b)); }, py::arg("a"), py::arg("b"));
+  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
   TENFERRO_PY_BINARY(maximum) TENFERRO_PY_BINARY(minimum) TENFERRO_PY_BINARY(atan2) TENFERRO_PY_BINARY(hypot)
-  TENFERRO_PY_BINARY(logaddexp) TENFERRO_PY_BINARY(xlogy)
+  TENFERRO_PY_BINARY(logaddexp) TENFERRO_PY_BINARY(xlogy) TENFERRO_PY_BINARY(matmul)
 #undef TENFERRO_PY_BINARY
 
-  m.def("matmul", [](const Traced& a, const Traced& b) { return matmul(a, b); });
-  m.def("where", [](const Traced& p, const py::object& a, const py::object& b) {
-    const Traced& like = py::isinstance<Traced>(a) ? a.cast<Traced>() : b.cast<Traced>();
-    return where(p, operand(like, a), operand(like, b));
-  });
-  m.def("sum", [](const Traced& a, const py::object& axis) { return sum(a, axes_of(axis, a.rank())); }, py::arg("x"),
-        py::arg("axis") = py::none());
-  m.def("mean", [](const Traced& a, const py::object& axis) { return mean(a, axes_of(axis, a.rank())); },
+  m.def("where", lift("where", +[](const Traced& p, const Traced& a, const Traced& b) { return where(p, a, b); }, "pvv"),
+        py::arg("pred"), py::arg("a"), py::arg("b"));
+  // Reductions: `axis` None (every axis), an int or a sequence of ints.
+#define TENFERRO_PY_REDUCTION(name)                                                                           \
+  m.def(#name, lift(#name, +[](const Traced& a, const py::object& axis) { return name(a, axes_of(axis, a.rank())); }), \
         py::arg("x"), py::arg("axis") = py::none());
-  m.def("max", [](const Traced& a, const py::object& axis) { return max(a, axes_of(axis, a.rank())); }, py::arg("x"),
-        py::arg("axis") = py::none());
-  m.def("min", [](const Traced& a, const py::object& axis) { return min(a, axes_of(axis, a.rank())); }, py::arg("x"),
-        py::arg("axis") = py::none());
-  m.def("logsumexp", [](const Traced& a, const py::object& axis) { return logsumexp(a, axes_of(axis, a.rank())); },
-        py::arg("x"), py::arg("axis") = py::none());
-  m.def("softmax", [](const Traced& a, std::int64_t axis) { return softmax(a, axis); }, py::arg("x"), py::arg("axis") = -1);
-  m.def("log_softmax", [](const Traced& a, std::int64_t axis) { return log_softmax(a, axis); }, py::arg("x"),
+  TENFERRO_PY_REDUCTION(sum) TENFERRO_PY_REDUCTION(mean) TENFERRO_PY_REDUCTION(max) TENFERRO_PY_REDUCTION(min)
+  TENFERRO_PY_REDUCTION(logsumexp)
+#undef TENFERRO_PY_REDUCTION
+  m.def("softmax", lift("softmax", +[](const Traced& a, std::int64_t axis) { return softmax(a, axis); }), py::arg("x"),
         py::arg("axis") = -1);
-  m.def("transpose", [](const Traced& a, const py::object& perm) {
+  m.def("log_softmax", lift("log_softmax", +[](const Traced& a, std::int64_t axis) { return log_softmax(a, axis); }),
+        py::arg("x"), py::arg("axis") = -1);
+  m.def("transpose", lift("transpose", +[](const Traced& a, const py::object& perm) {
     return perm.is_none() ? transpose(a) : transpose(a, perm.cast<Axes>());
-  }, py::arg("x"), py::arg("axes") = py::none());
-  m.def("reshape", [](const Traced& a, const Shape& s) { return reshape(a, s); });
-  m.def("broadcast_to", [](const Traced& a, const Shape& s) { return broadcast_to(a, s); });
+  }), py::arg("x"), py::arg("axes") = py::none());
+  m.def("reshape", lift("reshape", +[](const Traced& a, const Shape& s) { return reshape(a, s); }), py::arg("x"),
+        py::arg("shape"));
+  m.def("broadcast_to", lift("broadcast_to", +[](const Traced& a, const Shape& s) { return broadcast_to(a, s); }),
+        py::arg("x"), py::arg("shape"));
   m.def("einsum", [](const std::string& subscripts, const py::args& operands) {
+    Operands ops("tenferro.einsum");
+    for (const auto& x : operands) ops.add(x);
     std::vector<Traced> xs;
-    for (const auto& x : operands) xs.push_back(x.cast<Traced>());
+    for (const auto& x : operands) xs.push_back(ops.get(x));
     return einsum(subscripts, std::span<const Traced>(xs));
   }, py::arg("subscripts"));
 }

@@ -11,17 +11,34 @@ namespace tenferro::python {
 
 namespace {
 
-Tensors tensors_of(const py::args& args) {
+enum class Mode { Grad, ValueAndGrad, JacFwd, JacRev, Hessian };
+
+/// The arguments of a call of the transformed function `who` (errors name it and the position).
+Tensors tensors_of(const py::args& args, const std::string& who) {
   Tensors out;
-  for (const auto& a : args) out.push_back(to_tensor(a));
+  for (const auto& a : args) out.push_back(to_tensor(a, who + " argument " + std::to_string(out.size())));
   return out;
 }
 
 Tensors tensors_of_sequence(const py::handle& seq, const char* what) {
-  if (!py::isinstance<py::sequence>(seq)) throw py::type_error(std::string(what) + ": expected a sequence of tensors");
+  if (!py::isinstance<py::tuple>(seq) && !py::isinstance<py::list>(seq)) {
+    throw py::type_error(std::string(what) + "s: expected a tuple or list of tensors, got a " +
+                         std::string(py::str(py::type::of(seq))));
+  }
   Tensors out;
-  for (const auto& a : seq) out.push_back(to_tensor(a));
+  for (const auto& a : seq) out.push_back(to_tensor(a, std::string(what) + " " + std::to_string(out.size())));
   return out;
+}
+
+const char* name_of(Mode mode) {
+  switch (mode) {
+    case Mode::Grad: return "tenferro.grad";
+    case Mode::ValueAndGrad: return "tenferro.value_and_grad";
+    case Mode::JacFwd: return "tenferro.jacfwd";
+    case Mode::JacRev: return "tenferro.jacrev";
+    case Mode::Hessian: return "tenferro.hessian";
+  }
+  return "tenferro";
 }
 
 py::tuple tuple_of(const Tensors& ts) {
@@ -29,8 +46,6 @@ py::tuple tuple_of(const Tensors& ts) {
   for (std::size_t i = 0; i < ts.size(); ++i) t[i] = py::cast(ts[i]);
   return t;
 }
-
-enum class Mode { Grad, ValueAndGrad, JacFwd, JacRev, Hessian };
 
 /// grad, value_and_grad, jacfwd, jacrev, hessian of a Python function. `argnums` is an int or a
 /// tuple of ints (grad and value_and_grad; a tuple gives a tuple of gradients).
@@ -51,7 +66,7 @@ class Transformed {
   }
 
   py::object call(const py::args& args) const {
-    const Tensors xs = tensors_of(args);
+    const Tensors xs = tensors_of(args, name_of(mode_));
     switch (mode_) {
       case Mode::Grad:
         if (!many_) return py::cast(impl_->grad(xs));
@@ -84,7 +99,7 @@ class Jit {
   explicit Jit(py::function f) : f_(std::move(f)) {}
 
   py::object call(const py::args& args) {
-    const Tensors xs = tensors_of(args);
+    const Tensors xs = tensors_of(args, "tenferro.jit");
     const std::vector<TensorType> types = detail::types_of(xs);
     auto it = programs_.find(types);
     if (it == programs_.end()) {
@@ -96,7 +111,7 @@ class Jit {
   }
 
   std::string print(const py::args& args) {
-    const Tensors xs = tensors_of(args);
+    const Tensors xs = tensors_of(args, "tenferro.jit");
     return Program(detail::trace_function(traced_function(f_), detail::types_of(xs))).print();
   }
 
@@ -131,13 +146,13 @@ void bind_transforms(py::module_& m) {
   transform("hessian", Mode::Hessian, "Hessian of a real scalar f with respect to args[argnums].");
   m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"));
   m.def("jvp", [](py::function f, const py::object& primals, const py::object& tangents) {
-    auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "jvp primals"),
-                         tensors_of_sequence(tangents, "jvp tangents"));
+    auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.jvp primal"),
+                         tensors_of_sequence(tangents, "tenferro.jvp tangent"));
     return py::make_tuple(y, t);
   }, py::arg("f"), py::arg("primals"), py::arg("tangents"), "(f(primals), J tangents).");
   m.def("vjp", [](py::function f, const py::object& primals, const py::object& cotangent) {
-    auto [y, cts] = detail::vjp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "vjp primals"),
-                           to_tensor(cotangent));
+    auto [y, cts] = detail::vjp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.vjp primal"),
+                           to_tensor(cotangent, "tenferro.vjp cotangent"));
     return py::make_tuple(y, tuple_of(cts));
   }, py::arg("f"), py::arg("primals"), py::arg("cotangent"), "(f(primals), J^* cotangent), one per primal.");
 }

@@ -10,10 +10,16 @@
     np.asarray(g)                        # shares the tensor's memory
 
 Inside a transformed function the arguments are Traced values; arithmetic operators and the
-functions of this module record operations. Outside one, einsum works on arrays directly.
+functions of this module record operations. Wherever they take a tensor they also take a NumPy
+array, a Tensor, a nested list or a Python scalar (a constant of the trace), as long as one
+operand is Traced. Outside a transformed function, einsum works on arrays directly.
+
+A Traced value has a dtype and a shape but no value while tracing: bool(), int(), float(), an
+`if` or `while` on it raise TracerConversionError (use where, cond, switch, while_loop); len()
+and iteration follow its leading axis, whose length is known.
 """
 from ._tenferro import (  # noqa: F401
-    ADRuleError, DTypeError, Error, Jit, ShapeError, Tensor, Traced, Transformed, ValueError,
+    ADRuleError, DTypeError, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
     abs, acos, acosh, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
     erf, erfc, erfinv, exp, expm1, floor, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
@@ -29,9 +35,9 @@ from ._tenferro import einsum_concrete as _einsum_concrete
 
 
 def einsum(subscripts, *operands):
-    """Einstein summation (NumPy's subscripts): traced inside a transformed function, compiled and
-    run on tensors or arrays outside one."""
-    if operands and isinstance(operands[0], Traced):
+    """Einstein summation (NumPy's subscripts): recorded when any operand is Traced (the others
+    become constants of its trace), else compiled and run on the tensors or arrays."""
+    if any(isinstance(x, Traced) for x in operands):
         return _einsum_traced(subscripts, *operands)
     return _einsum_concrete(subscripts, *operands)
 

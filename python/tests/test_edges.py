@@ -1,0 +1,161 @@
+"""Edges of the Python front end that must fail loudly instead of crashing or answering wrong:
+ragged nested sequences and object arrays (refused with typed errors, never a crash of the
+interpreter), and Python control flow on traced values (bool(), int(), float(), ... of a Traced
+raise tenferro.TracerConversionError instead of silently taking one branch)."""
+import operator
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+
+
+def run_isolated(code):
+    """Runs `code` in a fresh interpreter (so a crash of the extension cannot take pytest down) and
+    returns its stdout; fails with the exit status and stderr if the interpreter did not exit 0."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, f"the interpreter exited with {proc.returncode}; stderr:\n{proc.stderr}"
+    return proc.stdout
+
+
+# Each case: an expression building a tensor from a bad nested sequence, the exception type it
+# must raise and a fragment of the message.
+RAGGED_CASES = [
+    ("tf.Tensor([[1.0, 2.0], [3.0]])", "ValueError", "ragged nested sequence: axis 1 has lengths 2 and 1"),
+    ("tf.grad(lambda x: tf.sum(x))([[1.0, 2.0], [3.0]])", "ValueError",
+     "ragged nested sequence: axis 1 has lengths 2 and 1"),
+    ("tf.jit(lambda x: x * 2.0)([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0]]])", "ValueError",
+     "ragged nested sequence: axis 2 has lengths 2 and 1"),
+    ("tf.Tensor([[1.0], 2.0])", "ValueError", "ragged nested sequence: axis 1"),
+    ("tf.Tensor([1.0, [2.0]])", "ValueError", "ragged nested sequence: axis 1"),
+    ("tf.Tensor([np.ones(2), np.ones(3)])", "ValueError", "ragged nested sequence: axis 1 has lengths 2 and 3"),
+    ("tf.einsum('i,i->', [1.0, 2.0], [[1.0], [2.0, 3.0]])", "ValueError", "ragged nested sequence"),
+    ("tf.jvp(lambda x: x, ([[1.0, 2.0], [3.0]],), ([[1.0, 2.0], [3.0]],))", "ValueError", "ragged nested sequence"),
+    ("tf.jit(lambda x: x + [[1.0, 2.0], [3.0]])(np.ones(2))", "ValueError", "ragged nested sequence"),
+    ("tf.Tensor(np.array([[1.0], [2.0, 3.0]], dtype=object))", "TypeError", "object"),
+    ("tf.grad(lambda x: tf.sum(x))(np.array([1.0, None], dtype=object))", "TypeError", "object"),
+    ("tf.Tensor('abc')", "TypeError", "str"),
+    ("tf.Tensor([1.0, 'a'])", "TypeError", "str"),
+    ("tf.Tensor({'a': 1.0})", "TypeError", "dict"),
+    ("tf.Tensor(np.array([2**63], dtype=np.uint64))", "ValueError", "uint64"),
+]
+
+
+@pytest.mark.parametrize("expr,error,fragment", RAGGED_CASES, ids=[c[0] for c in RAGGED_CASES])
+def test_bad_nested_sequences_raise_typed_errors_instead_of_crashing(expr, error, fragment):
+    out = run_isolated(f"""
+        import numpy as np
+        import tenferro as tf
+        try:
+            {expr}
+        except Exception as e:
+            print("raised", type(e).__name__, isinstance(e, {error}), str(e).replace(chr(10), " "))
+        else:
+            print("no error")
+    """)
+    assert out.startswith("raised "), out
+    _, name, is_expected, message = out.split(" ", 3)
+    assert is_expected == "True", f"{name} is not a {error}: {message}"
+    assert fragment in message, message
+
+
+def test_regular_nested_sequences_still_convert():
+    t = tf.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(t), [[1.0, 2.0], [3.0, 4.0]])
+    assert tf.Tensor([]).shape == (0,)
+    assert tf.Tensor([[], []]).shape == (2, 0)
+    assert tf.Tensor([np.ones(2), [3.0, 4.0]]).shape == (2, 2)
+    assert tf.Tensor([[True, False]]).dtype == "bool"
+    assert tf.Tensor([[1, 2]]).dtype == "i64"
+    assert tf.Tensor([1j, 2.0]).dtype == "c128"
+    np.testing.assert_array_equal(np.asarray(tf.grad(lambda x: tf.sum(x * x))([[1.0, 2.0], [3.0, 4.0]])),
+                                  [[2.0, 4.0], [6.0, 8.0]])
+
+
+# ---- Python control flow on traced values ----
+
+def conversion_error(f, x=np.array([1.0, -2.0])):
+    """The exception raised by tf.jit(f)(x)."""
+    with pytest.raises(tf.TracerConversionError) as info:
+        tf.jit(f)(x)
+    return info.value
+
+
+def test_if_on_a_traced_value_raises_instead_of_taking_a_branch():
+    def abs_sum(x):
+        s = tf.sum(x)
+        if s > 0:             # the value of s is not known while tracing
+            return s
+        return -s
+
+    with pytest.raises(tf.TracerConversionError) as info:
+        tf.grad(abs_sum)(np.array([-1.0, -2.0]))
+    e = info.value
+    assert isinstance(e, TypeError)
+    message = str(e)
+    assert "bool()" in message and "not known while tracing" in message
+    assert "tf.where" in message and "tf.cond" in message
+    # The documented alternatives give the right gradient: sign(sum(x)) everywhere.
+    x = np.array([-1.0, -2.0])
+    np.testing.assert_array_equal(np.asarray(tf.grad(lambda x: tf.abs(tf.sum(x)))(x)), [-1.0, -1.0])
+    via_where = tf.grad(lambda x: tf.where(tf.sum(x) > 0, tf.sum(x), -tf.sum(x)))(x)
+    np.testing.assert_array_equal(np.asarray(via_where), [-1.0, -1.0])
+    via_cond = tf.grad(lambda x: tf.cond(tf.sum(x) > 0, lambda s: s, lambda s: -s, tf.sum(x)))(x)
+    np.testing.assert_array_equal(np.asarray(via_cond), [-1.0, -1.0])
+
+
+@pytest.mark.parametrize("convert", [bool, int, float, complex, operator.index, lambda v: range(v), np.asarray,
+                                     lambda v: v and 1.0, lambda v: not v, lambda v: [0.0, 1.0][v],
+                                     lambda v: np.ones(3)[v]],
+                         ids=["bool", "int", "float", "complex", "index", "range", "asarray", "and", "not",
+                              "list_index", "ndarray_index"])
+def test_concrete_conversions_of_a_traced_value_raise(convert):
+    e = conversion_error(lambda x: convert(tf.sum(x)) and x)
+    assert isinstance(e, TypeError)
+    assert "not known while tracing" in str(e)
+    assert "depends on the arguments" in str(e)
+
+
+def test_while_on_a_traced_value_raises():
+    def loop(x):
+        while tf.sum(x) < 10.0:
+            x = x * 2.0
+        return x
+
+    assert "tf.while_loop" in str(conversion_error(loop))
+
+
+def test_len_and_iteration_use_the_static_leading_axis():
+    x = np.arange(6.0).reshape(3, 2)
+    rows = tf.jit(lambda x: tuple(r * 2.0 for r in x))(x)
+    assert len(rows) == 3
+    for got, want in zip(rows, x):
+        np.testing.assert_array_equal(np.asarray(got), want * 2.0)
+    assert tf.jit(lambda x: tf.reshape(x, [len(x) * 2]))(x).shape == (6,)
+    # A 0-d value has neither: a TypeError as for a 0-d NumPy array.
+    with pytest.raises(TypeError, match="0-d"):
+        tf.jit(lambda x: len(tf.sum(x)) and x)(x)
+    with pytest.raises(TypeError, match="0-d"):
+        tf.jit(lambda x: list(tf.sum(x)))(x)
+
+
+def test_equality_is_elementwise_and_traced_values_are_unhashable():
+    x = np.array([1.0, 2.0, 3.0])
+    eq, ne = tf.jit(lambda x: (tf.where(x == 2.0, 1.0, 0.0), tf.where(x != 2.0, 1.0, 0.0)))(x)
+    np.testing.assert_array_equal(np.asarray(eq), (x == 2.0).astype(float))
+    np.testing.assert_array_equal(np.asarray(ne), (x != 2.0).astype(float))
+    with pytest.raises(TypeError):
+        tf.jit(lambda x: {x: 1} and x)(x)
+
+
+def test_a_list_of_traced_values_is_not_a_tensor():
+    with pytest.raises(TypeError, match="tf.stack"):
+        tf.jit(lambda x: tf.matmul(x, [x[0], x[1]]))(np.ones((2, 2)))
+    with pytest.raises(tf.TracerConversionError):
+        tf.jit(lambda x: tf.grad(lambda y: tf.sum(y))(x))(np.ones(2))

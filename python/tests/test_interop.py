@@ -1,0 +1,541 @@
+"""Every public function of the module, with NumPy arrays, tenferro Tensors, nested lists, Python
+scalars and traced values in every tensor argument position, against NumPy.
+
+CASES maps each public name (module functions, tenferro.linalg.*, tenferro.random.*, and the
+operators and methods of Traced) to cases. A case is a callable, its arguments (the tensor
+arguments wrapped in T) and the expected result computed by NumPy from the same arrays (never
+from tenferro's output). Each case runs once with every tensor argument traced (inside tf.jit),
+then once per tensor argument with that argument given as a NumPy array, a Tensor, a nested list
+(arrays of rank >= 1) or a Python scalar (0-d arrays) while the others stay traced; where that
+leaves no traced argument the function must refuse with a TypeError naming it. The concrete
+entry points (the transforms, Tensor, asarray, ...) take only concrete values: every tensor
+argument is varied over the concrete kinds, and a traced value there must raise a TypeError.
+test_every_public_function_has_a_case fails when a public name has no case, so a new function
+cannot be added untested."""
+import math
+import operator
+import types
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+
+RNG = np.random.default_rng(33)
+
+
+class T:
+    """A tensor argument of a case, as a NumPy array."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+
+class Case:
+    """fn(*args, **kwargs) against expected(*args, **kwargs), the T arguments replaced by their
+    arrays. post(result, *args), if given, maps tenferro's result (NumPy arrays) to a form that
+    does not depend on a convention (the sign of a singular vector, ...) before the comparison.
+    expected None: check(result, *args) asserts properties and every variant must agree with the
+    all-traced run exactly (random numbers: the same key gives the same draw). kinds: the concrete
+    kinds tried for the tensor arguments (in mode "concrete" the others must raise TypeError); mode "traced" (the function records operations on traced
+    values) or "concrete" (it takes concrete values: a transform, a conversion; traced_ok: traced
+    values too). traced_only: the positions that are always traced (self of a Traced method)."""
+
+    def __init__(self, fn, args, expected=None, kwargs=None, post=None, check=None, rtol=1e-12, atol=1e-13,
+                 kinds=("numpy", "tensor", "list", "scalar"), mode="traced", traced_only=(), traced_ok=False):
+        self.fn, self.args, self.expected, self.kwargs = fn, list(args), expected, kwargs or {}
+        self.post, self.check, self.rtol, self.atol, self.kinds, self.mode = post, check, rtol, atol, kinds, mode
+        self.traced_only, self.traced_ok = traced_only, traced_ok
+
+
+def leaves(args):
+    """The T arguments, depth first (inside lists and tuples too)."""
+    out = []
+    for a in args:
+        if isinstance(a, T):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(leaves(a))
+    return out
+
+
+def substitute(args, values):
+    """args with each T replaced by the next of `values` (an iterator)."""
+    out = []
+    for a in args:
+        if isinstance(a, T):
+            out.append(next(values))
+        elif isinstance(a, (list, tuple)):
+            out.append(type(a)(substitute(a, values)))
+        else:
+            out.append(a)
+    return out
+
+
+def concrete(leaf, kind):
+    a = leaf.value
+    return {"numpy": lambda: a.copy(), "tensor": lambda: tf.Tensor(a), "list": lambda: a.tolist(),
+            "scalar": lambda: a.item()}[kind]()
+
+
+def applicable(leaf, kind):
+    return (kind != "list" or leaf.value.ndim >= 1) and (kind != "scalar" or leaf.value.ndim == 0)
+
+
+def to_numpy(r):
+    if isinstance(r, (tuple, list)):
+        return tuple(to_numpy(x) for x in r)
+    return np.asarray(r)
+
+
+def flat(r):
+    if isinstance(r, (tuple, list)):
+        return [y for x in r for y in flat(x)]
+    return [np.asarray(r)]
+
+
+def arrays_of(case):
+    return substitute(case.args, iter([leaf.value for leaf in leaves(case.args)]))
+
+
+# ---- NumPy references for what NumPy lacks (from the standard library's math) ----
+
+def vectorize(f):
+    return lambda x: np.vectorize(f, otypes=[float])(x)
+
+
+def _digamma(x):
+    r = 0.0
+    while x < 10.0:               # recurrence up to where the asymptotic series is accurate to 1e-15
+        r -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
+
+
+def _erfinv(y):
+    x = 0.0
+    for _ in range(100):          # Newton on erf; |y| < 0.95 converges from 0
+        x -= (math.erf(x) - y) / (2.0 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+def conv_ref(x, w):
+    """torch's conv1d (cross-correlation), stride 1, no padding: y[n,o,i] = sum_c,k x[n,c,i+k] w[o,c,k]."""
+    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[-1], axis=2)  # n, c, i, k
+    return np.einsum("ncik,ock->noi", windows, w)
+
+
+def pool_ref(x, window, reduce):
+    n = x.shape[-1] // window
+    return reduce(x[..., :n * window].reshape(x.shape[:-1] + (n, window)), axis=-1)
+
+
+def scan_ref(init, xs):
+    c, ys = init.copy(), []
+    for x in xs:
+        c, y = c + x, c * x
+        ys.append(y)
+    return c, np.stack(ys)
+
+
+def index_add_ref(base, idx, updates, axis):
+    out = base.copy()
+    np.add.at(out, idx, updates)
+    return out
+
+
+def update_slice_ref(x, u, starts):
+    out = x.copy()
+    out[starts[0]:starts[0] + u.shape[0], starts[1]:starts[1] + u.shape[1]] = u
+    return out
+
+
+def sym(a):
+    return a + a.T
+
+
+def spd(a):
+    return a @ a.T + 3.0 * np.eye(len(a))
+
+
+# ---- the arrays the cases use ----
+V = RNG.standard_normal(3)
+W = RNG.standard_normal(3)
+W_EQ = np.where([True, False, True], V, W)          # equal to V at 0 and 2 (for == and !=)
+A = RNG.standard_normal((3, 3))
+B = RNG.standard_normal((3, 3))
+M43 = RNG.standard_normal((4, 3))
+S0 = np.array(0.75)                                  # a 0-d operand: a Python float in the scalar variant
+POS = RNG.uniform(0.5, 2.0, 3)
+UNIT = RNG.uniform(-0.9, 0.9, 3)
+CPLX = V + 1j * W
+PRED = np.array([True, False, True])
+IDX = np.array([2, 0, 2], dtype=np.int64)
+KEY = np.asarray(tf.random.key(5))
+
+UNARY = {
+    "exp": (V, np.exp), "log": (POS, np.log), "sin": (V, np.sin), "cos": (V, np.cos), "tan": (V, np.tan),
+    "tanh": (V, np.tanh), "sinh": (V, np.sinh), "cosh": (V, np.cosh), "asin": (UNIT, np.arcsin),
+    "acos": (UNIT, np.arccos), "atan": (V, np.arctan), "asinh": (V, np.arcsinh), "acosh": (1.0 + POS, np.arccosh),
+    "atanh": (UNIT, np.arctanh), "sqrt": (POS, np.sqrt), "rsqrt": (POS, lambda x: 1.0 / np.sqrt(x)),
+    "expm1": (V, np.expm1), "log1p": (POS, np.log1p), "log2": (POS, np.log2), "log10": (POS, np.log10),
+    "abs": (V, np.abs), "sign": (V, np.sign), "conj": (CPLX, np.conj), "real": (CPLX, np.real),
+    "imag": (CPLX, np.imag), "erf": (V, vectorize(math.erf)), "erfc": (V, vectorize(math.erfc)),
+    "erfinv": (UNIT, vectorize(_erfinv)), "lgamma": (POS, vectorize(math.lgamma)),
+    "digamma": (POS, vectorize(_digamma)), "sigmoid": (V, lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "relu": (V, lambda x: np.maximum(x, 0.0)), "softplus": (V, lambda x: np.logaddexp(0.0, x)),
+    "floor": (3 * V, np.floor), "ceil": (3 * V, np.ceil), "stop_gradient": (V, lambda x: x),
+}
+BINARY = {
+    "maximum": (V, W, np.maximum), "minimum": (V, W, np.minimum), "atan2": (V, W, np.arctan2),
+    "hypot": (V, W, np.hypot), "logaddexp": (V, W, np.logaddexp),
+    "xlogy": (np.array([0.0, 1.5, -2.0]), POS, lambda x, y: np.where(x == 0, 0.0, x * np.log(y))),
+}
+OPERATORS = {  # Traced's binary operators; the reflected ones run when the left operand is concrete
+    "add": (V, W, operator.add, np.add), "sub": (V, W, operator.sub, np.subtract),
+    "mul": (V, W, operator.mul, np.multiply), "truediv": (V, POS, operator.truediv, np.divide),
+    "pow": (POS, W, operator.pow, np.power), "lt": (V, W_EQ, operator.lt, np.less),
+    "le": (V, W_EQ, operator.le, np.less_equal), "gt": (V, W_EQ, operator.gt, np.greater),
+    "ge": (V, W_EQ, operator.ge, np.greater_equal), "eq": (V, W_EQ, operator.eq, np.equal),
+    "ne": (V, W_EQ, operator.ne, np.not_equal),
+}
+
+
+def elementwise_cases(fn, x, y, ref):
+    """Both operands vectors, and each of them 0-d (a Python scalar in the scalar variant)."""
+    return [Case(fn, [T(x), T(y)], ref), Case(fn, [T(x), T(y[1])], ref), Case(fn, [T(x[1]), T(y)], ref)]
+
+
+GATHER = dict(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 3])
+SCATTER = dict(update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1)
+ROWS = np.array([[3], [0], [2]], dtype=np.int64)
+
+
+def scatter_ref(x, rows, u, add):
+    out = x.copy()
+    if add:
+        np.add.at(out, rows[:, 0], u)
+    else:
+        out[rows[:, 0]] = u
+    return out
+
+
+def fixed_point_ref(x0, a):
+    x = float(x0)
+    for _ in range(500):
+        x = a * math.cos(x)
+    return np.array(x)
+
+
+def root_ref(x0, a):
+    x = float(x0)
+    for _ in range(100):
+        x -= (x ** 3 + x - a) / (3 * x * x + 1)
+    return np.array(x)
+
+
+def while_ref(x):
+    while np.sum(x) < 10.0:
+        x = x * 2.0
+    return x
+
+
+NO_LIST = ("numpy", "tensor", "scalar")
+CASES = {}
+for _name, (_x, _ref) in UNARY.items():
+    CASES[_name] = [Case(getattr(tf, _name), [T(_x)], _ref, rtol=1e-11 if _name in ("digamma", "erfinv") else 1e-12)]
+for _name, (_x, _y, _ref) in BINARY.items():
+    CASES[_name] = elementwise_cases(getattr(tf, _name), _x, _y, _ref)
+for _name, (_x, _y, _op, _ref) in OPERATORS.items():
+    CASES[f"Traced.__{_name}__"] = CASES[f"Traced.__r{_name}__"] = elementwise_cases(_op, _x, _y, _ref)
+CASES["Traced.__matmul__"] = CASES["Traced.__rmatmul__"] = [
+    Case(operator.matmul, [T(A), T(B)], np.matmul), Case(operator.matmul, [T(A), T(V)], np.matmul),
+    Case(operator.matmul, [T(V), T(B)], np.matmul)]
+# Methods: self is always traced (a NumPy array has methods of its own).
+CASES["Traced.__neg__"] = [Case(operator.neg, [T(V)], np.negative, traced_only=(0,))]
+CASES["Traced.__abs__"] = [Case(abs, [T(V)], np.abs, traced_only=(0,))]
+CASES["Traced.__getitem__"] = [
+    Case(lambda x, i: x[i], [T(A), T(IDX)], lambda a, i: a[i], traced_only=(0,)),
+    Case(lambda x, i: x[i], [T(A), T(np.array(1))], lambda a, i: a[i], traced_only=(0,)),
+    Case(lambda x: x[1:, ::-1], [T(A)], lambda a: a[1:, ::-1], traced_only=(0,))]
+CASES["Traced.T"] = [Case(lambda x: x.T, [T(M43)], np.transpose, traced_only=(0,))]
+CASES["Traced.reshape"] = [Case(lambda x: x.reshape([3, 4]), [T(M43)], lambda a: a.reshape(3, 4), traced_only=(0,))]
+CASES["Traced.sum"] = [Case(lambda x: x.sum(1), [T(M43)], lambda a: a.sum(1), traced_only=(0,))]
+CASES["Traced.mean"] = [Case(lambda x: x.mean(), [T(M43)], np.mean, traced_only=(0,))]
+CASES["Traced.astype"] = [Case(lambda x: x.astype("f32"), [T(M43)], lambda a: a.astype(np.float32), traced_only=(0,),
+                               rtol=1e-7)]
+CASES.update({
+    "matmul": [Case(tf.matmul, [T(A), T(B)], np.matmul), Case(tf.matmul, [T(A), T(V)], np.matmul),
+               Case(tf.matmul, [T(V), T(A)], np.matmul)],
+    "where": [Case(tf.where, [T(PRED), T(V), T(W)], np.where), Case(tf.where, [T(PRED), T(V), T(S0)], np.where),
+              Case(tf.where, [T(PRED), T(S0), T(W)], np.where), Case(tf.where, [T(np.array(False)), T(V), T(W)], np.where)],
+    "sum": [Case(tf.sum, [T(M43), 1], np.sum), Case(tf.sum, [T(M43)], np.sum)],
+    "mean": [Case(tf.mean, [T(M43), 0], np.mean)],
+    "max": [Case(tf.max, [T(M43), 1], np.max)],
+    "min": [Case(tf.min, [T(M43), 0], np.min)],
+    "logsumexp": [Case(tf.logsumexp, [T(M43), 1], lambda a, ax: np.log(np.sum(np.exp(a), ax)))],
+    "softmax": [Case(tf.softmax, [T(M43)], lambda a: np.exp(a) / np.sum(np.exp(a), -1, keepdims=True))],
+    "log_softmax": [Case(tf.log_softmax, [T(M43), 0], lambda a, ax: a - np.log(np.sum(np.exp(a), ax, keepdims=True)))],
+    "transpose": [Case(tf.transpose, [T(M43), [1, 0]], np.transpose), Case(tf.transpose, [T(M43)], np.transpose)],
+    "reshape": [Case(tf.reshape, [T(M43), [2, 6]], np.reshape)],
+    "broadcast_to": [Case(tf.broadcast_to, [T(V), [2, 3]], np.broadcast_to)],
+    "einsum": [Case(lambda a, b, v: tf.einsum("ij,jk,k->i", a, b, v), [T(A), T(B), T(V)],
+                    lambda a, b, v: np.einsum("ij,jk,k->i", a, b, v)),
+               Case(lambda a, s: tf.einsum("ij,->ji", a, s), [T(A), T(S0)], lambda a, s: np.einsum("ij,->ji", a, s))],
+    "slice": [Case(tf.slice, [T(M43), [1, 0], [4, 3], [2, 2]], lambda a, s, l, st: a[1:4:2, 0:3:2])],
+    "pad": [Case(tf.pad, [T(M43), 0.5, [1, 0], [0, 2]],
+                 lambda a, v, lo, hi: np.pad(a, list(zip(lo, hi)), constant_values=v))],
+    "concatenate": [Case(tf.concatenate, [[T(A), T(M43)], 0], lambda parts, ax: np.concatenate(parts, ax))],
+    "stack": [Case(tf.stack, [[T(V), T(W), T(POS)], 1], lambda parts, ax: np.stack(parts, ax))],
+    "take": [Case(tf.take, [T(M43), T(IDX), 0], np.take), Case(tf.take, [T(M43), [3, 1], 1 - 1], np.take)],
+    "index_add": [Case(tf.index_add, [T(M43), T(IDX), T(RNG.standard_normal((3, 3))), 0], index_add_ref)],
+    "dynamic_slice": [Case(tf.dynamic_slice, [T(M43), T(np.array([1, 1])), [2, 2]],
+                           lambda a, s, z: a[s[0]:s[0] + z[0], s[1]:s[1] + z[1]])],
+    "dynamic_update_slice": [Case(tf.dynamic_update_slice, [T(M43), T(np.ones((2, 2))), T(np.array([2, 1]))],
+                                  update_slice_ref)],
+    "gather": [Case(tf.gather, [T(M43), T(ROWS)], lambda x, r, **k: x[r[:, 0]], kwargs=GATHER)],
+    "scatter_add": [Case(tf.scatter_add, [T(M43), T(ROWS), T(A)], lambda x, r, u, **k: scatter_ref(x, r, u, True),
+                         kwargs=SCATTER)],
+    "scatter": [Case(tf.scatter, [T(M43), T(ROWS), T(A)], lambda x, r, u, **k: scatter_ref(x, r, u, False),
+                     kwargs=SCATTER)],
+    "cumsum": [Case(tf.cumsum, [T(M43), 1], np.cumsum)],
+    "flip": [Case(tf.flip, [T(M43), [0]], lambda a, ax: np.flip(a, ax))],
+    "tril": [Case(tf.tril, [T(A), -1], np.tril)],
+    "triu": [Case(tf.triu, [T(A), 1], np.triu)],
+    "diagonal": [Case(tf.diagonal, [T(A), 1], lambda a, k: np.diagonal(a, k))],
+    "diag": [Case(tf.diag, [T(V), 1], np.diag)],
+    "split": [Case(tf.split, [T(M43), [1, 3], 0], lambda a, lengths, ax: np.split(a, [1], ax))],
+    "one_hot": [Case(tf.one_hot, [T(IDX), 4], lambda i, n: np.eye(n)[i])],
+    "sort": [Case(tf.sort, [T(M43), 0], lambda a, ax: np.sort(a, ax))],
+    "sort_with_indices": [Case(tf.sort_with_indices, [T(M43), 1],
+                               lambda a, ax: (np.sort(a, ax), np.argsort(a, ax, kind="stable")))],
+    "argsort": [Case(tf.argsort, [T(M43), 0], lambda a, ax: np.argsort(a, ax, kind="stable"))],
+    "top_k": [Case(tf.top_k, [T(M43), 2], lambda a, k: (-np.sort(-a, -1)[:, :k], np.argsort(-a, -1, kind="stable")[:, :k]))],
+    "take_along_axis": [Case(tf.take_along_axis, [T(M43), T(np.argsort(M43, 1)), 1], np.take_along_axis)],
+    "cumprod": [Case(tf.cumprod, [T(M43), 0], np.cumprod)],
+    "cummax": [Case(tf.cummax, [T(M43), 0], lambda a, ax: np.maximum.accumulate(a, ax))],
+    "cummin": [Case(tf.cummin, [T(M43), 1], lambda a, ax: np.minimum.accumulate(a, ax))],
+    "logcumsumexp": [Case(tf.logcumsumexp, [T(M43), 1], lambda a, ax: np.logaddexp.accumulate(a, ax))],
+    "conv": [Case(tf.conv, [T(RNG.standard_normal((2, 3, 6))), T(RNG.standard_normal((4, 3, 2)))], conv_ref)],
+    "avg_pool": [Case(tf.avg_pool, [T(RNG.standard_normal((2, 3, 7))), 2], lambda x, w: pool_ref(x, w, np.mean))],
+    "max_pool": [Case(tf.max_pool, [T(RNG.standard_normal((2, 3, 7))), 3], lambda x, w: pool_ref(x, w, np.max))],
+    "dropout": [Case(tf.dropout, [T(KEY), T(POS), 0.5], None,
+                     check=lambda out, key, x, p: np.all((out == 0) | np.isclose(out, x / (1 - p), rtol=1e-15)))],
+    # Control flow: the tensor arguments are the initial values, operands and predicates. A list
+    # there is a structure of values (a tuple of carries), never one tensor: no "list" kind.
+    "scan": [Case(lambda init, xs: tf.scan(lambda c, x: (c + x, c * x), init, xs), [T(V), T(M43)], scan_ref,
+                  kinds=NO_LIST)],
+    "fori_loop": [Case(lambda x: tf.fori_loop(0, 3, lambda i, c: c * 2.0 + 1.0, x), [T(V)],
+                       lambda x: ((x * 2 + 1) * 2 + 1) * 2 + 1, kinds=NO_LIST)],
+    "cond": [Case(lambda p, a, b: tf.cond(p, lambda u, v: u * v, lambda u, v: u - v, a, b), [T(np.array(p)), T(V), T(W)],
+                  lambda p, a, b: a * b if p else a - b, kinds=NO_LIST) for p in (True, False)],
+    "switch": [Case(lambda i, a: tf.switch(i, [lambda u: u + 1.0, lambda u: u * 3.0], a), [T(np.array(1)), T(V)],
+                    lambda i, a: a * 3.0, kinds=NO_LIST)],
+    "while_loop": [Case(lambda x: tf.while_loop(lambda c: tf.sum(c) < 10.0, lambda c: c * 2.0, x, max_trips=20),
+                        [T(POS)], while_ref, kinds=NO_LIST)],
+    "fixed_point": [Case(lambda x0, a: tf.fixed_point(lambda x, p: p * tf.cos(x), x0, a, tol=0.0, max_iter=500),
+                         [T(np.array(0.5)), T(np.array(0.8))], fixed_point_ref, kinds=NO_LIST)],
+    "root": [Case(lambda x0, a: tf.root(lambda x, p: x * x * x + x - p, x0, a), [T(np.array(1.0)), T(np.array(3.0))],
+                  root_ref, kinds=NO_LIST)],
+    # tenferro.linalg: decompositions compared through convention-free forms.
+    "linalg.svd": [Case(tf.linalg.svd, [T(M43)], lambda a: (a, np.linalg.svd(a, compute_uv=False)),
+                        post=lambda r, a: (r[0] @ np.diag(r[1]) @ r[2], r[1]))],
+    "linalg.svdvals": [Case(tf.linalg.svdvals, [T(M43)], lambda a: np.linalg.svd(a, compute_uv=False))],
+    "linalg.qr": [Case(tf.linalg.qr, [T(M43)], lambda a: (a, np.eye(3), np.zeros((3, 3))),
+                       post=lambda r, a: (r[0] @ r[1], r[0].T @ r[0], np.tril(r[1], -1)))],
+    "linalg.eigh": [Case(tf.linalg.eigh, [T(sym(A))], lambda a: (a, np.linalg.eigvalsh(a)),
+                         post=lambda r, a: (r[1] @ np.diag(r[0]) @ r[1].T, r[0]))],
+    "linalg.eigvalsh": [Case(tf.linalg.eigvalsh, [T(sym(A))], np.linalg.eigvalsh)],
+    "linalg.eig": [Case(tf.linalg.eig, [T(A)], lambda a: (np.zeros((3, 3), complex), np.sort_complex(np.linalg.eigvals(a))),
+                        post=lambda r, a: (a @ r[1] - r[1] * r[0], np.sort_complex(r[0])), atol=1e-11)],
+    "linalg.eigvals": [Case(tf.linalg.eigvals, [T(A)], lambda a: np.sort_complex(np.linalg.eigvals(a)),
+                            post=lambda r, a: np.sort_complex(r), atol=1e-11)],
+    "linalg.cholesky": [Case(tf.linalg.cholesky, [T(spd(A))], np.linalg.cholesky)],
+    "linalg.triangular_solve": [Case(tf.linalg.triangular_solve, [T(spd(A)), T(M43.T)],
+                                     lambda a, b: np.linalg.solve(np.tril(a), b))],
+    "linalg.solve": [Case(tf.linalg.solve, [T(spd(A)), T(B)], np.linalg.solve),
+                     Case(tf.linalg.solve, [T(spd(A)), T(V)], np.linalg.solve)],
+    "linalg.inv": [Case(tf.linalg.inv, [T(spd(A))], np.linalg.inv)],
+    "linalg.lu": [Case(tf.linalg.lu, [T(A)], lambda a: a, post=lambda r, a: r[0] @ r[1] @ r[2])],
+    "linalg.det": [Case(tf.linalg.det, [T(A)], np.linalg.det)],
+    "linalg.slogdet": [Case(tf.linalg.slogdet, [T(A)], lambda a: tuple(np.linalg.slogdet(a)))],
+    "linalg.pinv": [Case(tf.linalg.pinv, [T(M43)], np.linalg.pinv, rtol=1e-10)],
+    "linalg.lstsq": [Case(tf.linalg.lstsq, [T(M43), T(np.arange(4.0))], lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],
+                          rtol=1e-10)],
+    "linalg.matrix_norm": [Case(tf.linalg.matrix_norm, [T(M43)], np.linalg.norm)],
+    "linalg.expm": [Case(tf.linalg.expm, [T(sym(A))],
+                         lambda a: (lambda w, v: v @ np.diag(np.exp(w)) @ v.T)(*np.linalg.eigh(a)), rtol=1e-11)],
+    "linalg.trace": [Case(tf.linalg.trace, [T(A)], np.trace)],
+    "linalg.eye": [Case(tf.linalg.eye, [T(A), 3], lambda a, n: np.eye(n))],
+    # tenferro.random: keys are tensors like any other; draws checked by their properties.
+    "random.key": [Case(tf.random.key, [5], None, mode="concrete",
+                        check=lambda k, seed: k.shape == (2,) and k.dtype == np.int64 and np.array_equal(k, KEY))],
+    "random.split": [Case(lambda k: tuple(tf.random.split(k, 3)), [T(KEY)], None,
+                          check=lambda ks, k: len(ks) == 3 and len({tuple(x) for x in ks}) == 3)],
+    "random.fold_in": [Case(tf.random.fold_in, [T(KEY), 7], None,
+                            check=lambda k2, k, d: k2.shape == (2,) and not np.array_equal(k2, k))],
+    "random.bits": [Case(tf.random.bits, [T(KEY), [4, 2]], None, check=lambda b, k, s: b.shape == (4, 2))],
+    "random.uniform": [Case(tf.random.uniform, [T(KEY), [1000]], None,
+                            check=lambda u, k, s: u.shape == (1000,) and np.all((u >= 0) & (u < 1)))],
+    "random.normal": [Case(tf.random.normal, [T(KEY), [20000]], None,
+                           check=lambda z, k, s: abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05)],
+    "random.bernoulli": [Case(tf.random.bernoulli, [T(KEY), 0.3, [1000]], None,
+                              check=lambda b, k, p, s: b.dtype == np.bool_ and 0.2 < b.mean() < 0.4)],
+    "random.categorical": [Case(tf.random.categorical, [T(KEY), T(np.array([[0.0, 0.0, -1e3], [-1e3, -1e3, 0.0]]))], None,
+                                check=lambda c, k, lg: c[1] == 2 and c[0] in (0, 1))],
+    "random.permutation": [Case(tf.random.permutation, [T(KEY), 6], None,
+                                check=lambda p, k, n: np.array_equal(np.sort(p), np.arange(6)))],
+    # Concrete entry points: the transforms take concrete arguments (arrays, Tensors, lists, scalars).
+    "grad": [Case(lambda x, y: tf.grad(lambda x, y: tf.sum(x * y * y))(x, y), [T(V), T(W)], lambda x, y: y * y,
+                  mode="concrete"),
+             Case(lambda x: tf.grad(lambda x: x * x)(x), [T(S0)], lambda x: 2 * x, mode="concrete")],
+    "value_and_grad": [Case(lambda x, y: tf.value_and_grad(lambda x, y: tf.sum(x * y), argnums=(0, 1))(x, y),
+                            [T(V), T(W)], lambda x, y: (np.sum(x * y), (y, x)), mode="concrete")],
+    "jacfwd": [Case(lambda x, m: tf.jacfwd(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
+                    mode="concrete")],
+    "jacrev": [Case(lambda x, m: tf.jacrev(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
+                    mode="concrete")],
+    "hessian": [Case(lambda x, a: tf.hessian(lambda x, a: tf.sum(a * x * x * x))(x, a), [T(V), T(W)],
+                     lambda x, a: np.diag(6 * a * x), mode="concrete")],
+    "jit": [Case(lambda x, y: tf.jit(lambda x, y: x * y + 1.0)(x, y), [T(V), T(S0)], lambda x, y: x * y + 1.0,
+                 mode="concrete")],
+    "jvp": [Case(lambda x, t: tf.jvp(lambda x: x * x, (x,), (t,)), [T(V), T(W)], lambda x, t: (x * x, 2 * x * t),
+                 mode="concrete")],
+    "vjp": [Case(lambda x, c: tf.vjp(lambda x: x * x, (x,), c), [T(V), T(W)], lambda x, c: (x * x, (2 * x * c,)),
+                 mode="concrete")],
+    "Tensor": [Case(tf.Tensor, [T(A)], lambda a: a, mode="concrete"), Case(tf.Tensor, [T(S0)], lambda a: a, mode="concrete"),
+               Case(tf.Tensor, [T(IDX)], lambda a: a, mode="concrete"), Case(tf.Tensor, [T(PRED)], lambda a: a, mode="concrete")],
+    "asarray": [Case(tf.asarray, [T(A)], lambda a: a, mode="concrete")],
+    "from_numpy": [Case(tf.from_numpy, [T(A)], lambda a: a, mode="concrete", kinds=("numpy",))],
+    "from_dlpack": [Case(tf.from_dlpack, [T(A)], lambda a: a, mode="concrete", kinds=("numpy", "tensor"))],
+})
+CASES["einsum"].append(Case(lambda a, b: tf.einsum("ij,jk->ik", a, b), [T(A), T(B)], lambda a, b: a @ b, mode="concrete",
+                           traced_ok=True))  # outside a transform einsum runs on concrete operands
+CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
+
+# Names that are not functions of tensors: exception classes, the classes whose instances the
+# functions return (their operators and methods have cases of their own), and metadata properties.
+EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
+          "Jit", "Transformed", "Traced.shape", "Traced.dtype", "Traced.ndim"}
+OPERATOR_DUNDERS = {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
+                                               "and", "or", "xor", "lshift", "rshift", "divmod") for p in ("", "r")}
+OPERATOR_DUNDERS |= {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__pos__", "__abs__",
+                     "__invert__", "__getitem__"}
+
+
+def public_names():
+    names = []
+    for prefix, module in (("", tf), ("linalg.", tf.linalg), ("random.", tf.random)):
+        for n in dir(module):
+            if not n.startswith("_") and not isinstance(getattr(module, n), types.ModuleType):
+                names.append(prefix + n)
+    for n in dir(tf.Traced):
+        if n.startswith("_") and (n not in OPERATOR_DUNDERS or getattr(tf.Traced, n) is getattr(object, n, None)):
+            continue              # not an operator, or object's own (identity comparison)
+        names.append("Traced." + n)
+    return names
+
+
+def test_every_public_function_has_a_case():
+    missing = [n for n in public_names() if n not in CASES and n not in EXEMPT]
+    assert not missing, f"public names without a case in test_interop.CASES: {missing}"
+    assert "Traced.__rmul__" in public_names() and "Traced.__rmatmul__" in public_names()
+
+
+def variants(case):
+    """(label, kinds): kinds gives each T argument "traced" or a concrete kind."""
+    ls = leaves(case.args)
+    if case.mode == "concrete":
+        yield "numpy", ["numpy"] * len(ls)
+        for p, leaf in enumerate(ls):
+            for kind in CONCRETE_KINDS:
+                if kind != "numpy" and applicable(leaf, kind):
+                    yield f"arg{p}={kind}", ["numpy" if i != p else kind for i in range(len(ls))]
+            yield f"arg{p}=traced", ["numpy" if i != p else "traced" for i in range(len(ls))]
+        return
+    yield "traced", ["traced"] * len(ls)
+    for p, leaf in enumerate(ls):
+        for kind in case.kinds if p not in case.traced_only else ():
+            if applicable(leaf, kind):
+                yield f"arg{p}={kind}", ["traced" if i != p else kind for i in range(len(ls))]
+
+
+def all_variants():
+    for name in sorted(CASES):
+        for i, case in enumerate(CASES[name]):
+            for label, kinds in variants(case):
+                yield pytest.param(name, i, label, kinds, id=f"{name}[{i}]-{label}")
+
+
+def call(case, kinds):
+    """Runs the case with the T arguments of the given kinds; traced ones are arguments of tf.jit
+    (a dummy one where none is traced, so the call still happens inside a transform)."""
+    ls = leaves(case.args)
+    traced = [leaf.value for leaf, k in zip(ls, kinds) if k == "traced"]
+
+    def run(*tv):
+        it = iter(tv)
+        values = [next(it) if k == "traced" else concrete(leaf, k) for leaf, k in zip(ls, kinds)]
+        return case.fn(*substitute(case.args, iter(values)), **case.kwargs)
+
+    if case.mode == "concrete" and "traced" not in kinds:
+        return to_numpy(run())
+    if not traced:
+        return to_numpy(tf.jit(lambda dummy: run())(np.zeros(1)))
+    return to_numpy(tf.jit(run)(*traced))
+
+
+def compare(case, got, want):
+    got, want = flat(got), flat(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype.kind == w.dtype.kind or {g.dtype.kind, w.dtype.kind} <= {"i", "u"}, (g.dtype, w.dtype)
+        if w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=case.rtol, atol=case.atol)
+
+
+@pytest.mark.parametrize("name,index,label,kinds", list(all_variants()))
+def test_public_function_accepts_every_operand_kind(name, index, label, kinds):
+    case = CASES[name][index]
+    ls = leaves(case.args)
+    args = arrays_of(case)
+    if case.mode == "concrete" and "traced" in kinds and not case.traced_ok:
+        with pytest.raises(TypeError):    # a concrete value is needed: the traced one's is not known
+            call(case, kinds)
+        return
+    refused = [k for k in kinds if k not in ("traced", *case.kinds)]
+    if refused or (case.mode == "traced" and "traced" not in kinds):
+        # A kind the function does not take, or no traced argument left: a TypeError naming it.
+        with pytest.raises(TypeError) as info:
+            call(case, kinds)
+        assert case.mode == "concrete" or name.split(".")[-1] in str(info.value), str(info.value)
+        return
+    got = call(case, kinds)
+    if case.expected is None:
+        assert case.check(got, *args), got
+        if any(k != "traced" for k in kinds) and case.mode == "traced":
+            reference = call(case, ["traced"] * len(ls))
+            for g, r in zip(flat(got), flat(reference)):
+                np.testing.assert_array_equal(g, r)
+        return
+    if case.post is not None:
+        got = case.post(got, *args)
+    compare(case, got, case.expected(*args, **case.kwargs))
+
+
+def test_numpy_defers_to_traced_operators():
+    """ndarray (op) Traced runs Traced's reflected operator: no object arrays, no NumPy ufunc on a
+    Traced value."""
+    x = np.array([1.0, 2.0, 3.0])
+    a = np.array([2.0, 0.5, -1.0])
+    got = tf.jit(lambda t: (a * t, a + t, a - t, a / t, a ** t, a @ t, a < t, a >= t, a == t, np.float64(2.0) * t))(x)
+    for g, w in zip(got, (a * x, a + x, a - x, a / x, a ** x, a @ x, a < x, a >= x, a == x, 2.0 * x)):
+        assert isinstance(g, tf.Tensor)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
+    with pytest.raises(TypeError):
+        tf.jit(lambda t: np.sin(t))(x)
