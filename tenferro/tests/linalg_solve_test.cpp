@@ -4,6 +4,8 @@
 // and mismatched inputs that must raise typed errors.
 #include <gmock/gmock.h>
 
+#include <limits>
+
 #include "linalg_test_util.hpp"
 
 namespace tf = tenferro;
@@ -278,6 +280,73 @@ TEST(TensorInvSolve, AreNumPysTensorInverseAndSolveWithSecondDerivatives) {
   EXPECT_THROW(tf::trace([](T x) { return la::tensorinv(x, 0); }, tf::Tensor::zeros({2, 3, 6})), tf::ValueError);
   EXPECT_THROW(tf::trace([](T x, T y) { return la::tensorsolve(x, y); }, tf::Tensor::zeros({2, 3, 6}), tf::Tensor::zeros({3, 3})),
                tf::ShapeError);
+}
+
+TEST(NewLinalgFunctions, RunInSinglePrecisionWithTheirIdentitiesAndDerivatives) {
+  // f32 and c64: the defining identities of lu (non-square), lu_factor / lu_solve, wide lstsq,
+  // cond, householder_product, tensorinv and tensorsolve to single-precision rounding, and
+  // check_grads to order 2 with float's step and tolerances (its rounding, 6e-8 relative, over the
+  // step bounds a difference quotient's noise; a wrong rule errs by O(|J t|), far above).
+  tidu::testkit::CheckOptions opts;
+  opts.step = 1e-2;
+  opts.eps = std::numeric_limits<float>::epsilon();
+  opts.rtol = 2e-3;
+  opts.atol = 1e-4;
+  opts.adjoint_rtol = 1e-5;
+  std::mt19937_64 rng(31);
+  for (tf::DType dt : {tf::DType::F32, tf::DType::C64}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor tall = random_matrix(rng, {5, 3}, dt), wide = random_matrix(rng, {3, 5}, dt, 1.0);
+    const tf::Tensor sq = random_matrix(rng, {4, 4}, dt, 2.0), rhs = random_matrix(rng, {4, 2}, dt);
+    const tf::Tensor rhs3 = random_matrix(rng, {3, 2}, dt), tau = random_matrix(rng, {2}, dt);
+    const tf::Tensor t3 = random_matrix(rng, {2, 2, 4}, dt, 0.0);
+    const std::vector<tf::Tensor> args = {tall, wide, sq, rhs, rhs3, tau};
+    auto f = [](const std::vector<T>& x) {
+      auto lt = la::lu(x[0]);
+      auto lw = la::lu(x[1]);
+      auto fac = la::lu_factor(x[2]);
+      const T xw = la::lstsq(x[1], x[4]);
+      return std::vector<T>{
+          tf::matmul(tf::matmul(lt.P, lt.L), lt.U) - x[0],
+          tf::matmul(tf::matmul(lw.P, lw.L), lw.U) - x[1],
+          la::lu_solve(fac.LU, fac.pivots, x[3]) - la::solve(x[2], x[3]),
+          tf::matmul(x[1], xw) - x[4],
+          xw - tf::matmul(la::adjoint(x[1]), la::solve(tf::matmul(x[1], la::adjoint(x[1])), x[4])),
+          tf::astype(la::cond(x[2]) - la::matrix_norm(x[2], "2") * la::matrix_norm(la::inv(x[2]), "2"), x[2].dtype()),
+          // tau = 2 / |v|^2: each factor a unitary reflector, so Q has orthonormal columns.
+          [&] {
+            const T v = tf::tril(x[0], -1) + tf::pad(la::eye(x[0], 3), 0.0, {0, 0}, {2, 0});
+            const T q = la::householder_product(x[0], 2.0 / tf::astype(tf::sum(tf::real(v * tf::conj(v)), {0}), x[0].dtype()));
+            return tf::matmul(la::adjoint(q), q) - la::eye(x[0], 3);
+          }(),
+          tf::reshape(tf::matmul(tf::reshape(la::tensorinv(tf::reshape(x[2], {2, 2, 4}), 2), {4, 4}), x[2]), {4, 4}) -
+              la::eye(x[2], 4)};
+    };
+    const tf::Tensors out = run(f, args);
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      SCOPED_TRACE(r);
+      for (std::int64_t i = 0; i < out[r].numel(); ++i) EXPECT_LT(std::abs(at(out[r], i)), 2e-5);
+    }
+    const tf::Tensor tb = random_matrix(rng, {2, 2}, dt);
+    const tf::Tensor xs = run([](const std::vector<T>& x) {
+      return std::vector<T>{tf::einsum("ijk,k->ij", {x[0], la::tensorsolve(x[0], x[1])}) - x[1]};
+    }, {t3, tb})[0];
+    for (std::int64_t i = 0; i < xs.numel(); ++i) EXPECT_LT(std::abs(at(xs, i)), 1e-4);
+    // Partial pivoting jumps where two pivot candidates tie; float's larger step would reach such
+    // a tie of the random tall matrix, so dominant entries at (4, 0), (3, 1), (2, 2) fix the
+    // interchanges (rows 4, 3, 2 become the pivots) with a wide margin.
+    const tf::Tensor dominant = tf::Tensor::from(std::vector<double>{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 3, 0, 3, 0, 0}, {5, 3});
+    auto g = [dominant](const std::vector<T>& x) {
+      auto fac = la::lu_factor(x[2]);
+      const T pivoted = x[0] + tf::astype(tf::constant(x[0], dominant), x[0].dtype());
+      return std::vector<T>{la::lu(pivoted).L, la::lu(x[1]).U, la::lu_solve(fac.LU, fac.pivots, x[3]), la::lstsq(x[1], x[4]),
+                            la::cond(x[2], "fro"), la::householder_product(x[0], x[5]), la::tensorinv(x[2], 1)};
+    };
+    auto graph = tf::detail::trace_function(g, tf::detail::types_of(args));
+    auto result = tidu::testkit::check_grads(tidu::testkit::function_of(graph), std::span<const tf::Tensor>(args), 2,
+                                             {tidu::testkit::Mode::Forward, tidu::testkit::Mode::Reverse}, opts);
+    EXPECT_TRUE(result.ok) << result.message;
+  }
 }
 
 TEST(PinvLstsqNorms, AgreeWithTheirDefinitionsAndHaveSecondDerivatives) {
