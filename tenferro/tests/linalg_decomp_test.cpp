@@ -368,6 +368,9 @@ TEST(HouseholderProduct, IsTheProductOfReflectorsWithSecondDerivatives) {
                tf::ShapeError);
   EXPECT_THROW(tf::trace([](T x, T t) { return la::householder_product(x, t); }, tf::Tensor::zeros({4, 3}), tf::Tensor::zeros({4})),
                tf::ShapeError);
+  EXPECT_THROW(tf::trace([](T x, T t) { return la::householder_product(x, t); }, tf::Tensor::zeros({4, 3}),
+                         tf::Tensor::zeros({2}, tf::DType::C128)),
+               tf::DTypeError);
 }
 
 TEST(Qr, FactorsReproduceTheMatrix) {

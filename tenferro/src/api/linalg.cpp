@@ -293,10 +293,13 @@ Traced cond(const Traced& a, double ord) {
 Traced householder_product(const Traced& a, const Traced& tau) {
   require_matrix("householder_product", a);
   const std::int64_t m = rows_of(a), n = cols_of(a);
-  if (tau.rank() + 1 != a.rank() || Shape(tau.shape().begin(), tau.shape().end() - 1) != batch_of(a) ||
-      tau.dtype() != a.dtype()) {
+  if (tau.dtype() != a.dtype()) {
+    throw DTypeError("linalg.householder_product: operands " + a.type().to_string() + ", " + tau.type().to_string() +
+                     "; expected tau of A's dtype");
+  }
+  if (tau.rank() + 1 != a.rank() || Shape(tau.shape().begin(), tau.shape().end() - 1) != batch_of(a)) {
     throw ShapeError("linalg.householder_product: operands " + a.type().to_string() + ", " + tau.type().to_string() +
-                     "; expected tau [.., k] of A's dtype and batch axes");
+                     "; expected tau [.., k] with A's batch axes");
   }
   const std::int64_t k = tau.shape().back();
   if (!(m >= n && n >= k)) {
