@@ -369,6 +369,51 @@ TEST(FixedPoint, VectorProblemAgainstUnrolledIterationsAndFiniteDifferences) {
   expect_grads([&](const std::vector<T>& a) { return std::vector<T>{implicit(a[0], a[1])}; }, {w, b});
 }
 
+// A value the map reads from the enclosing function (captured, not passed as a parameter) is
+// differentiated exactly as a parameter: once got twice its forward derivative (through the
+// iterations and through the attached step) and reverse mode threw while_loop's max_trips error.
+TEST(FixedPoint, CapturedValuesAreDifferentiatedAsParameters) {
+  auto captured = [](T a) {
+    auto map = [a](const TracedList& x, const TracedList&) { return TracedList{a * tf::cos(x[0])}; };
+    return tf::fixed_point(map, {tf::full_like(a, 0.5)}, {}, {.tol = 0, .max_iter = 200})[0];
+  };
+  const tf::Tensor a = scalar(0.8);
+  const auto [x, g] = tf::value_and_grad(captured)(a);
+  const double xs = x.item<double>(), want = std::cos(xs) / (1 + 0.8 * std::sin(xs));  // dx*/da
+  EXPECT_NEAR(xs, 0.8 * std::cos(xs), 1e-15);
+  EXPECT_NEAR(g.item<double>(), want, 1e-13);
+  EXPECT_NEAR(tf::jvp(captured, {a}, {scalar(1.0)}).second.item<double>(), want, 1e-13);
+  // Captured and passed at once: the derivative is the sum of both paths. And to second order
+  // against finite differences.
+  auto both = [](T s) {
+    auto map = [s](const TracedList& v, const TracedList& p) { return TracedList{s * p[0] * tf::cos(v[0])}; };
+    return tf::fixed_point(map, {tf::full_like(s, 0.5)}, {s}, {.tol = 0, .max_iter = 300})[0];
+  };
+  const double xb = tf::grad(both)(scalar(0.8)).item<double>();
+  // x* = a^2 cos x*: dx*/da = 2 a cos x* / (1 + a^2 sin x*), with x* iterated here in doubles.
+  double y = 0.5;
+  for (int k = 0; k < 3000; ++k) y = 0.64 * std::cos(y);
+  EXPECT_NEAR(xb, 2 * 0.8 * std::cos(y) / (1 + 0.64 * std::sin(y)), 1e-12);
+  expect_grads([&](const std::vector<T>& v) { return std::vector<T>{captured(v[0])}; }, {a});
+}
+
+TEST(Root, CapturedValuesAreDifferentiatedAsParameters) {
+  // x^3 + p x - q = 0 with p and q captured: dx/dq = 1 / (3x^2 + p), dx/dp = -x / (3x^2 + p).
+  auto solve = [](T p, T q) {
+    auto g = [p, q](const TracedList& x, const TracedList&) { return TracedList{x[0] * x[0] * x[0] + p * x[0] - q}; };
+    return tf::root(g, {tf::full_like(p, 1.0)}, {})[0];
+  };
+  const tf::Tensor p = scalar(2.0), q = scalar(5.0);
+  const auto [x, gp] = tf::value_and_grad(solve, 0)(p, q);
+  const double xs = x.item<double>(), d = 3 * xs * xs + 2.0;
+  EXPECT_NEAR(xs * xs * xs + 2.0 * xs - 5.0, 0.0, 1e-13);
+  EXPECT_NEAR(gp.item<double>(), -xs / d, 1e-14);
+  EXPECT_NEAR(tf::grad(solve, 1)(p, q).item<double>(), 1 / d, 1e-14);
+  EXPECT_NEAR(tf::jvp(solve, {p, q}, {scalar(0.0), scalar(1.0)}).second.item<double>(), 1 / d, 1e-14);
+  EXPECT_NEAR(tf::jvp(solve, {p, q}, {scalar(1.0), scalar(0.0)}).second.item<double>(), -xs / d, 1e-14);
+  expect_grads([&](const std::vector<T>& a) { return std::vector<T>{solve(a[0] * a[0] + 1.0, a[1])}; }, {scalar(0.9), q});
+}
+
 TEST(Root, NewtonWithImplicitDerivatives) {
   // x^3 + p x - q = 0 (one real root for p > 0): dx/dq = 1 / (3x^2 + p), dx/dp = -x / (3x^2 + p).
   auto solve = [](T p, T q) {

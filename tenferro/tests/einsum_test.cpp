@@ -356,6 +356,38 @@ TEST(Einsum, DerivativesPassCheckGradsToOrderTwo) {
   }
 }
 
+// A zero-length axis follows NumPy: a sum over it is 0, a free axis of length 0 gives an empty
+// result, and derivatives are zeros of the operands' shapes (einsum once threw "label has size 0").
+TEST(Einsum, ZeroLengthAxesGiveNumPysResults) {
+  const tf::Tensor a = tf::Tensor::zeros({2, 0}), b = tf::Tensor::zeros({0, 3});
+  const tf::Tensor prod = tf::einsum("ij,jk->ik", {a, b});
+  ASSERT_EQ(prod.shape(), (tf::Shape{2, 3}));
+  for (std::int64_t i = 0; i < prod.numel(); ++i) EXPECT_EQ(prod.element(i), tf::c128(0.0));
+  EXPECT_EQ(tf::einsum("ij->", {a}).item<double>(), 0.0);
+  EXPECT_EQ(tf::einsum("ij->j", {a}).shape(), (tf::Shape{0}));
+  EXPECT_EQ(tf::einsum("ij,jk->ki", {b, tf::Tensor::zeros({3, 4})}).shape(), (tf::Shape{4, 0}));
+  const tf::Tensor c = tf::Tensor::from({1.0, 2.0});
+  const tf::Tensor three = tf::einsum("ij,jk,k->i", {a, b, tf::Tensor::from({1.0, 2.0, 3.0})});
+  ASSERT_EQ(three.shape(), (tf::Shape{2}));
+  EXPECT_EQ(three.at<double>({0}), 0.0);
+  EXPECT_EQ(tf::einsum("i,ij->j", {c, a}).shape(), (tf::Shape{0}));
+  EXPECT_EQ(tf::einsum_path("ij,jk->ik", {a.shape(), b.shape()}).steps.size(), 1u);
+
+  // Traced, with gradients: d/da sum(a b) = ones b^T, of a's shape [2, 0]; likewise for b.
+  auto f = [](T x, T y) { return tf::sum(tf::einsum("ij,jk->ik", x, y)); };
+  const tf::Tensor ga = tf::grad(f)(a, b);
+  EXPECT_EQ(ga.shape(), (tf::Shape{2, 0}));
+  const tf::Tensor gb = tf::grad(f, 1)(a, b);
+  EXPECT_EQ(gb.shape(), (tf::Shape{0, 3}));
+  EXPECT_EQ(tf::value_and_grad(f)(a, b).first.item<double>(), 0.0);
+  // A non-empty operand beside empty ones: e = einsum(x, y, w) is zeros [3], so d/dw sum(e * w) =
+  // e + (de/dw) w = 0.
+  auto g = [](T x, T y, T w) { return tf::sum(tf::einsum("ij,jk,k->k", x, y, w) * w); };
+  const tf::Tensor gw = tf::grad(g, 2)(a, b, tf::Tensor::from({1.0, 2.0, 3.0}));
+  ASSERT_EQ(gw.shape(), (tf::Shape{3}));
+  for (std::int64_t i = 0; i < 3; ++i) EXPECT_EQ(gw.element(i), tf::c128(0.0));
+}
+
 TEST(Einsum, MatmulLowersToOneDotGeneralWithoutTransposes) {
   const tf::Tensor a = tf::Tensor::zeros({3, 4}), b = tf::Tensor::zeros({4, 5});
   const std::string ir = tf::trace([](T x, T y) { return tf::einsum("ij,jk->ik", x, y); }, a, b).print();

@@ -24,6 +24,41 @@ TEST(Tensor, ConstructionAndAccessAreRowMajor) {
   EXPECT_EQ(Tensor::zeros({0, 3}).numel(), 0);
 }
 
+// Integer literals and every integer type make i64 tensors with the values given (they once made
+// f64 tensors of the integers' bit patterns, 4.24e-314 for 1); the element types keep their dtype.
+TEST(Tensor, FromConvertsEveryIntegerTypeToI64) {
+  const Tensor lit = Tensor::from({1, 2, 3});
+  ASSERT_EQ(lit.dtype(), DType::I64);
+  EXPECT_EQ(lit.at<std::int64_t>({0}), 1);
+  EXPECT_EQ(lit.at<std::int64_t>({2}), 3);
+  const Tensor ll = Tensor::from(std::vector<long long>{-5, 7, 1LL << 40}, {3});
+  ASSERT_EQ(ll.dtype(), DType::I64);
+  EXPECT_EQ(ll.at<std::int64_t>({0}), -5);
+  EXPECT_EQ(ll.at<std::int64_t>({2}), std::int64_t{1} << 40);
+  const Tensor rows = Tensor::from({{1, -2}, {3, 4}});
+  ASSERT_EQ(rows.dtype(), DType::I64);
+  EXPECT_EQ(rows.at<std::int64_t>({0, 1}), -2);
+  EXPECT_EQ(Tensor::from({std::int8_t{-3}}).at<std::int64_t>({0}), -3);
+  EXPECT_EQ(Tensor::from({std::uint16_t{65535}}).at<std::int64_t>({0}), 65535);
+  EXPECT_EQ(Tensor::from({short{-7}, short{9}}).at<std::int64_t>({1}), 9);
+  EXPECT_EQ(Tensor::from({4000000000u}).at<std::int64_t>({0}), 4000000000LL);
+  EXPECT_EQ(Tensor::from({std::uint64_t{1} << 62}).at<std::int64_t>({0}), std::int64_t{1} << 62);
+  EXPECT_EQ(Tensor::from({1.5f}).dtype(), DType::F32);
+  EXPECT_EQ(Tensor::from({true, false}).dtype(), DType::Bool);
+  EXPECT_EQ(Tensor::from({c64(1, 2)}).dtype(), DType::C64);
+  EXPECT_EQ(Tensor::from({2.5}).at<double>({0}), 2.5);
+}
+
+TEST(Tensor, FromRefusesUnsignedValuesAboveI64) {
+  try {
+    (void)Tensor::from({std::numeric_limits<std::uint64_t>::max()});
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("18446744073709551615"));
+    EXPECT_THAT(e.what(), HasSubstr("i64"));
+  }
+}
+
 TEST(Tensor, CopiesShareStorageAndCloneDoesNot) {
   auto a = Tensor::from({1.0, 2.0});
   Tensor b = a;

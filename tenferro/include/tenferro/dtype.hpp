@@ -3,6 +3,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <string>
 
 namespace tenferro {
@@ -60,13 +61,33 @@ template <> struct element_of<DType::I64> { using type = std::int64_t; };
 template <> struct element_of<DType::Bool> { using type = bool; };
 template <DType D> using element_t = typename element_of<D>::type;
 
-template <class T> inline constexpr DType dtype_of_v = DType::F64;
-template <> inline constexpr DType dtype_of_v<float> = DType::F32;
-template <> inline constexpr DType dtype_of_v<double> = DType::F64;
-template <> inline constexpr DType dtype_of_v<c64> = DType::C64;
-template <> inline constexpr DType dtype_of_v<c128> = DType::C128;
-template <> inline constexpr DType dtype_of_v<std::int64_t> = DType::I64;
-template <> inline constexpr DType dtype_of_v<bool> = DType::Bool;
+/// Whether T is the element type of a dtype (element_t<D> for some D). Only these six types are
+/// stored; Tensor::from converts other arithmetic types (tensor.hpp) or refuses them at compile time.
+template <class T> inline constexpr bool is_element_type_v = false;
+template <> inline constexpr bool is_element_type_v<float> = true;
+template <> inline constexpr bool is_element_type_v<double> = true;
+template <> inline constexpr bool is_element_type_v<c64> = true;
+template <> inline constexpr bool is_element_type_v<c128> = true;
+template <> inline constexpr bool is_element_type_v<std::int64_t> = true;
+template <> inline constexpr bool is_element_type_v<bool> = true;
+
+namespace detail {
+template <class T>
+constexpr DType dtype_of_element() {
+  static_assert(is_element_type_v<T>,
+                "tenferro: not a tensor element type; the element types are float, double, "
+                "std::complex<float>, std::complex<double>, std::int64_t and bool");
+  if constexpr (std::is_same_v<T, float>) return DType::F32;
+  else if constexpr (std::is_same_v<T, double>) return DType::F64;
+  else if constexpr (std::is_same_v<T, c64>) return DType::C64;
+  else if constexpr (std::is_same_v<T, c128>) return DType::C128;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return DType::I64;
+  else return DType::Bool;
+}
+}  // namespace detail
+
+/// The dtype whose element type is T; any other T is a compile error (never a silent f64).
+template <class T> inline constexpr DType dtype_of_v = detail::dtype_of_element<T>();
 
 /// Calls f(T{}) with T the element type of d (a typed dispatch over all dtypes).
 template <class F>

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tenferro/dtype.hpp"
@@ -45,7 +46,11 @@ class Tensor {
   static Tensor scalar(double value, DType dtype = DType::F64) { return full({}, value, dtype); }
   static Tensor scalar(c128 value, DType dtype = DType::C128) { return full({}, value, dtype); }
 
-  /// 1-d tensor from values; the dtype follows T (double -> f64, std::complex<double> -> c128, ...).
+  /// 1-d tensor from values; the dtype follows T: float -> f32, double -> f64, std::complex<float>
+  /// -> c64, std::complex<double> -> c128, bool -> bool, and every integer type (int, long long,
+  /// unsigned, std::int8_t, ...) -> i64, so `Tensor::from({1, 2, 3})` is an i64 tensor. Unsigned
+  /// values above INT64_MAX throw ValueError. Other element types (character types, long double,
+  /// std::complex<long double>, ...) do not compile.
   template <class T>
   static Tensor from(std::initializer_list<T> values) {
     return from(std::vector<T>(values), Shape{static_cast<std::int64_t>(values.size())});
@@ -124,16 +129,43 @@ std::string to_string(const Tensor& t);
 /// dtypes must match.
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-10, double atol = 1e-12);
 
+namespace detail {
+template <class T>
+inline constexpr bool is_character_v = std::is_same_v<T, char> || std::is_same_v<T, wchar_t> ||
+                                       std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
+                                       std::is_same_v<T, char32_t>;
+/// Integer types Tensor::from stores as i64 (bool and character types are not among them).
+template <class T>
+inline constexpr bool is_from_integer_v =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && !is_character_v<T>;
+/// The element type Tensor::from stores a T as.
+template <class T>
+using from_stored_t = std::conditional_t<is_element_type_v<T>, T, std::int64_t>;
+}  // namespace detail
+
 template <class T>
 Tensor Tensor::from(const std::vector<T>& values, Shape shape) {
+  static_assert(is_element_type_v<T> || detail::is_from_integer_v<T>,
+                "Tensor::from: unsupported element type; pass float, double, std::complex<float>, "
+                "std::complex<double>, bool or an integer type (stored as i64); convert character "
+                "and long double values first");
+  using Stored = detail::from_stored_t<T>;
   if (static_cast<std::int64_t>(values.size()) != tenferro::numel(shape)) {
     throw ShapeError("Tensor::from: " + std::to_string(values.size()) + " values for shape " +
                      shape_to_string(shape) + " (" + std::to_string(tenferro::numel(shape)) +
                      " elements)");
   }
-  Tensor t(TensorType{dtype_of_v<T>, std::move(shape)});
-  T* out = t.data<T>();
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= sizeof(std::int64_t)) {
+    for (const T v : values) {
+      if (v > static_cast<T>(INT64_MAX)) {
+        throw ValueError("Tensor::from: the unsigned value " + std::to_string(v) +
+                         " does not fit the i64 dtype (at most " + std::to_string(INT64_MAX) + ")");
+      }
+    }
+  }
+  Tensor t(TensorType{dtype_of_v<Stored>, std::move(shape)});
+  Stored* out = t.data<Stored>();
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<Stored>(values[i]);
   return t;
 }
 

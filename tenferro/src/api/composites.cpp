@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tenferro/traced.hpp"
+#include "api/reduce_identity.hpp"
 
 namespace tenferro {
 
@@ -54,7 +55,8 @@ Traced logsumexp(const Traced& x, std::vector<std::int64_t> axes) {
   // Shift by the max so exp never overflows. The shift is detached: the result does not depend on
   // it, and differentiating through it would add the max's gradient n (1 - sum(softmax)), zero in
   // exact arithmetic only (about n eps at the max element).
-  Traced m = stop_gradient(max(x, axes));
+  // Over an empty axis the max is -inf and the result log(0) - inf = -inf (logsumexp of nothing).
+  Traced m = stop_gradient(detail::max_or_identity(x, axes));
   Traced s = sum(exp(x - expand_back(m, x.shape(), axes)), axes);
   return log(s) + m;
 }

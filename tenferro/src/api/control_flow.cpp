@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "api/detached_loop.hpp"
+#include "api/reduce_identity.hpp"
 #include "ops/control_body.hpp"
 #include "tenferro/ops/control_attrs.hpp"
 
@@ -120,6 +122,12 @@ TracedList cond(const Traced& pred, const Branch& on_true, const Branch& on_fals
   return switch_case(pred, {on_false, on_true}, operands);
 }
 
+namespace {
+/// The while_loop primitive over init; with `detach`, its captured operands pass through
+/// stop_gradient (detail::detached_while_loop).
+TracedList record_while(const LoopCondition& cond_fn, const LoopBody& body, const TracedList& init, bool detach);
+}  // namespace
+
 TracedList while_loop(const LoopCondition& cond_fn, const LoopBody& body, const TracedList& init, WhileOptions options) {
   if (init.empty()) throw ShapeError("while_loop: needs a carry");
   if (options.max_trips) {
@@ -138,6 +146,17 @@ TracedList while_loop(const LoopCondition& cond_fn, const LoopBody& body, const 
     };
     return scan(step, init, {}, ScanOptions{.length = *options.max_trips}).first;
   }
+  return record_while(cond_fn, body, init, false);
+}
+
+TracedList detail::detached_while_loop(const LoopCondition& cond_fn, const LoopBody& body, const TracedList& init) {
+  TracedList detached;
+  for (const Traced& v : init) detached.push_back(is_inexact(v.dtype()) ? stop_gradient(v) : v);
+  return record_while(cond_fn, body, detached, true);
+}
+
+namespace {
+TracedList record_while(const LoopCondition& cond_fn, const LoopBody& body, const TracedList& init, bool detach) {
   const auto parent = detail::innermost(init, "while_loop");
   const auto types = types_of(init);
   const std::size_t nc = init.size();
@@ -158,11 +177,12 @@ TracedList while_loop(const LoopCondition& cond_fn, const LoopBody& body, const 
   const BodyFn fns[] = {c, b};
   auto [regions, captures] = detail::trace_bodies(parent, types, fns, "while_loop");
   TracedList operands = init;
-  operands.insert(operands.end(), captures.begin(), captures.end());
+  for (const Traced& v : captures) operands.push_back(detach && is_inexact(v.dtype()) ? stop_gradient(v) : v);
   WhileAttrs attrs{Body(regions[0]), Body(regions[1]), static_cast<std::uint32_t>(nc),
                    static_cast<std::uint32_t>(captures.size())};
   return record(ops::while_loop(std::move(attrs), types_of(operands)), operands);
 }
+}  // namespace
 
 TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const TracedList& params,
                        FixedPointOptions options) {
@@ -202,14 +222,14 @@ TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const Trace
       Traced moved = abs(next[i] - x[i]);
       std::vector<std::int64_t> axes(moved.rank());
       std::iota(axes.begin(), axes.end(), std::int64_t{0});
-      if (!axes.empty()) moved = max(moved, axes);
+      if (!axes.empty()) moved = detail::max_or_identity(moved, axes);  // -inf for empty unknowns
       step = maximum(step, astype(moved, DType::F64));
     }
     next.push_back(step);
     next.push_back(c[n + 1] + one);
     return next;
   };
-  TracedList solved = while_loop(cond_fn, body, init);
+  TracedList solved = detail::detached_while_loop(cond_fn, body, init);
   solved.erase(solved.begin() + static_cast<std::ptrdiff_t>(n), solved.end());
   if (options.derivative_steps == 0) return solved;
   // The derivative: derivative_steps applications of f from the detached solution. The value

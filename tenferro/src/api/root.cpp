@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "api/detached_loop.hpp"
+#include "api/reduce_identity.hpp"
 #include "ops/control_body.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/indexing.hpp"
@@ -167,11 +169,11 @@ TracedList root(const RootFunction& g, const TracedList& x0, const TracedList& p
   auto iterate = [&](const TracedList& c) {
     auto [next, step] = newton(TracedList(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(nx)), detached);
     Traced moved = abs(flatten(step));
-    next.push_back(astype(max(moved, {0}), DType::F64));
+    next.push_back(astype(detail::max_or_identity(moved, {0}), DType::F64));
     next.push_back(c[nx + 1] + one);
     return next;
   };
-  TracedList solved = while_loop(go_on, iterate, init);
+  TracedList solved = detail::detached_while_loop(go_on, iterate, init);
   solved.erase(solved.begin() + static_cast<std::ptrdiff_t>(nx), solved.end());
   // The derivative: Newton steps from the detached root with live parameters. At a root Newton's
   // map has zero derivative in x, so one step's tangent is -J^{-1} (dg/dp) dp, the implicit

@@ -3,6 +3,7 @@
 #include "tenferro/semiring.hpp"
 
 #include "eager_store.hpp"
+#include "reduce_identity.hpp"
 
 #include <algorithm>
 
@@ -325,16 +326,41 @@ Traced sum(const Traced& a, std::vector<std::int64_t> axes) {
 Traced prod(const Traced& a, std::vector<std::int64_t> axes) {
   return apply(ops::reduce(OpKind::ReduceProd, a.type(), normalize_axes("prod", std::move(axes), a.rank())), {a});
 }
-Traced max(const Traced& a, std::vector<std::int64_t> axes) {
+namespace {
+/// NumPy raises for the maximum, minimum, argmax or argmin over an empty axis (there is no element
+/// to return); so do these, naming the op, the operand and the axis.
+void require_nonempty_axes(const char* op, const Traced& a, const std::vector<std::int64_t>& axes) {
+  for (std::int64_t ax : axes) {
+    if (a.shape()[static_cast<std::size_t>(ax)] == 0) {
+      throw ValueError(std::string(op) + ": axis " + std::to_string(ax) + " of " + a.type().to_string() +
+                       " is empty, and the " + op + " of no elements is not defined (NumPy raises here too); "
+                       "reduce non-empty axes, or pad the axis with the identity you want first");
+    }
+  }
+}
+}  // namespace
+
+Traced detail::max_or_identity(const Traced& a, std::vector<std::int64_t> axes) {
   return apply(ops::reduce(OpKind::ReduceMax, a.type(), normalize_axes("max", std::move(axes), a.rank())), {a});
 }
-Traced min(const Traced& a, std::vector<std::int64_t> axes) {
+Traced detail::min_or_identity(const Traced& a, std::vector<std::int64_t> axes) {
   return apply(ops::reduce(OpKind::ReduceMin, a.type(), normalize_axes("min", std::move(axes), a.rank())), {a});
+}
+Traced max(const Traced& a, std::vector<std::int64_t> axes) {
+  axes = normalize_axes("max", std::move(axes), a.rank());
+  require_nonempty_axes("max", a, axes);
+  return detail::max_or_identity(a, std::move(axes));
+}
+Traced min(const Traced& a, std::vector<std::int64_t> axes) {
+  axes = normalize_axes("min", std::move(axes), a.rank());
+  require_nonempty_axes("min", a, axes);
+  return detail::min_or_identity(a, std::move(axes));
 }
 
 namespace {
 std::pair<Traced, Traced> with_index(OpKind kind, const char* name, const Traced& a, std::int64_t axis) {
   const std::int64_t k = normalize_axes(name, {axis}, a.rank())[0];
+  require_nonempty_axes(name, a, {k});
   const Traced operand[] = {a};
   std::vector<Traced> r = apply_outputs(ops::reduce_index(kind, a.type(), k), operand);
   return {r[0], r[1]};

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "einsum_internal.hpp"
+#include "api/reduce_identity.hpp"
 #include "tenferro/semiring.hpp"
 
 namespace tenferro::tn::detail {
@@ -14,12 +15,17 @@ namespace tenferro::tn::detail {
 namespace {
 
 /// The semiring's sum over `axes`: reduce_sum, or reduce_max / reduce_min for the tropical ones.
+/// Over an empty axis it is the semiring's zero (semiring.hpp): the reductions' identities for
+/// max-plus and min-plus, and 0 for max-times, whose entries are non-negative.
 Traced semiring_sum(const Traced& x, std::vector<std::int64_t> axes, Semiring semiring) {
   switch (semiring) {
     case Semiring::Standard: return sum(x, std::move(axes));
-    case Semiring::MinPlus: return min(x, std::move(axes));
-    case Semiring::MaxPlus:
-    case Semiring::MaxTimes: return max(x, std::move(axes));
+    case Semiring::MinPlus: return tenferro::detail::min_or_identity(x, std::move(axes));
+    case Semiring::MaxPlus: return tenferro::detail::max_or_identity(x, std::move(axes));
+    case Semiring::MaxTimes: {
+      const Traced m = tenferro::detail::max_or_identity(x, std::move(axes));
+      return x.type().numel() == 0 ? full_like(m, 0.0) : m;
+    }
   }
   return sum(x, std::move(axes));
 }
@@ -220,7 +226,13 @@ Traced lower(const Subscripts& s, std::span<const Traced> operands, const std::v
   return identity ? last->value : transpose(last->value, std::move(perm));
 }
 
-ContractionPath path_for(const Network& net, const Options& options) {
+ContractionPath path_for(const Network& given, const Options& options) {
+  // A label of size 0 makes every tensor that carries it empty, and the contraction's result is
+  // zeros (or the semiring's zero) of the output's shape, whatever the order (NumPy's semantics).
+  // The cost model counts sizes >= 1 only, so such labels are priced as size 1: the path is a valid
+  // order, and its kernels run over the empty tensors.
+  Network net = given;
+  for (auto& n : net.size) n = std::max<std::int64_t>(n, 1);
   if (!options.explicit_path.empty()) {
     try {
       return evaluate_path(net, options.explicit_path);
