@@ -1,5 +1,6 @@
 // Indicators of where a random program is not smooth (fuzz_internal.hpp).
 #include <algorithm>
+#include <limits>
 
 #include "fuzz_internal.hpp"
 
@@ -121,8 +122,9 @@ namespace tenferro::testing {
 
 std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
   std::vector<Traced> out;
-  // The smallest element, as an f64 scalar.
+  // The smallest element, as an f64 scalar; +inf for an empty tensor (no element near a jump).
   auto smallest = [](const Traced& t) {
+    if (t.type().numel() == 0) return constant(t, Tensor::scalar(std::numeric_limits<double>::infinity()));
     std::vector<std::int64_t> axes(t.rank());
     for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
     return astype(min(t, axes), DType::F64);

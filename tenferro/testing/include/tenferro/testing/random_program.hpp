@@ -97,6 +97,10 @@ struct GenerateOptions {
   /// Probability that one axis is large (a few thousand elements), so that kernels split their
   /// work into chunks and run on several threads.
   double large = 0.05;
+  /// Probability that one axis of the inputs' common shape has length 0 (NumPy's semantics for
+  /// empty tensors through every op and derivative; the axis is dropped where an input's shape
+  /// sets it to 1 or omits it).
+  double empty = 0.05;
 };
 
 /// A valid random program (every call traces without error), reproducible from `seed`.
