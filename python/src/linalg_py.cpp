@@ -1,4 +1,4 @@
-// tenferro.linalg (tenferro/linalg.hpp); the data movement of tenferro/indexing.hpp (slice, pad,
+// tenferro.linalg (tenferro/linalg.hpp, and vector_norm of tenferro/math.hpp); the data movement of tenferro/indexing.hpp (slice, pad,
 // concatenate, take, index_add, gather, scatter_add, scatter, cumsum, flip, tril, triu, diagonal, diag, stack, split, one_hot);
 // tenferro/sort_scan.hpp (sort, argsort, top_k, take_along_axis, cumprod, cummax, cummin,
 // logcumsumexp); and tenferro/conv.hpp (conv, avg_pool, max_pool), on Traced values.
@@ -146,6 +146,12 @@ void bind_linalg(py::module_& m) {
     auto r = la::lu(a);
     return py::make_tuple(r.P, r.L, r.U);
   }), py::arg("a"));
+  // Packed LU and 1-based i64 pivots (torch.linalg.lu_factor); lu_solve reads them back.
+  l.def("lu_factor", lift("linalg.lu_factor", +[](const Traced& a) {
+    auto r = la::lu_factor(a);
+    return py::make_tuple(r.LU, r.pivots);
+  }), py::arg("a"));
+  l.def("lu_solve", lift("linalg.lu_solve", &la::lu_solve, "viv"), py::arg("LU"), py::arg("pivots"), py::arg("b"));
   l.def("det", lift("linalg.det", &la::det), py::arg("a"));
   l.def("slogdet", lift("linalg.slogdet", +[](const Traced& a) {
     auto r = la::slogdet(a);
@@ -153,6 +159,27 @@ void bind_linalg(py::module_& m) {
   }), py::arg("a"));
   l.def("pinv", lift("linalg.pinv", &la::pinv), py::arg("a"), py::arg("rcond") = 1e-15);
   l.def("lstsq", lift("linalg.lstsq", &la::lstsq), py::arg("a"), py::arg("b"));
+  // numpy.linalg.cond's p: None (2), a number (2, -2, 1, -1, inf, -inf) or "fro" / "nuc".
+  l.def("cond", lift("linalg.cond", +[](const Traced& a, const py::object& p) {
+    if (p.is_none()) return la::cond(a);
+    if (py::isinstance<py::str>(p)) return la::cond(a, p.cast<std::string>());
+    const bool number = !PyBool_Check(p.ptr()) && !py::isinstance<Traced>(p) &&
+                        (PyFloat_Check(p.ptr()) || PyIndex_Check(p.ptr()));
+    if (number) return la::cond(a, p.cast<double>());
+    throw py::type_error("tenferro.linalg.cond: p is a " + std::string(py::str(py::type::of(p).attr("__name__"))) +
+                         "; expected None, a number (2, -2, 1, -1, inf, -inf) or \"fro\" / \"nuc\"");
+  }), py::arg("a"), py::arg("p") = py::none());
+  l.def("householder_product", lift("linalg.householder_product", &la::householder_product), py::arg("a"),
+        py::arg("tau"));
+  l.def("tensorinv", lift("linalg.tensorinv", &la::tensorinv), py::arg("a"), py::arg("ind") = 2);
+  l.def("tensorsolve", lift("linalg.tensorsolve", +[](const Traced& a, const Traced& b, const py::object& axes) {
+    return la::tensorsolve(a, b, axes.is_none() ? Axes{} : axes.cast<Axes>());
+  }), py::arg("a"), py::arg("b"), py::arg("axes") = py::none());
+  // tenferro::vector_norm (tenferro/math.hpp), beside matrix_norm as in torch.linalg: any real ord
+  // (inf and -inf included); axis None (every axis), an int or a list of ints.
+  l.def("vector_norm", lift("linalg.vector_norm", +[](const Traced& x, double ord, const py::object& axis) {
+    return vector_norm(x, ord, axes_of(axis, x.rank()));
+  }), py::arg("x"), py::arg("ord") = 2.0, py::arg("axis") = py::none());
   l.def("matrix_norm", lift("linalg.matrix_norm", &la::matrix_norm), py::arg("a"), py::arg("ord") = "fro");
   l.def("expm", lift("linalg.expm", &la::expm), py::arg("a"));
   l.def("trace", lift("linalg.trace", &la::trace), py::arg("a"));

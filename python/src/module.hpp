@@ -36,6 +36,10 @@ std::vector<Traced> traced_results(const py::handle& r);
 /// A C++ traced function calling the Python callable with the Traced arguments.
 detail::TracedFunction traced_function(py::function f);
 
+/// `axis` as the C++ API wants it: None (every axis of a rank-`rank` value), an int or a sequence
+/// of ints.
+std::vector<std::int64_t> axes_of(const py::object& axis, std::size_t rank);
+
 /// Raises tenferro.TracerConversionError (a TypeError): a Traced value was used where Python needs
 /// a concrete value (bool(), int(), float(), an index, a NumPy array, a transform's argument).
 [[noreturn]] void throw_tracer_conversion(const std::string& message);

@@ -23,19 +23,6 @@ namespace {
 
 using Axes = std::vector<std::int64_t>;
 
-/// `axis` as the C++ API wants it: None (every axis), an int or a sequence of ints.
-Axes axes_of(const py::object& axis, std::size_t rank) {
-  Axes axes;
-  if (axis.is_none()) {
-    for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<std::int64_t>(i));
-  } else if (py::isinstance<py::int_>(axis)) {
-    axes.push_back(axis.cast<std::int64_t>());
-  } else {
-    axes = axis.cast<Axes>();
-  }
-  return axes;
-}
-
 PyObject* tracer_conversion_class = nullptr;  // tenferro.TracerConversionError, alive as long as the module
 
 std::string type_name(const py::handle& x) {
@@ -87,6 +74,18 @@ Tensor i64_scalar(const py::handle& x, const std::string& fn) {
 }
 
 }  // namespace
+
+std::vector<std::int64_t> axes_of(const py::object& axis, std::size_t rank) {
+  std::vector<std::int64_t> axes;
+  if (axis.is_none()) {
+    for (std::size_t i = 0; i < rank; ++i) axes.push_back(static_cast<std::int64_t>(i));
+  } else if (py::isinstance<py::int_>(axis)) {
+    axes.push_back(axis.cast<std::int64_t>());
+  } else {
+    axes = axis.cast<std::vector<std::int64_t>>();
+  }
+  return axes;
+}
 
 void throw_tracer_conversion(const std::string& message) {
   PyErr_SetString(tracer_conversion_class, message.c_str());
@@ -287,6 +286,7 @@ void bind_traced(py::module_& m) {
   TENFERRO_PY_UNARY(imag) TENFERRO_PY_UNARY(erf) TENFERRO_PY_UNARY(erfc) TENFERRO_PY_UNARY(erfinv)
   TENFERRO_PY_UNARY(lgamma) TENFERRO_PY_UNARY(digamma) TENFERRO_PY_UNARY(sigmoid) TENFERRO_PY_UNARY(relu)
   TENFERRO_PY_UNARY(softplus) TENFERRO_PY_UNARY(floor) TENFERRO_PY_UNARY(ceil) TENFERRO_PY_UNARY(stop_gradient)
+  TENFERRO_PY_UNARY(frac)
 #undef TENFERRO_PY_UNARY
 #define TENFERRO_PY_BINARY(name) \
   m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
@@ -303,6 +303,13 @@ void bind_traced(py::module_& m) {
   TENFERRO_PY_REDUCTION(sum) TENFERRO_PY_REDUCTION(mean) TENFERRO_PY_REDUCTION(max) TENFERRO_PY_REDUCTION(min)
   TENFERRO_PY_REDUCTION(logsumexp)
 #undef TENFERRO_PY_REDUCTION
+  // The index (i64) of the first maximum / minimum along one axis (required: the C++ API has no
+  // flattened form). An empty axis raises tf.ValueError, as NumPy raises ValueError.
+#define TENFERRO_PY_ARG_REDUCTION(name)                                                                 \
+  m.def(#name, lift(#name, +[](const Traced& a, std::int64_t axis) { return name(a, axis); }), py::arg("x"), \
+        py::arg("axis"));
+  TENFERRO_PY_ARG_REDUCTION(argmax) TENFERRO_PY_ARG_REDUCTION(argmin)
+#undef TENFERRO_PY_ARG_REDUCTION
   m.def("softmax", lift("softmax", +[](const Traced& a, std::int64_t axis) { return softmax(a, axis); }), py::arg("x"),
         py::arg("axis") = -1);
   m.def("log_softmax", lift("log_softmax", +[](const Traced& a, std::int64_t axis) { return log_softmax(a, axis); }),

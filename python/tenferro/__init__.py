@@ -20,8 +20,8 @@ and iteration follow its leading axis, whose length is known.
 """
 from ._tenferro import (  # noqa: F401
     ADRuleError, DTypeError, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
-    abs, acos, acosh, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
-    erf, erfc, erfinv, exp, expm1, floor, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
+    abs, acos, acosh, argmax, argmin, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
+    erf, erfc, erfinv, exp, expm1, floor, frac, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
     min, minimum, real, relu, reshape, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
     stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy,

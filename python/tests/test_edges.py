@@ -1,7 +1,8 @@
 """Edges of the Python front end that must fail loudly instead of crashing or answering wrong:
 ragged nested sequences and object arrays (refused with typed errors, never a crash of the
 interpreter), and Python control flow on traced values (bool(), int(), float(), ... of a Traced
-raise tenferro.TracerConversionError instead of silently taking one branch)."""
+raise tenferro.TracerConversionError instead of silently taking one branch), and reductions over an
+empty axis (max, min, argmax, argmin raise ValueError, vector norms are 0 or inf, as NumPy's)."""
 import operator
 import os
 import subprocess
@@ -159,3 +160,42 @@ def test_a_list_of_traced_values_is_not_a_tensor():
         tf.jit(lambda x: tf.matmul(x, [x[0], x[1]]))(np.ones((2, 2)))
     with pytest.raises(tf.TracerConversionError):
         tf.jit(lambda x: tf.grad(lambda y: tf.sum(y))(x))(np.ones(2))
+
+
+# ---- reductions over an empty axis ----
+
+@pytest.mark.parametrize("name", ["max", "min", "argmax", "argmin"])
+def test_max_min_argmax_argmin_of_an_empty_axis_raise_value_error_as_numpy(name):
+    x = np.zeros((0, 3))
+    with pytest.raises(ValueError):
+        getattr(np, name)(x, axis=0)             # NumPy refuses the max of no elements
+    with pytest.raises(tf.ValueError) as info:
+        tf.jit(lambda x: getattr(tf, name)(x, 0))(x)
+    assert isinstance(info.value, ValueError)
+    assert name in str(info.value) and "empty" in str(info.value), str(info.value)
+    if name in ("max", "min"):                  # under a derivative too: the trace refuses it
+        with pytest.raises(tf.ValueError):
+            tf.grad(lambda x: tf.sum(getattr(tf, name)(x, 0)))(x)
+    # Reducing the non-empty axis of an empty tensor is fine: an empty result, as in NumPy.
+    got = np.asarray(tf.jit(lambda x: getattr(tf, name)(x, 1))(x))
+    want = getattr(np, name)(x, axis=1)
+    assert got.shape == want.shape == (0,) and got.dtype.kind == want.dtype.kind
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.5, -1.0, -2.5])
+def test_vector_norm_of_no_elements_is_numpys_zero_or_inf(p):
+    x = np.zeros((0, 3))
+    with np.errstate(divide="ignore"):
+        want = np.linalg.norm(x, p, axis=0)      # 0 for p > 0, 0^(1/p) = inf for p < 0
+    got = np.asarray(tf.jit(lambda x: tf.linalg.vector_norm(x, p, 0))(x))
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.asarray(tf.grad(lambda x: tf.sum(tf.linalg.vector_norm(x, p, 0)))(x)), x)
+
+
+@pytest.mark.parametrize("p", [np.inf, -np.inf])
+def test_vector_norm_inf_of_no_elements_raises_as_numpy(p):
+    x = np.zeros((0, 3))
+    with pytest.raises(ValueError):
+        np.linalg.norm(x, p, axis=0)
+    with pytest.raises(tf.ShapeError):           # a ValueError, as NumPy's
+        tf.jit(lambda x: tf.linalg.vector_norm(x, p, 0))(x)

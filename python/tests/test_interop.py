@@ -151,6 +151,67 @@ def update_slice_ref(x, u, starts):
     return out
 
 
+def lu_factor_ref(a):
+    """LAPACK's getrf in NumPy (real input): partial pivoting on the first largest |entry| of each
+    column, L's strict lower part and U packed in one matrix, 1-based pivots."""
+    lu = np.array(a, dtype=float)
+    m, n = lu.shape
+    piv = np.zeros(min(m, n), np.int64)
+    for j in range(min(m, n)):
+        p = j + int(np.argmax(np.abs(lu[j:, j])))
+        piv[j] = p + 1
+        lu[[j, p]] = lu[[p, j]]
+        lu[j + 1:, j] /= lu[j, j]
+        lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+    return lu, piv
+
+
+def from_lu_factor(lu, piv):
+    """A from a packed LU and 1-based pivots: L U with the row interchanges undone (last first)."""
+    m, n = lu.shape
+    k = min(m, n)
+    a = (np.tril(lu, -1)[:, :k] + np.eye(m, k)) @ np.triu(lu)[:k]
+    for i in reversed(range(k)):
+        p = piv[i] - 1
+        a[[i, p]] = a[[p, i]]
+    return a
+
+
+def householder_ref(a, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i = (0, .., 0, 1, a[i+1:, i])."""
+    m, n = a.shape
+    q = np.eye(m, dtype=np.result_type(a, tau))
+    for i in range(len(tau)):
+        v = np.zeros(m, q.dtype)
+        v[i] = 1.0
+        v[i + 1:] = a[i + 1:, i]
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, v.conj()))
+    return q[:, :n]
+
+
+def norm_ref(x, ord=None, axis=None):
+    """numpy.linalg.norm of vectors; p < 0 over a zero divides by zero on the way to the norm 0."""
+    with np.errstate(divide="ignore"):
+        return np.linalg.norm(x if axis is not None or x.ndim <= 1 else x.ravel(), ord, axis)
+
+
+def lu_structure(r, a):
+    """P L U, and whether P is a permutation, L unit lower and U upper trapezoidal, of lu's result."""
+    p, l, u = r
+    return (p @ l @ u, np.array_equal(p.T @ p, np.eye(len(p))) and np.array_equal(np.abs(p), p),
+            np.array_equal(np.tril(l), l) and np.array_equal(np.diag(l), np.ones(min(a.shape))),
+            np.array_equal(np.triu(u), u))
+
+
+def lu_factor_structure(r, a):
+    """lu_factor's result as A rebuilt, the packed LU and the pivots, and whether the pivots are
+    LAPACK's (i64, 1-based, row i swapped with a row at or below it)."""
+    lu, piv = r
+    k = min(a.shape)
+    lapack_pivots = piv.dtype == np.int64 and bool(np.all((piv >= np.arange(1, k + 1)) & (piv <= a.shape[0])))
+    return from_lu_factor(lu, piv), lu, piv, lapack_pivots
+
+
 def sym(a):
     return a + a.T
 
@@ -173,6 +234,14 @@ CPLX = V + 1j * W
 PRED = np.array([True, False, True])
 IDX = np.array([2, 0, 2], dtype=np.int64)
 KEY = np.asarray(tf.random.key(5))
+C33 = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+C43 = RNG.standard_normal((4, 3)) + 1j * RNG.standard_normal((4, 3))
+LU_A, PIV_A = lu_factor_ref(A)                      # A's packed LU and pivots, made by NumPy
+H_RAW, TAU_RAW = np.linalg.qr(M43, mode="raw")        # LAPACK's geqrf reflectors (H_RAW is transposed)
+# A real matrix with a complex conjugate pair and two real eigenvalues (1.5 +- 2i, -0.7, 2.2), in
+# a random basis: LAPACK's real geev returns them in an order of its own, which NumPy keeps.
+_Q4 = RNG.standard_normal((4, 4))
+EIG4 = _Q4 @ np.array([[1.5, 2.0, 0, 0], [-2.0, 1.5, 0, 0], [0, 0, -0.7, 0], [0, 0, 0, 2.2]]) @ np.linalg.inv(_Q4)
 
 UNARY = {
     "exp": (V, np.exp), "log": (POS, np.log), "sin": (V, np.sin), "cos": (V, np.cos), "tan": (V, np.tan),
@@ -186,6 +255,7 @@ UNARY = {
     "digamma": (POS, vectorize(_digamma)), "sigmoid": (V, lambda x: 1.0 / (1.0 + np.exp(-x))),
     "relu": (V, lambda x: np.maximum(x, 0.0)), "softplus": (V, lambda x: np.logaddexp(0.0, x)),
     "floor": (3 * V, np.floor), "ceil": (3 * V, np.ceil), "stop_gradient": (V, lambda x: x),
+    "frac": (3 * V, lambda x: x - np.trunc(x)),
 }
 BINARY = {
     "maximum": (V, W, np.maximum), "minimum": (V, W, np.minimum), "atan2": (V, W, np.arctan2),
@@ -274,6 +344,10 @@ CASES.update({
     "mean": [Case(tf.mean, [T(M43), 0], np.mean)],
     "max": [Case(tf.max, [T(M43), 1], np.max)],
     "min": [Case(tf.min, [T(M43), 0], np.min)],
+    "argmax": [Case(tf.argmax, [T(M43), 1], np.argmax),
+               Case(tf.argmax, [T(np.array([1.0, 3.0, -2.0, 3.0])), 0], np.argmax)],   # the first of a tie
+    "argmin": [Case(tf.argmin, [T(M43), 0], np.argmin),
+               Case(tf.argmin, [T(np.array([1.0, -2.0, -2.0])), 0], np.argmin)],
     "logsumexp": [Case(tf.logsumexp, [T(M43), 1], lambda a, ax: np.log(np.sum(np.exp(a), ax)))],
     "softmax": [Case(tf.softmax, [T(M43)], lambda a: np.exp(a) / np.sum(np.exp(a), -1, keepdims=True))],
     "log_softmax": [Case(tf.log_softmax, [T(M43), 0], lambda a, ax: a - np.log(np.sum(np.exp(a), ax, keepdims=True)))],
@@ -348,21 +422,60 @@ CASES.update({
                          post=lambda r, a: (r[1] @ np.diag(r[0]) @ r[1].T, r[0]))],
     "linalg.eigvalsh": [Case(tf.linalg.eigvalsh, [T(sym(A))], np.linalg.eigvalsh)],
     "linalg.eig": [Case(tf.linalg.eig, [T(A)], lambda a: (np.zeros((3, 3), complex), np.sort_complex(np.linalg.eigvals(a))),
-                        post=lambda r, a: (a @ r[1] - r[1] * r[0], np.sort_complex(r[0])), atol=1e-11)],
+                        post=lambda r, a: (a @ r[1] - r[1] * r[0], np.sort_complex(r[0])), atol=1e-11),
+                    # real input: the eigenvalues in LAPACK's real-routine order, as numpy.linalg.eig (not sorted)
+                    Case(tf.linalg.eig, [T(EIG4)], lambda a: (np.zeros((4, 4), complex), np.linalg.eig(a)[0]),
+                         post=lambda r, a: (a @ r[1] - r[1] * r[0], r[0]), atol=1e-11)],
     "linalg.eigvals": [Case(tf.linalg.eigvals, [T(A)], lambda a: np.sort_complex(np.linalg.eigvals(a)),
-                            post=lambda r, a: np.sort_complex(r), atol=1e-11)],
+                            post=lambda r, a: np.sort_complex(r), atol=1e-11),
+                       Case(tf.linalg.eigvals, [T(EIG4)], np.linalg.eigvals, atol=1e-11)],   # in NumPy's order
     "linalg.cholesky": [Case(tf.linalg.cholesky, [T(spd(A))], np.linalg.cholesky)],
     "linalg.triangular_solve": [Case(tf.linalg.triangular_solve, [T(spd(A)), T(M43.T)],
                                      lambda a, b: np.linalg.solve(np.tril(a), b))],
     "linalg.solve": [Case(tf.linalg.solve, [T(spd(A)), T(B)], np.linalg.solve),
                      Case(tf.linalg.solve, [T(spd(A)), T(V)], np.linalg.solve)],
     "linalg.inv": [Case(tf.linalg.inv, [T(spd(A))], np.linalg.inv)],
-    "linalg.lu": [Case(tf.linalg.lu, [T(A)], lambda a: a, post=lambda r, a: r[0] @ r[1] @ r[2])],
+    "linalg.lu": [Case(tf.linalg.lu, [T(a)], lambda a: (a, True, True, True), post=lu_structure) for a in (A, M43, M43.T)],
+    "linalg.lu_factor": [Case(tf.linalg.lu_factor, [T(a)], lambda a: (a, *lu_factor_ref(a), True), post=lu_factor_structure)
+                         for a in (A, M43, M43.T)],
+    "linalg.lu_solve": [Case(tf.linalg.lu_solve, [T(LU_A), T(PIV_A), T(B)], lambda lu, p, b: np.linalg.solve(from_lu_factor(lu, p), b),
+                             rtol=1e-10),
+                        Case(tf.linalg.lu_solve, [T(LU_A), T(PIV_A), T(V)], lambda lu, p, b: np.linalg.solve(from_lu_factor(lu, p), b),
+                             rtol=1e-10),
+                        # lu_factor's own result (a concrete A would make lu_factor refuse, not lu_solve)
+                        Case(lambda a, b: tf.linalg.lu_solve(*tf.linalg.lu_factor(a), b), [T(A), T(B)], np.linalg.solve,
+                             rtol=1e-10, traced_only=(0,))],
     "linalg.det": [Case(tf.linalg.det, [T(A)], np.linalg.det)],
     "linalg.slogdet": [Case(tf.linalg.slogdet, [T(A)], lambda a: tuple(np.linalg.slogdet(a)))],
     "linalg.pinv": [Case(tf.linalg.pinv, [T(M43)], np.linalg.pinv, rtol=1e-10)],
-    "linalg.lstsq": [Case(tf.linalg.lstsq, [T(M43), T(np.arange(4.0))], lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],
-                          rtol=1e-10)],
+    "linalg.lstsq": [Case(tf.linalg.lstsq, [T(a), T(b)], lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10)
+                     for a, b in ((M43, np.arange(4.0)), (M43.T, V), (M43.T, B))],   # wide: the minimum-norm solution
+    "linalg.cond": [Case(tf.linalg.cond, [T(A), p], np.linalg.cond, rtol=1e-10)
+                    for p in (None, 2, -2, 1, -1, np.inf, -np.inf, "fro", "nuc")]
+                   + [Case(tf.linalg.cond, [T(M43), p], np.linalg.cond, rtol=1e-10) for p in (None, -2)]
+                   # NumPy types cond of a complex matrix complex (imaginary part 0) for p other than +-2
+                   + [Case(tf.linalg.cond, [T(C33), p], lambda a, p: np.real(np.linalg.cond(a, p)), rtol=1e-10)
+                      for p in (2, "fro", -np.inf)],
+    "linalg.householder_product": [
+        Case(tf.linalg.householder_product, [T(M43), T(UNIT)], householder_ref),
+        Case(tf.linalg.householder_product, [T(M43), T(UNIT[:2])], householder_ref),
+        Case(tf.linalg.householder_product, [T(C43), T(UNIT * np.exp(1j * V))], householder_ref),
+        Case(tf.linalg.householder_product, [T(H_RAW.T), T(TAU_RAW)], lambda h, tau: np.linalg.qr(M43)[0])],  # geqrf's Q
+    "linalg.tensorinv": [Case(tf.linalg.tensorinv, [T(RNG.standard_normal((2, 3, 6))), 2], np.linalg.tensorinv, rtol=1e-10),
+                         Case(tf.linalg.tensorinv, [T(RNG.standard_normal((6, 2, 3))), 1], np.linalg.tensorinv, rtol=1e-10)],
+    "linalg.tensorsolve": [Case(tf.linalg.tensorsolve, [T(RNG.standard_normal((2, 3, 6))), T(M43[:2])], np.linalg.tensorsolve,
+                                rtol=1e-10),
+                           Case(tf.linalg.tensorsolve, [T(RNG.standard_normal((2, 3, 2, 3))), T(M43[:2])], np.linalg.tensorsolve,
+                                rtol=1e-10),
+                           Case(tf.linalg.tensorsolve, [T(RNG.standard_normal((6, 2, 3))), T(M43[:2]), [0]],
+                                np.linalg.tensorsolve, rtol=1e-10)],
+    "linalg.vector_norm": [Case(tf.linalg.vector_norm, [T(M43)], norm_ref),
+                           Case(tf.linalg.vector_norm, [T(np.array(-0.75))], np.abs)]
+                          + [Case(tf.linalg.vector_norm, [T(M43), p, 0], norm_ref, rtol=1e-11)
+                             for p in (1, 3.5, 0.5, -1, -2.5, np.inf, -np.inf)]
+                          + [Case(tf.linalg.vector_norm, [T(CPLX), p], norm_ref, rtol=1e-11) for p in (2, -1.5, -np.inf)]
+                          + [Case(tf.linalg.vector_norm, [T(np.array([1.0, 0.0, -2.0])), p], norm_ref)   # a zero: 0 for p < 0
+                             for p in (-0.5, -3, -np.inf)],
     "linalg.matrix_norm": [Case(tf.linalg.matrix_norm, [T(M43)], np.linalg.norm)],
     "linalg.expm": [Case(tf.linalg.expm, [T(sym(A))],
                          lambda a: (lambda w, v: v @ np.diag(np.exp(w)) @ v.T)(*np.linalg.eigh(a)), rtol=1e-11)],

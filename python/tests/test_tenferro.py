@@ -492,3 +492,119 @@ def test_control_flow_matches_python_loops_and_differentiates():
     np.testing.assert_allclose(float(np.asarray(cubic)), 1.0 / (3 * r * r + 1), rtol=1e-12)
     with pytest.raises(tf.ShapeError, match="carry"):
         tf.jit(lambda a: tf.scan(lambda c, x: (tf.sum(c), None), a, None, length=2)[0])(np.ones(3))
+
+
+# ---- the newer linalg functions: gradients against central differences of NumPy references ----
+
+def lu_solve_np(lu, piv, b):
+    """X with A X = b from LAPACK's packed LU and 1-based pivots, in NumPy: the row interchanges
+    on b, then L's and U's triangles."""
+    b = b.copy()
+    for i, p in enumerate(piv):
+        b[[i, p - 1]] = b[[p - 1, i]]
+    y = np.linalg.solve(np.tril(lu, -1) + np.eye(len(lu)), b)
+    return np.linalg.solve(np.triu(lu), y)
+
+
+def householder_np(a, tau):
+    """The first n columns of prod_i (I - tau_i v_i v_i^T), v_i = (0, .., 0, 1, a[i+1:, i])."""
+    m, n = a.shape
+    q = np.eye(m)
+    for i in range(len(tau)):
+        v = np.concatenate([np.zeros(i), [1.0], a[i + 1:, i]])
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, v))
+    return q[:, :n]
+
+
+def test_lu_solve_gradient_matches_central_differences():
+    a = RNG.standard_normal((4, 4))
+    lu, piv = (np.asarray(r) for r in tf.jit(tf.linalg.lu_factor)(a))
+    np.testing.assert_allclose(lu_solve_np(lu, piv, np.eye(4)), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    b, w = RNG.standard_normal((4, 2)), RNG.standard_normal((4, 2))
+
+    def loss(lu, b):                        # the pivots are a constant of the trace (i64, no derivative)
+        return tf.sum(w * tf.linalg.lu_solve(lu, piv, b))
+
+    g_lu, g_b = tf.grad(loss, argnums=(0, 1))(lu, b)
+    np.testing.assert_allclose(np.asarray(g_lu), central_difference(lambda x: np.sum(w * lu_solve_np(x, piv, b)), lu),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(g_b), central_difference(lambda x: np.sum(w * lu_solve_np(lu, piv, x)), b),
+                               rtol=1e-6, atol=1e-8)
+    # Through lu_factor: the gradient of A's solve.
+    g_a = tf.grad(lambda a: tf.sum(w * tf.linalg.lu_solve(*tf.linalg.lu_factor(a), b)))(a)
+    np.testing.assert_allclose(np.asarray(g_a), central_difference(lambda x: np.sum(w * np.linalg.solve(x, b)), a),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, 1, -1, np.inf, -np.inf, "fro", "nuc"], ids=str)
+def test_cond_gradient_matches_central_differences(p):
+    a = RNG.standard_normal((4, 4)) + 2.0 * np.eye(4)
+    g = tf.grad(lambda a: tf.linalg.cond(a, p))(a)
+    np.testing.assert_allclose(np.asarray(g), central_difference(lambda x: np.linalg.cond(x, p), a), rtol=1e-6,
+                               atol=1e-8)
+    if p in (None, -2):                     # the singular-value orders take non-square matrices
+        m = RNG.standard_normal((5, 3))
+        g = tf.grad(lambda a: tf.linalg.cond(a, p))(m)
+        np.testing.assert_allclose(np.asarray(g), central_difference(lambda x: np.linalg.cond(x, p), m), rtol=1e-6,
+                                   atol=1e-8)
+
+
+def test_householder_product_gradient_matches_central_differences():
+    a, tau = RNG.standard_normal((5, 3)), RNG.uniform(0.2, 1.8, 2)
+    w = RNG.standard_normal((5, 3))
+    np.testing.assert_allclose(np.asarray(tf.jit(tf.linalg.householder_product)(a, tau)), householder_np(a, tau),
+                               rtol=1e-12, atol=1e-14)
+    g_a, g_tau = tf.grad(lambda a, t: tf.sum(w * tf.linalg.householder_product(a, t)), argnums=(0, 1))(a, tau)
+    np.testing.assert_allclose(np.asarray(g_a), central_difference(lambda x: np.sum(w * householder_np(x, tau)), a),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(g_tau), central_difference(lambda x: np.sum(w * householder_np(a, x)), tau),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_wide_lstsq_tensorinv_and_tensorsolve_gradients_match_central_differences():
+    a, b, w = RNG.standard_normal((3, 5)), RNG.standard_normal(3), RNG.standard_normal(5)
+
+    def min_norm(x):
+        return np.sum(w * np.linalg.lstsq(x, b, rcond=None)[0])
+
+    g = tf.grad(lambda a: tf.sum(w * tf.linalg.lstsq(a, b)))(a)
+    np.testing.assert_allclose(np.asarray(g), central_difference(min_norm, a), rtol=1e-6, atol=1e-8)
+    t, wt = RNG.standard_normal((2, 3, 6)), RNG.standard_normal((6, 2, 3))
+    g = tf.grad(lambda t: tf.sum(wt * tf.linalg.tensorinv(t, 2)))(t)
+    np.testing.assert_allclose(np.asarray(g), central_difference(lambda x: np.sum(wt * np.linalg.tensorinv(x, 2)), t),
+                               rtol=1e-6, atol=1e-8)
+    rhs, wx = RNG.standard_normal((2, 3)), RNG.standard_normal(6)
+    g = tf.grad(lambda t: tf.sum(wx * tf.linalg.tensorsolve(t, rhs)))(t)
+    np.testing.assert_allclose(np.asarray(g), central_difference(lambda x: np.sum(wx * np.linalg.tensorsolve(x, rhs)), t),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_frac_is_x_minus_trunc_with_derivative_one():
+    x = np.array([-2.5, -1.0, -0.25, 0.0, 0.75, 3.0, 7.125])
+    np.testing.assert_array_equal(np.asarray(tf.jit(tf.frac)(x)), x - np.trunc(x))
+    np.testing.assert_array_equal(np.asarray(tf.grad(lambda x: tf.sum(tf.frac(x)))(x)), np.ones_like(x))
+
+
+def test_eig_of_a_real_matrix_follows_numpys_order():
+    """Real input runs LAPACK's real geev, as NumPy: the eigenvalues in its order (not sorted), a
+    complex pair adjacent with the positive imaginary part first, exactly conjugate."""
+    q = RNG.standard_normal((5, 5))
+    blocks = np.zeros((5, 5))
+    blocks[:2, :2] = [[0.5, 1.5], [-1.5, 0.5]]                 # 0.5 +- 1.5i
+    blocks[2:4, 2:4] = [[-1.0, 0.25], [-4.0, -1.0]]             # -1 +- i
+    blocks[4, 4] = 2.0
+    a = q @ blocks @ np.linalg.inv(q)
+    w, v = (np.asarray(r) for r in tf.jit(tf.linalg.eig)(a))
+    want = np.linalg.eig(a)[0]
+    assert not np.array_equal(np.sort_complex(want), want)  # the comparison below is of the order itself
+    np.testing.assert_allclose(w, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tf.jit(tf.linalg.eigvals)(a)), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a @ v, v * w, atol=1e-11)
+    i = 0
+    while i < len(w):
+        if w[i].imag == 0:
+            i += 1
+            continue
+        assert w[i].imag > 0 and w[i + 1] == np.conj(w[i])
+        np.testing.assert_array_equal(v[:, i + 1], np.conj(v[:, i]))
+        i += 2
