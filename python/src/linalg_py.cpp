@@ -180,9 +180,19 @@ void bind_linalg(py::module_& m) {
   l.def("vector_norm", lift("linalg.vector_norm", +[](const Traced& x, double ord, const py::object& axis) {
     return vector_norm(x, ord, axes_of(axis, x.rank()));
   }), py::arg("x"), py::arg("ord") = 2.0, py::arg("axis") = py::none());
-  l.def("matrix_norm", lift("linalg.matrix_norm", &la::matrix_norm), py::arg("a"), py::arg("ord") = "fro");
+  // ord as numpy.linalg.norm's for matrices: "fro", "nuc" or a number (1, -1, 2, -2, inf, -inf); the
+  // C++ text spellings of the numbers ("2", "inf", ...) are taken too.
+  l.def("matrix_norm", lift("linalg.matrix_norm", +[](const Traced& a, const py::object& ord) {
+    if (py::isinstance<py::str>(ord)) return la::matrix_norm(a, ord.cast<std::string>());
+    const bool number = !PyBool_Check(ord.ptr()) && !py::isinstance<Traced>(ord) &&
+                        (PyFloat_Check(ord.ptr()) || PyIndex_Check(ord.ptr()));
+    if (number) return matrix_norm(a, ord.cast<double>());
+    throw py::type_error("tenferro.linalg.matrix_norm: ord is a " + std::string(py::str(py::type::of(ord).attr("__name__"))) +
+                         "; expected \"fro\", \"nuc\" or a number (1, -1, 2, -2, inf, -inf)");
+  }), py::arg("a"), py::arg("ord") = "fro");
   l.def("expm", lift("linalg.expm", &la::expm), py::arg("a"));
   l.def("trace", lift("linalg.trace", &la::trace), py::arg("a"));
+  l.def("adjoint", lift("linalg.adjoint", &la::adjoint), py::arg("a"), "The conjugate transpose of the last two axes.");
   l.def("eye", lift("linalg.eye", &la::eye), py::arg("like"), py::arg("n"), "The n x n identity in like's trace and dtype.");
 }
 

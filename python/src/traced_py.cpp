@@ -1,7 +1,7 @@
 // Python: Traced values and the functions on them. Inside a function handed to a transform
 // (grad, jvp, jit, ...) the arguments are Traced; arithmetic operators and the functions below
 // record operations, exactly as the C++ API does (tenferro/traced.hpp, tenferro/math.hpp,
-// tenferro/einsum.hpp), with NumPy-style broadcasting and the same errors.
+// tenferro/einsum.hpp, tenferro/semiring.hpp), with NumPy-style broadcasting and the same errors.
 //
 // Operands: wherever a function or operator takes a tensor, it takes a Traced value, a Tensor, a
 // NumPy array, a nested sequence or a Python scalar, as long as one operand of the call is Traced
@@ -63,6 +63,24 @@ IndexItem index_item(const Traced& x, const py::handle& k) {
   if (k.is_none()) return IndexItem(newaxis);
   if (py::isinstance<Traced>(k)) return IndexItem(k.cast<Traced>());
   return IndexItem(constant(x, to_tensor(k, "tenferro.Traced.__getitem__")));
+}
+
+/// The DType named as Traced.astype and tf.astype name it ("f32", "f64", "c64", "c128", "i64",
+/// "bool"); ValueError naming `fn` otherwise.
+DType dtype_named(const std::string& name, const std::string& fn) {
+  for (DType d : {DType::F32, DType::F64, DType::C64, DType::C128, DType::I64, DType::Bool}) {
+    if (name == dtype_name(d)) return d;
+  }
+  throw py::value_error(fn + ": unknown dtype '" + name + "'; expected f32, f64, c64, c128, i64 or bool");
+}
+
+/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
+/// ValueError naming `fn` otherwise.
+Semiring semiring_named(const std::string& name, const std::string& fn) {
+  for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxTimes, Semiring::Standard}) {
+    if (name == semiring_name(s)) return s;
+  }
+  throw py::value_error(fn + ": unknown semiring '" + name + "'; expected \"max_plus\", \"min_plus\" or \"max_times\"");
 }
 
 /// An i64 scalar tensor of the Python int `x`; ValueError naming `fn` if it does not fit.
@@ -266,12 +284,7 @@ void bind_traced(py::module_& m) {
            py::arg("axis") = py::none())
       .def("mean", [](const Traced& a, const py::object& axis) { return mean(a, axes_of(axis, a.rank())); },
            py::arg("axis") = py::none())
-      .def("astype", [](const Traced& a, const std::string& dtype) {
-        for (DType d : {DType::F32, DType::F64, DType::C64, DType::C128, DType::I64, DType::Bool}) {
-          if (dtype == dtype_name(d)) return astype(a, d);
-        }
-        throw py::value_error("astype: unknown dtype '" + dtype + "'; expected f32, f64, c64, c128, i64 or bool");
-      });
+      .def("astype", [](const Traced& a, const std::string& dtype) { return astype(a, dtype_named(dtype, "astype")); });
   traced.attr("__hash__") = py::none();
 
   // Unary functions, one line each.
@@ -286,13 +299,41 @@ void bind_traced(py::module_& m) {
   TENFERRO_PY_UNARY(imag) TENFERRO_PY_UNARY(erf) TENFERRO_PY_UNARY(erfc) TENFERRO_PY_UNARY(erfinv)
   TENFERRO_PY_UNARY(lgamma) TENFERRO_PY_UNARY(digamma) TENFERRO_PY_UNARY(sigmoid) TENFERRO_PY_UNARY(relu)
   TENFERRO_PY_UNARY(softplus) TENFERRO_PY_UNARY(floor) TENFERRO_PY_UNARY(ceil) TENFERRO_PY_UNARY(stop_gradient)
-  TENFERRO_PY_UNARY(frac)
+  TENFERRO_PY_UNARY(frac) TENFERRO_PY_UNARY(neg) TENFERRO_PY_UNARY(exp2) TENFERRO_PY_UNARY(cbrt)
+  TENFERRO_PY_UNARY(i0) TENFERRO_PY_UNARY(i0e) TENFERRO_PY_UNARY(i1) TENFERRO_PY_UNARY(i1e)
+  TENFERRO_PY_UNARY(erfcinv) TENFERRO_PY_UNARY(erfcx) TENFERRO_PY_UNARY(ndtr) TENFERRO_PY_UNARY(log_ndtr)
+  TENFERRO_PY_UNARY(ndtri) TENFERRO_PY_UNARY(sinc) TENFERRO_PY_UNARY(trunc) TENFERRO_PY_UNARY(isnan)
+  TENFERRO_PY_UNARY(isinf) TENFERRO_PY_UNARY(isfinite)
 #undef TENFERRO_PY_UNARY
 #define TENFERRO_PY_BINARY(name) \
   m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
   TENFERRO_PY_BINARY(maximum) TENFERRO_PY_BINARY(minimum) TENFERRO_PY_BINARY(atan2) TENFERRO_PY_BINARY(hypot)
   TENFERRO_PY_BINARY(logaddexp) TENFERRO_PY_BINARY(xlogy) TENFERRO_PY_BINARY(matmul)
+  TENFERRO_PY_BINARY(add) TENFERRO_PY_BINARY(sub) TENFERRO_PY_BINARY(mul) TENFERRO_PY_BINARY(div)
+  TENFERRO_PY_BINARY(pow) TENFERRO_PY_BINARY(fmod) TENFERRO_PY_BINARY(remainder) TENFERRO_PY_BINARY(cross_entropy)
+  // Comparisons as functions (the operators <, ==, ... are the same ops): bool results.
+  TENFERRO_PY_BINARY(eq) TENFERRO_PY_BINARY(ne) TENFERRO_PY_BINARY(lt) TENFERRO_PY_BINARY(le)
+  TENFERRO_PY_BINARY(gt) TENFERRO_PY_BINARY(ge)
 #undef TENFERRO_PY_BINARY
+  // NumPy's name for pow: the same function object.
+  m.attr("power") = m.attr("pow");
+  m.def("clamp", lift("clamp", +[](const Traced& x, const Traced& lo, const Traced& hi) { return clamp(x, lo, hi); }),
+        py::arg("x"), py::arg("lo"), py::arg("hi"));
+  m.attr("clip") = m.attr("clamp");  // numpy.clip(a, a_min, a_max)
+  m.def("astype", lift("astype", +[](const Traced& a, const std::string& dtype) {
+    return astype(a, dtype_named(dtype, "tenferro.astype"));
+  }), py::arg("x"), py::arg("dtype"), "x converted to dtype (\"f32\", \"f64\", \"c64\", \"c128\", \"i64\" or \"bool\").");
+  // Ties to even; decimals as numpy.round (negative: tens, hundreds, ...).
+  m.def("round", lift("round", +[](const Traced& x, int decimals) { return decimals == 0 ? round(x) : round(x, decimals); }),
+        py::arg("x"), py::arg("decimals") = 0);
+  // (mantissa, i64 exponent) as numpy.frexp; ldexp's exponent is an index operand (Python ints: i64).
+  m.def("frexp", lift("frexp", +[](const Traced& x) { return frexp(x); }), py::arg("x"));
+  m.def("ldexp", lift("ldexp", +[](const Traced& x, const Traced& e) { return ldexp(x, e); }, "vi"), py::arg("x"),
+        py::arg("e"));
+  // The order first, as scipy.special.polygamma and torch.polygamma.
+  m.def("polygamma", lift("polygamma", +[](int n, const Traced& x) { return polygamma(n, x); }), py::arg("n"),
+        py::arg("x"));
+  m.def("mvlgamma", lift("mvlgamma", +[](const Traced& x, int p) { return mvlgamma(x, p); }), py::arg("x"), py::arg("p"));
 
   m.def("where", lift("where", +[](const Traced& p, const Traced& a, const Traced& b) { return where(p, a, b); }, "pvv"),
         py::arg("pred"), py::arg("a"), py::arg("b"));
@@ -301,8 +342,21 @@ void bind_traced(py::module_& m) {
   m.def(#name, lift(#name, +[](const Traced& a, const py::object& axis) { return name(a, axes_of(axis, a.rank())); }), \
         py::arg("x"), py::arg("axis") = py::none());
   TENFERRO_PY_REDUCTION(sum) TENFERRO_PY_REDUCTION(mean) TENFERRO_PY_REDUCTION(max) TENFERRO_PY_REDUCTION(min)
-  TENFERRO_PY_REDUCTION(logsumexp)
+  TENFERRO_PY_REDUCTION(logsumexp) TENFERRO_PY_REDUCTION(prod)
 #undef TENFERRO_PY_REDUCTION
+  // Variance and standard deviation: divided by n - correction (numpy's ddof, array API's correction).
+  m.def("var", lift("var", +[](const Traced& a, const py::object& axis, double correction) {
+    return var(a, axes_of(axis, a.rank()), correction);
+  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0);
+  m.def("stddev", lift("stddev", +[](const Traced& a, const py::object& axis, double correction) {
+    return stddev(a, axes_of(axis, a.rank()), correction);
+  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0);
+  m.attr("std") = m.attr("stddev");  // numpy.std (C++ cannot name it std)
+  // (values, i64 indices of their first occurrence) along one axis, as torch.max(x, dim).
+  m.def("max_with_index", lift("max_with_index", +[](const Traced& a, std::int64_t axis) { return max_with_index(a, axis); }),
+        py::arg("x"), py::arg("axis"));
+  m.def("min_with_index", lift("min_with_index", +[](const Traced& a, std::int64_t axis) { return min_with_index(a, axis); }),
+        py::arg("x"), py::arg("axis"));
   // The index (i64) of the first maximum / minimum along one axis (required: the C++ API has no
   // flattened form). An empty axis raises tf.ValueError, as NumPy raises ValueError.
 #define TENFERRO_PY_ARG_REDUCTION(name)                                                                 \
@@ -321,6 +375,32 @@ void bind_traced(py::module_& m) {
         py::arg("shape"));
   m.def("broadcast_to", lift("broadcast_to", +[](const Traced& a, const Shape& s) { return broadcast_to(a, s); }),
         py::arg("x"), py::arg("shape"));
+  // dot_general's dimension numbers (StableHLO's): the result axes are the batch axes, then a's
+  // free axes, then b's. semiring_dot_general: the same contraction in a tropical semiring
+  // ("max_plus", "min_plus", "max_times"; not differentiable), with the index of the winning
+  // contracted position (row-major over a's contracting axes) from semiring_dot_general_index.
+  m.def("dot_general", lift("dot_general", +[](const Traced& a, const Traced& b, const Axes& lhs_contract,
+                                               const Axes& rhs_contract, const Axes& lhs_batch, const Axes& rhs_batch) {
+    return dot_general(a, b, DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
+  }), py::arg("a"), py::arg("b"), py::kw_only(), py::arg("lhs_contract") = Axes{}, py::arg("rhs_contract") = Axes{},
+     py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
+  m.def("semiring_dot_general", lift("semiring_dot_general", +[](const Traced& a, const Traced& b,
+                                                                 const std::string& semiring, const Axes& lhs_contract,
+                                                                 const Axes& rhs_contract, const Axes& lhs_batch,
+                                                                 const Axes& rhs_batch) {
+    return semiring_dot_general(a, b, semiring_named(semiring, "tenferro.semiring_dot_general"),
+                                DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
+  }), py::arg("a"), py::arg("b"), py::arg("semiring"), py::kw_only(), py::arg("lhs_contract") = Axes{},
+     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
+  m.def("semiring_dot_general_index", lift("semiring_dot_general_index", +[](const Traced& a, const Traced& b,
+                                                                             const std::string& semiring,
+                                                                             const Axes& lhs_contract,
+                                                                             const Axes& rhs_contract,
+                                                                             const Axes& lhs_batch, const Axes& rhs_batch) {
+    return semiring_dot_general_index(a, b, semiring_named(semiring, "tenferro.semiring_dot_general_index"),
+                                      DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
+  }), py::arg("a"), py::arg("b"), py::arg("semiring"), py::kw_only(), py::arg("lhs_contract") = Axes{},
+     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
   m.def("einsum", [](const std::string& subscripts, const py::args& operands) {
     Operands ops("tenferro.einsum");
     for (const auto& x : operands) ops.add(x);

@@ -29,7 +29,11 @@ from ._tenferro import (  # noqa: F401
     diagonal, diag, stack, split, one_hot, sort, sort_with_indices, argsort, top_k, take_along_axis,
     cumprod, cummax, cummin, logcumsumexp, dynamic_slice, dynamic_update_slice, random, dropout,
     conv, avg_pool, max_pool, gather, scatter_add, scatter, scan, fori_loop, cond, switch, while_loop,
-    fixed_point, root)
+    fixed_point, root,
+    add, sub, mul, div, pow, power, neg, eq, ne, lt, le, gt, ge, clamp, clip, astype, fmod, remainder, round, trunc,
+    exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
+    isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
+    semiring_dot_general, semiring_dot_general_index)
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 

@@ -2,7 +2,8 @@
 ragged nested sequences and object arrays (refused with typed errors, never a crash of the
 interpreter), and Python control flow on traced values (bool(), int(), float(), ... of a Traced
 raise tenferro.TracerConversionError instead of silently taking one branch), and reductions over an
-empty axis (max, min, argmax, argmin raise ValueError, vector norms are 0 or inf, as NumPy's)."""
+empty axis (max, min, argmax, argmin raise ValueError, vector norms are 0 or inf, as NumPy's), and
+arguments the bindings refuse (an unknown semiring, dtype or norm order) with typed errors."""
 import operator
 import os
 import subprocess
@@ -199,3 +200,27 @@ def test_vector_norm_inf_of_no_elements_raises_as_numpy(p):
         np.linalg.norm(x, p, axis=0)
     with pytest.raises(tf.ShapeError):           # a ValueError, as NumPy's
         tf.jit(lambda x: tf.linalg.vector_norm(x, p, 0))(x)
+
+
+# Arguments the newer bindings refuse: each error typed and naming the function and what it expected.
+REFUSED = [
+    (lambda x: tf.semiring_dot_general(x, x, "tropical", lhs_contract=[1], rhs_contract=[0]), ValueError,
+     ["semiring_dot_general", "max_plus"]),
+    (lambda x: tf.semiring_dot_general_index(x, x, "sum", lhs_contract=[1], rhs_contract=[0]), ValueError,
+     ["semiring_dot_general_index", "max_plus"]),
+    (lambda x: tf.linalg.matrix_norm(x, None), TypeError, ["matrix_norm", "fro"]),
+    (lambda x: tf.linalg.matrix_norm(x, True), TypeError, ["matrix_norm", "number"]),
+    (lambda x: tf.linalg.matrix_norm(x, "max"), ValueError, ["matrix_norm", "fro"]),
+    (lambda x: tf.astype(x, "float64"), ValueError, ["astype", "f64"]),
+    (lambda x: tf.polygamma(-1, x), ValueError, ["polygamma", "n >= 0"]),
+    (lambda x: tf.mvlgamma(x, 0), ValueError, ["mvlgamma", "p >= 1"]),
+    (lambda x: tf.ldexp(x, 1.5), TypeError, ["ldexp", "integer"]),
+]
+
+
+@pytest.mark.parametrize("f,error,fragments", REFUSED)
+def test_new_bindings_refuse_bad_arguments_with_typed_errors(f, error, fragments):
+    with pytest.raises(error) as info:
+        tf.jit(f)(np.eye(2) + 1.0)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)

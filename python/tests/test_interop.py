@@ -14,6 +14,7 @@ test_every_public_function_has_a_case fails when a public name has no case, so a
 cannot be added untested."""
 import math
 import operator
+import statistics
 import types
 
 import numpy as np
@@ -118,6 +119,86 @@ def _erfinv(y):
     for _ in range(100):          # Newton on erf; |y| < 0.95 converges from 0
         x -= (math.erf(x) - y) / (2.0 / math.sqrt(math.pi) * math.exp(-x * x))
     return x
+
+
+def _hurwitz_zeta(s, x):
+    """zeta(s, x) = sum_k (x + k)^-s for s > 1, by Euler-Maclaurin after 20 direct terms."""
+    n = 20
+    total = sum((x + k) ** -s for k in range(n))
+    y = x + n
+    total += y ** (1 - s) / (s - 1) + 0.5 * y ** -s
+    rising, power = s, y ** (-s - 1)
+    for j, b in enumerate((1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730), start=1):
+        total += b / math.factorial(2 * j) * rising * power
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+        power /= y * y
+    return total
+
+
+def _polygamma(n, x):
+    """psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma for n = 0."""
+    if n == 0:
+        return _digamma(x)
+    return (-1) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(n + 1, x)
+
+
+def _bessel_i(nu, x):
+    """I_nu(x) = sum_k (x/2)^(2k+nu) / (k! (k+nu)!), summed until the terms stop mattering."""
+    total, k = 0.0, 0
+    while True:
+        term = (x / 2) ** (2 * k + nu) / (math.factorial(k) * math.factorial(k + nu))
+        total += term
+        if k > 5 and abs(term) <= 1e-18 * abs(total):
+            return total
+        k += 1
+
+
+def _erfcx(x):
+    """exp(x^2) erfc(x); for large x (where erfc underflows) the asymptotic series
+    1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k."""
+    if x < 10:
+        return math.exp(x * x) * math.erfc(x)
+    total, term = 0.0, 1.0
+    for k in range(12):
+        total += term
+        term *= -(2 * k + 1) / (2 * x * x)
+    return total / (x * math.sqrt(math.pi))
+
+
+def _ndtr(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def _log_ndtr(x):
+    """log Phi(x): the lower tail directly, the upper one as log1p(-Phi(-x))."""
+    return math.log(_ndtr(x)) if x < 0 else math.log1p(-_ndtr(-x))
+
+
+def _ndtri(p):
+    return statistics.NormalDist().inv_cdf(p)
+
+
+def _erfcinv(q):
+    """erfc(x) = q  <=>  Phi(-x sqrt 2) = q / 2."""
+    return -_ndtri(q / 2) / math.sqrt(2)
+
+
+def _mvlgamma(x, p):
+    return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(x - j / 2) for j in range(p))
+
+
+def log_softmax_ref(a, axis=-1):
+    shifted = a - a.max(axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis, keepdims=True))
+
+
+def semiring_ref(a, b, semiring):
+    """The (i, k) entry over j of a[i, j] (product) b[j, k], reduced by the semiring's sum; with
+    the first j attaining it."""
+    pair = a[:, :, None] * b[None, :, :] if semiring == "max_times" else a[:, :, None] + b[None, :, :]
+    pick = np.argmin if semiring == "min_plus" else np.argmax
+    idx = pick(pair, axis=1)
+    return np.take_along_axis(pair, idx[:, None, :], 1)[:, 0, :], idx
 
 
 def conv_ref(x, w):
@@ -523,6 +604,91 @@ CASES.update({
     "from_numpy": [Case(tf.from_numpy, [T(A)], lambda a: a, mode="concrete", kinds=("numpy",))],
     "from_dlpack": [Case(tf.from_dlpack, [T(A)], lambda a: a, mode="concrete", kinds=("numpy", "tensor"))],
 })
+# ---- the rest of the C++ API: elementwise functions, reductions, contractions ----
+NEW_UNARY = {   # name: (argument, reference)
+    "neg": (V, np.negative), "exp2": (3 * V, np.exp2), "cbrt": (np.array([-8.0, -0.3, 0.0, 2.0, 27.0]), np.cbrt),
+    "i0": (3 * V, np.i0), "i0e": (3 * V, lambda x: np.exp(-np.abs(x)) * np.i0(x)),
+    "i1": (3 * V, vectorize(lambda x: _bessel_i(1, x))),
+    "i1e": (3 * V, vectorize(lambda x: math.exp(-abs(x)) * _bessel_i(1, x))),
+    "erfcinv": (np.array([1e-12, 0.01, 0.3, 1.0, 1.7, 1.999]), vectorize(_erfcinv)),
+    "erfcx": (np.array([-2.0, -0.5, 0.0, 0.8, 3.0, 30.0]), vectorize(_erfcx)),
+    "ndtr": (np.array([-20.0, -3.0, -0.5, 0.0, 0.7, 4.0]), vectorize(_ndtr)),
+    "log_ndtr": (np.array([-30.0, -3.0, -0.5, 0.0, 0.7, 8.0]), vectorize(_log_ndtr)),
+    "ndtri": (np.array([1e-10, 0.02, 0.3, 0.5, 0.9, 1 - 1e-6]), vectorize(_ndtri)),
+    "sinc": (np.array([-2.5, -1.0, -1e-3, 0.0, 0.25, 1.5]), np.sinc),
+    "trunc": (3 * V, np.trunc),
+    "isnan": (np.array([1.0, np.nan, np.inf, -np.inf, -0.0]), np.isnan),
+    "isinf": (np.array([1.0, np.nan, np.inf, -np.inf, -0.0]), np.isinf),
+    "isfinite": (np.array([1.0, np.nan, np.inf, -np.inf, -0.0]), np.isfinite),
+}
+for _name, (_x, _ref) in NEW_UNARY.items():
+    CASES[_name] = [Case(getattr(tf, _name), [T(_x)], _ref, rtol=1e-11), Case(getattr(tf, _name), [T(_x[1])], _ref, rtol=1e-11)]
+DIVISOR = np.array([1.5, -0.7, 2.25])
+NEW_BINARY = {   # name: (a, b, reference); each operand also 0-d (a Python scalar in the scalar variant)
+    "add": (V, W, np.add), "sub": (V, W, np.subtract), "mul": (V, W, np.multiply), "div": (V, POS, np.divide),
+    "pow": (POS, W, np.power), "power": (POS, W, np.power), "eq": (V, W_EQ, np.equal), "ne": (V, W_EQ, np.not_equal),
+    "lt": (V, W_EQ, np.less), "le": (V, W_EQ, np.less_equal), "gt": (V, W_EQ, np.greater),
+    "ge": (V, W_EQ, np.greater_equal), "fmod": (4 * V, DIVISOR, np.fmod), "remainder": (4 * V, DIVISOR, np.remainder),
+}
+for _name, (_x, _y, _ref) in NEW_BINARY.items():
+    CASES[_name] = elementwise_cases(getattr(tf, _name), _x, _y, _ref)
+CLAMP = [Case(tf.clamp, [T(3 * V), T(np.array(-0.5)), T(np.array(1.0))], np.clip),
+         Case(tf.clamp, [T(3 * V), T(-np.abs(W)), T(np.abs(POS))], np.clip)]
+LDEXP_E = np.array([3, -2, 0], dtype=np.int64)
+DOT_A, DOT_B = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 4, 5))
+SEMI_A, SEMI_B = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2))
+LABELS = np.exp(M43) / np.sum(np.exp(M43), -1, keepdims=True)      # probabilities along the last axis
+CASES.update({
+    "clamp": CLAMP, "clip": CLAMP,
+    "astype": [Case(tf.astype, [T(M43), "f32"], lambda a, d: a.astype(np.float32), rtol=1e-7),
+               Case(tf.astype, [T(V), "c128"], lambda a, d: a.astype(np.complex128))],
+    "round": [Case(tf.round, [T(np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49]))], np.round),   # ties to even
+              Case(tf.round, [T(3 * V)], np.round),
+              Case(tf.round, [T(3 * V), 2], np.round), Case(tf.round, [T(300 * V), -1], np.round)],
+    "frexp": [Case(tf.frexp, [T(np.array([0.0, 1.0, -0.3, 1e300, 5e-320, 6.0]))], np.frexp),
+              Case(tf.frexp, [T(np.array(-3.0))], np.frexp)],
+    "ldexp": [Case(tf.ldexp, [T(V), T(LDEXP_E)], np.ldexp), Case(tf.ldexp, [T(V), T(np.array(4))], np.ldexp),
+              Case(tf.ldexp, [T(np.array(0.75)), T(LDEXP_E)], np.ldexp)],
+    "polygamma": [Case(tf.polygamma, [n, T(POS)], lambda n, x: np.vectorize(_polygamma, otypes=[float])(n, x), rtol=1e-10) for n in (0, 1, 2, 3)],
+    "mvlgamma": [Case(tf.mvlgamma, [T(2.0 + POS), p], lambda x, p: np.vectorize(_mvlgamma, otypes=[float])(x, p))
+                 for p in (1, 3)],
+    "prod": [Case(tf.prod, [T(M43), 1], np.prod), Case(tf.prod, [T(M43)], np.prod)],
+    "var": [Case(tf.var, [T(M43), 0], np.var), Case(tf.var, [T(M43)], np.var),
+            Case(tf.var, [T(M43), 1, 1.0], lambda a, ax, c: np.var(a, ax, ddof=1)),
+            Case(tf.var, [T(C43), 0], np.var)],                     # real for complex operands
+    "stddev": [Case(tf.stddev, [T(M43), 0], np.std), Case(tf.stddev, [T(M43), [0, 1], 1.0], lambda a, ax, c: np.std(a, ddof=1))],
+    "max_with_index": [Case(tf.max_with_index, [T(M43), 1], lambda a, ax: (np.max(a, ax), np.argmax(a, ax))),
+                       Case(tf.max_with_index, [T(np.array([1.0, 3.0, -2.0, 3.0])), 0],    # the first of a tie
+                            lambda a, ax: (np.max(a, ax), np.argmax(a, ax)))],
+    "min_with_index": [Case(tf.min_with_index, [T(M43), 0], lambda a, ax: (np.min(a, ax), np.argmin(a, ax))),
+                       Case(tf.min_with_index, [T(np.array([1.0, -2.0, -2.0])), -1],
+                            lambda a, ax: (np.min(a, ax), np.argmin(a, ax)))],
+    "cross_entropy": [Case(tf.cross_entropy, [T(M43), T(LABELS[::-1].copy())],
+                           lambda lg, lb: np.mean(-np.sum(lb * log_softmax_ref(lg), -1))),
+                      Case(tf.cross_entropy, [T(M43), T(np.eye(3)[[0, 2, 1, 1]])],
+                           lambda lg, lb: np.mean(-np.sum(lb * log_softmax_ref(lg), -1)))],
+    "dot_general": [Case(tf.dot_general, [T(DOT_A), T(DOT_B)], lambda a, b, **k: np.einsum("bij,bjk->bik", a, b),
+                         kwargs=dict(lhs_contract=[2], rhs_contract=[1], lhs_batch=[0], rhs_batch=[0])),
+                    Case(tf.dot_general, [T(M43.T), T(A)], lambda a, b, **k: np.einsum("ji,jk->ik", a, b),
+                         kwargs=dict(lhs_contract=[0], rhs_contract=[0])),
+                    Case(tf.dot_general, [T(V), T(W)], lambda a, b: np.multiply.outer(a, b))],    # no contraction
+    "semiring_dot_general": [Case(tf.semiring_dot_general, [T(sa), T(sb), sr], lambda a, b, s, **k: semiring_ref(a, b, s)[0],
+                                  kwargs=dict(lhs_contract=[1], rhs_contract=[0]))
+                             for sa, sb, sr in ((SEMI_A, SEMI_B, "max_plus"), (SEMI_A, SEMI_B, "min_plus"),
+                                                (np.abs(SEMI_A), np.abs(SEMI_B), "max_times"))],
+    "semiring_dot_general_index": [Case(tf.semiring_dot_general_index, [T(sa), T(sb), sr],
+                                        lambda a, b, s, **k: semiring_ref(a, b, s), kwargs=dict(lhs_contract=[1], rhs_contract=[0]))
+                                   for sa, sb, sr in ((SEMI_A, SEMI_B, "max_plus"), (SEMI_A, SEMI_B, "min_plus"),
+                                                      (np.abs(SEMI_A), np.abs(SEMI_B), "max_times"))],
+    "linalg.adjoint": [Case(tf.linalg.adjoint, [T(C43)], lambda a: a.conj().T),
+                       Case(tf.linalg.adjoint, [T(RNG.standard_normal((2, 4, 3)))], lambda a: np.swapaxes(a, -1, -2))],
+})
+CASES["std"] = CASES["stddev"]
+CASES["linalg.matrix_norm"] += ([Case(tf.linalg.matrix_norm, [T(M43), o], np.linalg.norm, rtol=1e-11)
+                                 for o in (1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc")]
+                                + [Case(tf.linalg.matrix_norm, [T(C43), o], np.linalg.norm, rtol=1e-11) for o in (2, -np.inf, "nuc")]
+                                + [Case(tf.linalg.matrix_norm, [T(M43), t], lambda a, t, o=o: np.linalg.norm(a, o), rtol=1e-11)
+                                   for t, o in (("inf", np.inf), ("-2", -2))])   # the C++ text spellings
 CASES["einsum"].append(Case(lambda a, b: tf.einsum("ij,jk->ik", a, b), [T(A), T(B)], lambda a, b: a @ b, mode="concrete",
                            traced_ok=True))  # outside a transform einsum runs on concrete operands
 CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")

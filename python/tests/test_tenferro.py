@@ -1,6 +1,7 @@
 """The Python module: NumPy exchange, transforms against closed forms and central differences, the
 adjoint identity, PyTorch's autograd where it is installed, errors, and reference counts."""
 import gc
+import math
 import sys
 
 import numpy as np
@@ -608,3 +609,62 @@ def test_eig_of_a_real_matrix_follows_numpys_order():
         assert w[i].imag > 0 and w[i + 1] == np.conj(w[i])
         np.testing.assert_array_equal(v[:, i + 1], np.conj(v[:, i]))
         i += 2
+
+
+# ---- the newer elementwise functions and reductions: gradients against central differences ----
+
+def hurwitz_zeta(s, x):
+    """zeta(s, x) = sum_k (x + k)^-s (s > 1): 20 direct terms, then Euler-Maclaurin."""
+    n, y = 20, x + 20
+    total = sum((x + k) ** -s for k in range(n)) + y ** (1 - s) / (s - 1) + 0.5 * y ** -s
+    rising, power = s, y ** (-s - 1)
+    for j, b in enumerate((1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66), start=1):
+        total += b / math.factorial(2 * j) * rising * power
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+        power /= y * y
+    return total
+
+
+def trigamma_np(x):
+    return np.vectorize(lambda v: hurwitz_zeta(2, v), otypes=[float])(x)
+
+
+GRAD_CASES = {   # name: (tenferro's loss, NumPy's loss, the point)
+    "prod": (lambda x: tf.sum(tf.prod(x, 1) * np.array([1.0, -2.0])), lambda x: np.sum(np.prod(x, 1) * [1.0, -2.0]),
+             RNG.uniform(0.5, 1.5, (2, 3)) * np.array([1.0, -1.0, 1.0])),
+    "var": (lambda x: tf.sum(tf.var(x, 0) * np.arange(1.0, 4.0)), lambda x: np.sum(np.var(x, 0) * np.arange(1.0, 4.0)),
+            RNG.standard_normal((4, 3))),
+    "var_corrected": (lambda x: tf.var(x, None, 1.0), lambda x: np.var(x, ddof=1), RNG.standard_normal((4, 3))),
+    "stddev": (lambda x: tf.sum(tf.stddev(x, 1)), lambda x: np.sum(np.std(x, 1)), RNG.standard_normal((2, 5))),
+    # polygamma(1, x) is the trigamma function; its derivative is polygamma(2, x).
+    "polygamma": (lambda x: tf.sum(tf.polygamma(1, x) * np.array([1.0, 0.5, -1.0])),
+                  lambda x: np.sum(trigamma_np(x) * [1.0, 0.5, -1.0]), RNG.uniform(0.5, 3.0, 3)),
+    "sinc": (lambda x: tf.sum(tf.sinc(x) * np.arange(1.0, 6.0)), lambda x: np.sum(np.sinc(x) * np.arange(1.0, 6.0)),
+             np.array([-1.3, -0.4, 1e-4, 0.6, 2.2])),
+    "remainder": (lambda x, y: tf.sum(tf.remainder(x, y) * np.array([1.0, 2.0, -1.0])),
+                  lambda x, y: np.sum(np.remainder(x, y) * [1.0, 2.0, -1.0]),
+                  (np.array([2.3, -3.7, 5.1]), np.array([1.5, 1.1, -2.25]))),
+    "fmod": (lambda x, y: tf.sum(tf.fmod(x, y) * np.array([1.0, 2.0, -1.0])),
+             lambda x, y: np.sum(np.fmod(x, y) * [1.0, 2.0, -1.0]),
+             (np.array([2.3, -3.7, 5.1]), np.array([1.5, 1.1, -2.25]))),
+    "cross_entropy": (lambda x: tf.cross_entropy(x, np.eye(3)[[2, 0]]),
+                      lambda x: np.mean(-np.sum(np.eye(3)[[2, 0]] * (x - np.log(np.sum(np.exp(x), -1, keepdims=True))), -1)),
+                      RNG.standard_normal((2, 3))),
+    "erfcx": (lambda x: tf.sum(tf.erfcx(x)), lambda x: np.sum(np.exp(x * x) * np.vectorize(math.erfc)(x)),
+              np.array([-1.0, 0.2, 2.5])),
+    "log_ndtr": (lambda x: tf.sum(tf.log_ndtr(x)),
+                 lambda x: np.sum(np.log(0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2)))), np.array([-6.0, -0.3, 1.2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_new_function_gradients_match_central_differences(name):
+    ours, theirs, point = GRAD_CASES[name]
+    points = point if isinstance(point, tuple) else (point,)
+    for i in range(len(points)):
+        g = np.asarray(tf.grad(ours, argnums=i)(*points))
+
+        def partial(v, i=i):
+            return theirs(*(v if j == i else p for j, p in enumerate(points)))
+
+        np.testing.assert_allclose(g, central_difference(partial, points[i]), rtol=1e-7, atol=1e-8)
