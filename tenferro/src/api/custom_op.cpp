@@ -5,6 +5,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "computegraph/replay.hpp"
 #include "tenferro/transforms.hpp"
 
 namespace tenferro {
@@ -45,31 +46,27 @@ class RuleTrace {
     }
     state_->builder.set_outputs(ids);
     const computegraph::GraphPtr<StdTensorOp> g = state_->builder.finish();
-    std::vector<std::optional<PV>> value(g->values().size());
-    std::vector<char> active(g->values().size(), 0);
-    for (std::size_t k = 0; k < g->inputs().size(); ++k) {
-      value[g->inputs()[k]] = bindings_[k].value;
-      active[g->inputs()[k]] = bindings_[k].active;
-    }
-    for (const auto& node : g->operations()) {
-      std::vector<PV> operands;
-      std::vector<bool> mask;
-      bool any = false;
-      for (const auto& ref : node.inputs) {
-        const LocalValueId v = ref.local_id();
-        operands.push_back(*value[v]);
-        mask.push_back(active[v] != 0);
-        any = any || active[v];
-      }
-      const auto out = b.add_primitive(node.operation, std::move(operands),
-                                       any ? tidu::linear_role(mask) : computegraph::OperationRole::primary());
-      for (std::size_t k = 0; k < out.size(); ++k) {
-        value[node.outputs[0] + k] = PV::local(out[k]);
-        active[node.outputs[0] + k] = any;
-      }
-    }
+    const auto values = computegraph::replay_values(
+        *g, std::span<const Binding>(bindings_),
+        [&b](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Binding> in) {
+          std::vector<PV> operands;
+          std::vector<bool> mask;
+          bool any = false;
+          for (const Binding& x : in) {
+            operands.push_back(x.value);
+            mask.push_back(x.active);
+            any = any || x.active;
+          }
+          const auto out = b.add_primitive(op, std::move(operands),
+                                           any ? tidu::linear_role(mask) : computegraph::OperationRole::primary());
+          std::vector<Binding> recorded;
+          for (const auto id : out) recorded.push_back({PV::local(id), any});
+          return recorded;
+        });
     std::vector<std::optional<LocalValueId>> r;
-    for (LocalValueId v : g->outputs()) r.push_back(active[v] ? std::optional(value[v]->local_id()) : std::nullopt);
+    for (LocalValueId v : g->outputs()) {
+      r.push_back(values[v]->active ? std::optional(values[v]->value.local_id()) : std::nullopt);
+    }
     return r;
   }
 

@@ -6,6 +6,7 @@
 
 #include "eager_node.hpp"
 #include "eager_store.hpp"
+#include "computegraph/replay.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/transforms.hpp"
 #include "tidu/transforms.hpp"
@@ -165,24 +166,22 @@ std::vector<std::optional<Traced>> replay_gradients(const std::shared_ptr<TraceS
                                                     const Tensor& cotangent) {
   const auto [program, layout] = ad.vjp_program_at_values(graph);
   const std::vector<LocalValueId> known = computed_value_ids(cut, graph);
-  std::vector<std::optional<Traced>> slots(program->slot_count());
-  const auto& in = program->input_slots();
-  const std::size_t seeds = in.size() - cut.inputs.size() - known.size();
-  for (std::size_t k = 0; k < cut.inputs.size(); ++k) slots[in[k]] = Traced(trace, cut.inputs[k]);
-  if (seeds != 0) slots[in[cut.inputs.size()]] = constant(Traced(trace, cut.inputs[0]), cotangent);
-  for (std::size_t i = 0; i < known.size(); ++i) slots[in[cut.inputs.size() + seeds + i]] = Traced(trace, known[i]);
-  for (std::size_t i = 0; i < program->instructions().size(); ++i) {
-    const auto& ins = program->instructions()[i];
-    std::vector<Traced> operands;
-    for (std::uint32_t s : program->operands(i)) operands.push_back(*slots[s]);
-    if (operands.empty()) {  // constants and other ops without operands
-      const auto first = detail::eager_record(*trace, ins.operation, {});
-      for (std::uint32_t k = 0; k < ins.output_count; ++k) slots[ins.first_output + k] = Traced(trace, first + k);
-      continue;
-    }
-    const std::vector<Traced> results = apply_outputs(ins.operation, operands);
-    for (std::size_t k = 0; k < results.size(); ++k) slots[ins.first_output + k] = results[k];
+  std::vector<Traced> args;
+  for (LocalValueId v : cut.inputs) args.emplace_back(trace, v);
+  if (program->input_slots().size() != cut.inputs.size() + known.size()) {
+    args.push_back(constant(Traced(trace, cut.inputs[0]), cotangent));  // the seed
   }
+  for (LocalValueId v : known) args.emplace_back(trace, v);
+  const auto slots = computegraph::replay_values(
+      *program, std::span<const Traced>(args),
+      [&trace](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Traced> in) {
+        if (!in.empty()) return apply_outputs(op, in);
+        // Constants and other ops without operands: run at once into the eager trace.
+        const auto first = detail::eager_record(*trace, op, {});
+        std::vector<Traced> out;
+        for (std::uint32_t k = 0; k < op.output_count(); ++k) out.emplace_back(trace, first + k);
+        return out;
+      });
   std::vector<std::optional<Traced>> grads(cut.inputs.size());
   for (std::size_t k = 0; k < cut.inputs.size(); ++k) {
     if (layout[k] >= 0) grads[k] = slots[program->output_slots()[static_cast<std::size_t>(layout[k])]];

@@ -6,6 +6,7 @@
 
 #include "api/detached_loop.hpp"
 #include "api/reduce_identity.hpp"
+#include "computegraph/replay.hpp"
 #include "ops/control_body.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/indexing.hpp"
@@ -24,41 +25,13 @@ Traced nullary(const Traced& like, const StdTensorOp& op) {
 }
 
 /// Replays a closed graph (region or materialized JVP) into the trace of `args`, one per input.
-template <class Nodes, class Inputs, class Outputs, class OperandsOf, class OutputsOf>
-TracedList replay(const Nodes& nodes, const Inputs& inputs, const Outputs& outputs, std::size_t values,
-                  std::span<const Traced> args, OperandsOf&& operands_of, OutputsOf&& outputs_of) {
-  std::vector<std::optional<Traced>> map(values);
-  for (std::size_t i = 0; i < inputs.size(); ++i) map[inputs[i]] = args[i];
-  for (const auto& node : nodes) {
-    TracedList in;
-    for (auto v : operands_of(node)) in.push_back(*map[v]);
-    const TracedList out = in.empty() ? TracedList{nullary(args[0], node.operation)} : apply_outputs(node.operation, in);
-    const auto ids = outputs_of(node);
-    for (std::size_t k = 0; k < out.size(); ++k) map[ids[k]] = out[k];
-  }
-  TracedList result;
-  for (auto o : outputs) result.push_back(*map[o]);
-  return result;
-}
-
-TracedList replay(const computegraph::Graph<StdTensorOp>& g, std::span<const Traced> args) {
-  return replay(g.operations(), g.inputs(), g.outputs(), g.values().size(), args,
-                [](const auto& node) {
-                  std::vector<computegraph::LocalValueId> ids;
-                  for (const auto& ref : node.inputs) ids.push_back(ref.local_id());
-                  return ids;
-                },
-                [](const auto& node) { return node.outputs.to_vector(); });
-}
-
-TracedList replay(const detail::Materialized& m, std::span<const Traced> args) {
-  return replay(m.operations(), m.inputs(), m.outputs(), m.values().size(), args,
-                [](const auto& node) { return std::vector<computegraph::MaterializedValueId>(node.inputs.begin(), node.inputs.end()); },
-                [](const auto& node) {
-                  std::vector<computegraph::MaterializedValueId> ids;
-                  for (std::uint32_t k = 0; k < node.output_count; ++k) ids.push_back(node.first_output + k);
-                  return ids;
-                });
+template <class G>
+TracedList replay(const G& graph, std::span<const Traced> args) {
+  const Traced like = args[0];
+  return computegraph::replay(graph, args, [&like](const StdTensorOp& op, const computegraph::OperationRole&,
+                                                   std::span<const Traced> in) {
+    return in.empty() ? TracedList{nullary(like, op)} : apply_outputs(op, in);
+  });
 }
 
 Traced flatten(const TracedList& parts) {

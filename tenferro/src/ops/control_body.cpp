@@ -201,31 +201,11 @@ ValueId BodyBuilder::input(const TensorKey& key) {
 }
 
 std::vector<ValueId> BodyBuilder::replay(const BodyGraph& graph, std::span<const ValueId> args) {
-  std::vector<ValueId> map(graph.values().size());
-  for (std::size_t i = 0; i < graph.inputs().size(); ++i) map[graph.inputs()[i]] = args[i];
-  for (const auto& op : graph.operations()) {
-    std::vector<computegraph::ValueRef<StdTensorOp>> refs;
-    for (const auto& ref : op.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[ref.local_id()]));
-    const auto ids = b_.add_operation(op.operation, std::move(refs), op.role);
-    for (std::size_t k = 0; k < ids.size(); ++k) map[op.outputs[k]] = ids[k];
-  }
-  std::vector<ValueId> outs;
-  for (ValueId o : graph.outputs()) outs.push_back(map[o]);
-  return outs;
+  return computegraph::replay(graph, args, recorder());
 }
 
 std::vector<ValueId> BodyBuilder::replay(const Materialized& graph, std::span<const ValueId> args) {
-  std::vector<ValueId> map(graph.values().size());
-  for (std::size_t i = 0; i < graph.inputs().size(); ++i) map[graph.inputs()[i]] = args[i];
-  for (const auto& op : graph.operations()) {
-    std::vector<computegraph::ValueRef<StdTensorOp>> refs;
-    for (auto v : op.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[v]));
-    const auto ids = b_.add_operation(op.operation, std::move(refs), op.role);
-    for (std::size_t k = 0; k < ids.size(); ++k) map[op.first_output + k] = ids[k];
-  }
-  std::vector<ValueId> outs;
-  for (auto o : graph.outputs()) outs.push_back(map[o]);
-  return outs;
+  return computegraph::replay(graph, args, recorder());
 }
 
 ValueId BodyBuilder::zeros(const TensorType& type) { return b_.add(ops::zeros(type), {}); }

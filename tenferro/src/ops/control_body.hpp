@@ -15,6 +15,7 @@
 
 #include "computegraph/graph_builder.hpp"
 #include "computegraph/materialized_graph.hpp"
+#include "computegraph/replay.hpp"
 #include "tenferro/ops/control_attrs.hpp"
 #include "tenferro/traced.hpp"
 
@@ -82,6 +83,16 @@ class BodyBuilder {
   std::vector<ValueId> replay(const BodyGraph& graph, std::span<const ValueId> args);
   /// Replays a materialized graph on `args` (one per input, in its input order), keeping roles.
   std::vector<ValueId> replay(const Materialized& graph, std::span<const ValueId> args);
+  /// The recorder computegraph::replay calls: each operation, with its role, on this builder's
+  /// values.
+  auto recorder() {
+    return [this](const StdTensorOp& op, const computegraph::OperationRole& role, std::span<const ValueId> in) {
+      std::vector<computegraph::ValueRef<StdTensorOp>> refs;
+      refs.reserve(in.size());
+      for (ValueId v : in) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(v));
+      return b_.add_operation(op, std::move(refs), role);
+    };
+  }
   /// `op` on `inputs` (values of this builder) with `role`; its results.
   std::vector<ValueId> add_operation(StdTensorOp op, std::vector<computegraph::ValueRef<StdTensorOp>> inputs,
                                      computegraph::OperationRole role) {

@@ -232,16 +232,12 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
     std::vector<ValueId> args;
     for (const auto& k : s.body.region.input_keys()) args.push_back(rb.input(k.input_key()));
     auto outs = rb.replay(*s.body.region.graph(), args);
-    std::vector<ValueId> map(m.values().size());
+    // The JVP's primal half (its operations that read no tangent), for the residuals.
+    std::vector<std::optional<ValueId>> map(m.values().size());
     for (std::size_t i = 0; i < nc + nx + nk; ++i) map[m.inputs()[i]] = args[i];
-    for (const auto& node : m.operations()) {
-      if (split.linear[node.first_output]) continue;
-      std::vector<computegraph::ValueRef<StdTensorOp>> refs;
-      for (auto v : node.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[v]));
-      const auto ids = rb.add_operation(node.operation, std::move(refs), node.role);
-      for (std::size_t k = 0; k < ids.size(); ++k) map[node.first_output + k] = ids[k];
-    }
-    for (auto v : split.residuals) outs.push_back(map[v]);
+    computegraph::replay_into(m, map, rb.recorder(),
+                              [&](std::size_t, const auto& node) { return !split.linear[node.first_output]; });
+    for (auto v : split.residuals) outs.push_back(*map[v]);
     ScanAttrs r{Body(rb.finish(std::move(outs), "scan")), s.length, s.reverse, s.n_carry, s.n_xs, s.n_consts};
     std::vector<PV> refs;
     std::vector<TensorType> types;
@@ -256,7 +252,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   // The linear scan: only the JVP's linear operations (and constants). Body inputs: [tangent
   // carries, tangent x_t, residuals_t, needed x_t, tangent consts, needed consts].
   BodyBuilder lb;
-  std::vector<ValueId> map(m.values().size());
+  std::vector<std::optional<ValueId>> map(m.values().size());
   std::vector<ValueId> tangents;
   for (std::size_t i = 0; i < nc; ++i) if (active[i]) tangents.push_back(lb.input(in_types[i]));
   std::vector<ValueId> tx;
@@ -269,16 +265,12 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   tangents.insert(tangents.end(), tx.begin(), tx.end());
   tangents.insert(tangents.end(), tk.begin(), tk.end());
   for (std::size_t i = 0; i < tangents.size(); ++i) map[m.inputs()[nc + nx + nk + i]] = tangents[i];
-  for (const auto& node : m.operations()) {
-    if (!split.linear[node.first_output] && !split.constant[node.first_output]) continue;
-    std::vector<computegraph::ValueRef<StdTensorOp>> refs;
-    for (auto v : node.inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(map[v]));
-    const auto ids = lb.add_operation(node.operation, std::move(refs), node.role);
-    for (std::size_t k = 0; k < ids.size(); ++k) map[node.first_output + k] = ids[k];
-  }
+  computegraph::replay_into(m, map, lb.recorder(), [&](std::size_t, const auto& node) {
+    return split.linear[node.first_output] || split.constant[node.first_output];
+  });
   std::vector<std::optional<ValueId>> per_output(nc + ny);
   for (std::size_t j = 0, next = 0; j < nc + ny; ++j) {
-    if (jvp.present[j]) per_output[j] = map[m.outputs()[next++]];
+    if (jvp.present[j]) per_output[j] = *map[m.outputs()[next++]];
   }
   std::vector<ValueId> outs;
   for (std::size_t i = 0; i < nc; ++i) {
