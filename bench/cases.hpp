@@ -1,5 +1,5 @@
 #pragma once
-// The case families of bench_compare. Each prints its DESIGN.md lines (see harness.hpp) for
+// The case families of bench_compare. Each prints its result lines (see harness.hpp) for
 // impl=tenferro and, where the case has one, a baseline timed in the same run; tenferro's kernels
 // and OpenBLAS run on options.threads threads (tenferro::set_num_threads, set by main).
 #include "harness.hpp"

@@ -1,5 +1,5 @@
 // bench_compare: tenferro's public API on the cases that bench/peers/torch_bench.py runs in
-// PyTorch, plus hand-written and BLAS baselines, one DESIGN.md line per case and implementation
+// PyTorch, plus hand-written and BLAS baselines, one result line per case and implementation
 // (format and measurement protocol in harness.hpp; the cases in cases.hpp).
 //
 //   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special] [--budget S]

@@ -10,7 +10,7 @@
 // per-instruction cost from libm's sin, and a hand-written C++ loop over the same chain as a floor.
 //
 // Every case is timed with manual timing around the stage alone (setup and destruction of results
-// are excluded), repeated, and reported by PlainLineReporter as one DESIGN.md line:
+// are excluded), repeated, and reported by PlainLineReporter as one result line:
 //   case=<stage>_<shape> impl=tenferro size=<N> median_s=<seconds> ns_per_op=<median / N> ...
 // The median is taken over repetitions. Google Benchmark's own tables are not printed; pass
 // --benchmark_out=<file> for its JSON.
@@ -336,7 +336,7 @@ bool configure_heap(int& argc, char** argv) {
 }
 
 struct CaseInfo {
-  std::string name;  // DESIGN.md case name
+  std::string name;  // the result line's case name
   std::string impl;
   std::size_t size;
   std::string extra;  // further key=value fields
@@ -398,7 +398,7 @@ void register_all() {
   }
 }
 
-/// Prints one DESIGN.md line per case (median over repetitions); everything else goes nowhere.
+/// Prints one result line per case (median over repetitions); everything else goes nowhere.
 class PlainLineReporter : public benchmark::BenchmarkReporter {
  public:
   /// Shortest median for which cpu_ns_per_op is printed (see StageTimer).

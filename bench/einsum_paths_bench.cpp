@@ -1,4 +1,4 @@
-// The contraction-order optimizers alone (tenferro/einsum_path.hpp), one DESIGN.md line per run:
+// The contraction-order optimizers alone (tenferro/einsum_path.hpp), one result line per run:
 // log2 flops and search time of Greedy, RandomGreedy, TreeSA and Auto on random 3-regular graphs
 // (bond 2, scalar output; seeds 0..2), and of Optimal and DP on random connected networks of 8
 // and 14 operands. Run by `scripts/bench paths [sizes...]` (default 60 100 200).

@@ -1,6 +1,6 @@
 #pragma once
 // The shared plumbing of bench_compare: command-line options, peak-memory measurement, adaptive
-// repetition counts and the DESIGN.md result line
+// repetition counts and the result line (docs/design.md, "Benchmark output")
 //   case=<name> impl=<impl> size=<...> median_s=<seconds> dtype=<...> peak_rss_mb=<...> ...
 // bench/peers/torch_bench.py follows the same conventions, so the two outputs join by case, size
 // and dtype.

@@ -1,6 +1,6 @@
 // tidu benchmarks: size and time of linearize and linear_transpose on chains and random DAGs
 // (the paper's size preservation), the growth of higher-order derivatives, and the cheap-gradient
-// principle (gradient program run time over primal program run time). One DESIGN.md line per case.
+// principle (gradient program run time over primal program run time). One result line per case.
 #include <sys/wait.h>
 #include <unistd.h>
 

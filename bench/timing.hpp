@@ -1,5 +1,5 @@
 #pragma once
-// Wall-clock medians for the plain-line benchmarks (DESIGN.md "Benchmarks").
+// Wall-clock medians for the plain-line benchmarks (docs/design.md, "Benchmark output").
 #include <algorithm>
 #include <chrono>
 #include <functional>

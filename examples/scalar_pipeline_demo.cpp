@@ -1,6 +1,6 @@
-// The spec's scalar example f(x) = exp(a * x) through the whole computegraph pipeline:
-// build -> resolve -> materialize_merge -> compile -> run, printing the IR of every stage and
-// writing the graph's Graphviz DOT.
+// The scalar example f(x) = exp(a * x) (docs/design.md, "Worked examples") through the whole
+// computegraph pipeline: build -> resolve -> materialize_merge -> compile -> run, printing the IR
+// of every stage and writing the graph's Graphviz DOT.
 #include <cmath>
 #include <fstream>
 #include <iostream>

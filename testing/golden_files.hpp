@@ -6,7 +6,7 @@
 // compares the text with <dir>/<name>. On a mismatch the failure shows the input IR (when given),
 // the actual and the expected text, and the first line that differs. UPDATE_GOLDEN=1 (re)writes
 // the golden files instead of comparing; every rewritten file must be read and checked by hand
-// (against the spec's listings where it has them) before it is committed.
+// (against the worked examples of docs/design.md where they apply) before it is committed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

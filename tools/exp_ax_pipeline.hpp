@@ -1,6 +1,6 @@
 #pragma once
-// The spec's scalar example f(x) = exp(a*x) (ad-architecture §IV) through every stage of the
-// pipeline, printed by the real code. docs/tidu.md embeds this output; a test keeps them in sync.
+// The scalar example f(x) = exp(a*x) (docs/design.md, "Worked examples") through every stage of
+// the pipeline, printed by the real code. docs/tidu.md embeds this output; a test keeps them in sync.
 #include <ostream>
 
 namespace tools {

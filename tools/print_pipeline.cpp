@@ -1,4 +1,4 @@
-// Prints the spec's exp(a*x) example at every pipeline stage (see docs/tidu.md).
+// Prints the scalar example exp(a*x) at every pipeline stage (see docs/tidu.md).
 #include <iostream>
 
 #include "exp_ax_pipeline.hpp"

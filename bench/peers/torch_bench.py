@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch peer of bench_compare: the same cases, sizes, dtypes and thread count, printed as
-DESIGN.md lines with impl=torch, so scripts/bench compare can join them with ours by case, size
-and dtype.
+result lines (docs/design.md, "Benchmark output") with impl=torch, so scripts/bench compare can
+join them with ours by case, size and dtype.
 
     /usr/bin/python3 bench/peers/torch_bench.py [--threads N] [--cases a,b,...] [--budget S]
 

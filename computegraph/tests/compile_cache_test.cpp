@@ -1,5 +1,5 @@
 // CompileCache: compile once per structure; hits, misses, LRU eviction, concurrency
-// (DESIGN.md "Compile once, run many").
+// (docs/design.md, "Compile once, run many").
 #include <gtest/gtest.h>
 
 #include <atomic>

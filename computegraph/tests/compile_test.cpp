@@ -1,5 +1,5 @@
-// compile: MaterializedGraph -> CompiledProgram (spec §VII): SSA slots, input order, last-use marks
-// and releases.
+// compile: MaterializedGraph -> CompiledProgram (docs/design.md, "The pipeline"): SSA slots,
+// input order, last-use marks and releases.
 #include <gtest/gtest.h>
 
 #include <algorithm>

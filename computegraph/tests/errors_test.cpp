@@ -1,6 +1,6 @@
 // Every misuse throws a typed error (GraphError for malformed graphs, BindingError for run-time
 // binding problems, both computegraph::Error) whose message names the key or operation involved
-// and what was expected (DESIGN.md "Errors").
+// and what was expected (docs/design.md, "Errors").
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // CompiledProgram::run / run_by_key: compile once, run many times, from many threads, and free
-// intermediate operands as the program goes (spec §VII "compile and eval").
+// intermediate operands as the program goes (docs/design.md, "Compile once, run many").
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // GraphBuilder and Graph: local values, global keys, in-graph deduplication, roles, multi-output
-// operations (spec §II "Graph data structure", §III "build").
+// operations (docs/design.md, "Identity" and "The pipeline").
 #include <gtest/gtest.h>
 
 #include <atomic>

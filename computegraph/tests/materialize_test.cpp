@@ -1,5 +1,5 @@
 // materialize_merge: flatten a resolved view into one deduplicated, topologically ordered graph
-// (spec §III "materialize_merge"), including cross-graph CSE.
+// (docs/design.md, "The pipeline"), including cross-graph CSE.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,6 +1,6 @@
-// Printed IR of every stage (DESIGN.md "Printing", spec §IX): golden text for Graph (externals,
-// linearized roles, multi-output), MaterializedGraph, CompiledProgram (last-use marks, drops) and
-// DOT. The golden files in golden/ were written out by hand from the graphs below and checked
+// Printed IR of every stage (docs/design.md, "Printing and verification"): golden text for
+// Graph (externals, linearized roles, multi-output), MaterializedGraph, CompiledProgram (last-use
+// marks, drops) and DOT. The golden files in golden/ were written out by hand from the graphs below and checked
 // against the printer's output; see each test for what the text must show.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// resolve / ResolvedView: a logical lookup view over graphs and their parents (spec §II "Resolver
-// and ResolvedView", §III "resolve").
+// resolve / ResolvedView: a logical lookup view over graphs and their parents (docs/design.md,
+// "The pipeline").
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +87,8 @@ TEST(Resolve, ViewOverTheLastGraphReachesEveryAncestor) {
 }
 
 TEST(Resolve, ExternalReferencesCanBeFollowedRecursively) {
-  // The logical traversal of spec §II: Local -> local producer, External -> ask the view.
+  // The logical traversal (docs/design.md, "The pipeline"): Local -> local producer,
+  // External -> ask the view.
   ThreeLevels t = three_levels();
   View view = resolve({t.c});
   std::vector<const Graph*> graphs_seen;

@@ -67,7 +67,7 @@ inline Program compile_graph(const GraphPtr& graph) {
   return compile_outputs({graph}, graph->output_keys());
 }
 
-/// The spec's scalar example (§IV): inputs x, a; returns exp(mul(x, a)).
+/// The scalar example of docs/design.md ("Worked examples"): inputs x, a; returns exp(mul(x, a)).
 inline GraphPtr exp_ax_graph() {
   Builder b;
   auto x = b.add_input("x");

@@ -1,5 +1,5 @@
 // Partial evaluation of materialized graphs. unzip: splitting a graph into the part that depends
-// only on fixed inputs and the part that varies; checked on the spec's example (golden IR) and on
+// only on fixed inputs and the part that varies; checked on exp(a*x) (golden IR) and on
 // random graphs: running the fixed part once and the varying part on its residuals gives the whole
 // graph's outputs exactly. bind_values: values the caller holds become inputs; on random graphs
 // the bound graph, given those values, gives the whole graph's outputs exactly and computes none of

@@ -1,4 +1,4 @@
-// ValueKey / OperationKey: hash-consed structural identity (spec §II, DESIGN.md "Identity").
+// ValueKey / OperationKey: hash-consed structural identity (docs/design.md, "Identity").
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,6 @@
 // verify(): passes on every valid Graph, MaterializedGraph and CompiledProgram, and catches
-// structures broken by hand, naming the operation and the ids involved (STYLE.md practice 5).
+// structures broken by hand, naming the operation and the ids involved (docs/design.md,
+// "Printing and verification").
 //
 // The library's public API cannot build broken structures. These tests reach into them through
 // test-only explicit specializations of the class templates that Graph, MaterializedGraph and

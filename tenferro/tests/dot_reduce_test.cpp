@@ -435,7 +435,7 @@ TEST(ReduceMaxAD, GradientIsSplitEquallyAmongTies) {
 
 TEST(DotReduceAD, HvpMatchesFiniteDifferencesOfTheGradient) {
   // f(A, B) = sum(|A B|^2) = sum(re(conj(AB) * AB)) with complex A and B: a real loss, as the
-  // DESIGN.md convention for gradients of complex inputs requires.
+  // convention for gradients of complex inputs requires (docs/design.md, "Complex numbers").
   const TensorType at = ty(DType::C128, {2, 3}), bt = ty(DType::C128, {3, 2});
   GraphMaker g;
   Value A = g.input("A", at), B = g.input("B", bt);

@@ -1,5 +1,5 @@
 // gather and scatter with StableHLO dimension numbers: values against a reference written here
-// element by element from the specification's formulas (independent of the kernels' window plan),
+// element by element from StableHLO's defining formulas (independent of the kernels' window plan),
 // repeated and out-of-range indices, the derivative of replacing scatter at colliding indices in
 // closed form, check_grads to order 2 in f64 and c128, and the errors.
 #include <gmock/gmock.h>
@@ -56,7 +56,7 @@ std::vector<std::int64_t> window_start(const std::vector<std::int64_t>& vec, con
   return s;
 }
 
-/// gather by the specification: result[out] = x[start(batch(out)) + offset(out)].
+/// gather by StableHLO's definition: result[out] = x[start(batch(out)) + offset(out)].
 std::vector<tf::c128> ref_gather(const tf::Tensor& x, const tf::Tensor& idx, const tf::GatherDims& d, const tf::Shape& out) {
   std::vector<tf::c128> r;
   for (std::int64_t i = 0; i < tf::numel(out); ++i) {
@@ -73,7 +73,7 @@ std::vector<tf::c128> ref_gather(const tf::Tensor& x, const tf::Tensor& idx, con
   return r;
 }
 
-/// scatter by the specification, windows applied in row-major order of the batch positions.
+/// scatter by StableHLO's definition, windows applied in row-major order of the batch positions.
 std::vector<tf::c128> ref_scatter(const tf::Tensor& x, const tf::Tensor& idx, const tf::Tensor& u, const tf::ScatterDims& d,
                                   bool add) {
   std::vector<tf::c128> r;
@@ -167,7 +167,7 @@ std::vector<ScatterCase> scatter_cases() {
 }
 }  // namespace
 
-TEST(Gather, MatchesTheSpecificationsFormulaWithRepeatedAndOutOfRangeIndices) {
+TEST(Gather, MatchesTheStableHloFormulaWithRepeatedAndOutOfRangeIndices) {
   for (const GatherCase& c : gather_cases()) {
     SCOPED_TRACE(c.name);
     const tf::Tensor x = counting(c.x);
@@ -185,7 +185,7 @@ TEST(Gather, MatchesTheSpecificationsFormulaWithRepeatedAndOutOfRangeIndices) {
   EXPECT_EQ(all(both[0]), all(both[1]));
 }
 
-TEST(Scatter, AddAndReplaceMatchTheSpecificationsFormula) {
+TEST(Scatter, AddAndReplaceMatchTheStableHloFormula) {
   for (const ScatterCase& c : scatter_cases()) {
     SCOPED_TRACE(c.name);
     const tf::Tensor x = counting(c.x), u = counting(c.updates, -1);

@@ -305,7 +305,8 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, StructuralAD, ::testing::Values(DType::F64, DTy
                          dtype_param_name);
 
 TEST(StructuralAD, ConvertRealToComplexTransposesToRealPart) {
-  // f(x) = convert(x) * c with x real and c complex: J^* ct = Re(conj(c) ct) (DESIGN.md convention).
+  // f(x) = convert(x) * c with x real and c complex: J^* ct = Re(conj(c) ct) (docs/design.md,
+  // "Complex numbers").
   GraphMaker g;
   const TensorType xt = ty(DType::F64, {3}), ct = ty(DType::C128, {3});
   Value x = g.input("x", xt), c = g.input("c", ct);
@@ -340,8 +341,8 @@ TEST(StructuralAD, IntegerConversionsCarryNoTangent) {
   EXPECT_TRUE(near(cts[0], Tensor::from({1.0, -2.0, 3.0}), 0));
 }
 
-// Spec ad-architecture §V vector example 2: y = Sum(exp(a * x)), x, a in R^2.
-TEST(SpecVectorExample2, SumOfExpTransposesThroughBroadcastInDim) {
+// Vector example 2 of docs/design.md: y = Sum(exp(a * x)), x, a in R^2.
+TEST(VectorExample2, SumOfExpTransposesThroughBroadcastInDim) {
   GraphMaker g;
   const TensorType v = ty(DType::F64, {2});
   Value x = g.input("x", v), a = g.input("a", v);

@@ -1,5 +1,5 @@
-// The traced API: broadcasting, composites, functional transforms, the spec's vector examples and
-// bad input. Derivatives are checked with tidu's AD test kit (finite differences and the adjoint
+// The traced API: broadcasting, composites, functional transforms, the vector examples of
+// docs/design.md and bad input. Derivatives are checked with tidu's AD test kit (finite differences and the adjoint
 // identity, to order 2 in forward and reverse modes) and against closed forms.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -228,7 +228,8 @@ TEST(TracedTransforms, SecondCallReusesTheCompiledProgram) {
 }
 
 TEST(VectorExamples, SumExpAxGoldenIrAndClosedForms) {
-  // Spec §V, vector example 2: y = Sum(exp(a * x)), x, a in R^2, linearized in x and transposed.
+  // Vector example 2 (docs/design.md): y = Sum(exp(a * x)), x, a in R^2, linearized in x and
+  // transposed.
   auto f = [](tf::Traced x, tf::Traced a) { return tf::sum(tf::exp(x * a)); };
   tf::Tensor x = tf::Tensor::from({0.3, -0.7}), a = tf::Tensor::from({1.5, 2.0});
   tf::Program p = tf::trace(f, x, a);
@@ -395,9 +396,9 @@ TEST(TracedMlp, FullSizeGradientMatchesFiniteDifferencesOnSampledEntries) {
   }
 }
 
-TEST(VectorExamples, LinearAndTransposedGraphsMatchTheSpecListings) {
-  // Spec §V, both vector examples, linearized with respect to x only. Expected text written from
-  // the spec's listings (u4..u9 and r5..r12), in the project's printer syntax.
+TEST(VectorExamples, LinearAndTransposedGraphsMatchTheWorkedExamples) {
+  // Both vector examples of docs/design.md ("Worked examples"), linearized with respect to x only.
+  // Expected text written from their linear and transposed graphs, in the project's printer syntax.
   auto graphs_of = [](auto f) {
     tf::Tensor x = tf::Tensor::from({0.3, -0.7}), a = tf::Tensor::from({1.5, 2.0});
     tf::Program p = tf::trace(f, x, a);

@@ -43,7 +43,7 @@ TEST(CheckKit, CorrectRulesPassEveryCheckAtOrderThree) {
   EXPECT_LT(r.worst_ratio, 1e-2);
 }
 
-TEST(CheckKit, ListsTheSecondOrderModesBySpecName) {
+TEST(CheckKit, ListsTheSecondOrderModesByName) {
   auto f = unary(TinyKind::Sin);
   const std::vector<double> args{0.3};
   auto r = kit::check_grads(f, std::span<const double>(args), 2);

@@ -1,6 +1,7 @@
-// The complex convention (DESIGN.md): a transpose is the adjoint for <a, b> = Re(sum conj(a) b), so
-// Conj appears only in transposes, and the gradient of a real loss L of z = x + iy is
-// dL/dx + i dL/dy, checked here against finite differences in x and y separately.
+// The complex convention (docs/design.md, "Complex numbers"): a transpose is the adjoint for
+// <a, b> = Re(sum conj(a) b), so Conj appears only in transposes, and the gradient of a real loss
+// L of z = x + iy is dL/dx + i dL/dy, checked here against finite differences in x and y
+// separately.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

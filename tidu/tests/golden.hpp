@@ -1,6 +1,7 @@
 #pragma once
 // Golden IR files of tidu's tests live in tidu/tests/golden/ (helper: testing/golden_files.hpp;
-// UPDATE_GOLDEN=1 rewrites them; check each against the spec's listings before committing).
+// UPDATE_GOLDEN=1 rewrites them; check each by hand against the worked examples of docs/design.md
+// before committing).
 #include "golden_files.hpp"
 
 namespace tidutest {

@@ -1,7 +1,8 @@
-// The seven golden tests of spec ad-architecture §IX. Each prints the IR of every transform
-// (computegraph::to_string) and compares it with tidu/tests/golden/, checks structural facts the
-// spec states (accumulation by global key, Conj only in transposes, no physical merge), and checks
-// the numbers against closed forms. The goldens were checked by hand against §IV and §V.
+// The seven golden tests (docs/design.md, "The golden tests"). Each prints the IR of every
+// transform (computegraph::to_string) and compares it with tidu/tests/golden/, checks the
+// structural facts the design requires (accumulation by global key, Conj only in transposes, no
+// physical merge), and checks the numbers against closed forms. The goldens were checked by hand
+// against the worked examples of docs/design.md.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -33,7 +34,8 @@ bool all_linearized(const LinearizedGraph<ScalarOp>& g) {
   return true;
 }
 
-/// The four second-order modes of spec §IX, built as the spec defines them.
+/// The four second-order modes FoF, FoR, RoF, RoR (docs/design.md, "Derivatives"): each is the
+/// outer step applied to the result of the inner one.
 struct SecondOrder {
   LinearizedGraph<ScalarOp> fof, for_, rof, ror;
 };
@@ -200,7 +202,8 @@ ExpAx exp_ax() {
   return {g.finish(), key};
 }
 
-// 5. exp(a*x): external refs, resolve-before-linearize, linear_transpose (spec §IV, every step).
+// 5. exp(a*x): external refs, resolve-before-linearize, linear_transpose (every step of the scalar
+// example, docs/design.md "Worked examples").
 TEST(GoldenExpAx, ExternalRefsResolveBeforeLinearizeAndTranspose) {
   auto [f0, y] = exp_ax();
   EXPECT_TRUE(matches_golden("exp_ax_F0.txt", ir(f0)));
@@ -226,7 +229,7 @@ TEST(GoldenExpAx, ExternalRefsResolveBeforeLinearizeAndTranspose) {
   // Step 4: c1 = mul(External(exp(a*x)), ct_y), c2 = mul(External(a), c1).
   auto t1 = tidu::linear_transpose(l1);
   EXPECT_TRUE(matches_golden("exp_ax_T1.txt", ir(t1), ir(l1)));
-  // Step 5: materialize only to compile: the spec's seven values.
+  // Step 5: materialize only to compile: seven values.
   Keys vjp{y, outputs_of(t1)[0]};
   auto m = materialize({f0, t1.graph}, vjp);
   EXPECT_TRUE(matches_golden("exp_ax_vjp_materialized.txt", ir(m), ir(t1)));

@@ -1,6 +1,6 @@
-// The reference scalar set's rules, op by op (STYLE.md practice 8: one table drives check_grads):
-// every op, real and complex, passes the finite-difference and adjoint checks at orders 1 to 3 in
-// every mode; and the rules have the shapes docs/tidu.md documents.
+// The reference scalar set's rules, op by op (docs/design.md, "Testing derivatives": one table
+// drives check_grads): every op, real and complex, passes the finite-difference and adjoint
+// checks at orders 1 to 3 in every mode; and the rules have the shapes docs/tidu.md documents.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// compile: MaterializedGraph -> CompiledProgram (spec §VII).
+// compile: MaterializedGraph -> CompiledProgram (docs/design.md, "The pipeline").
 //
 // Slot assignment is SSA: materialized value i lives in slot i and is written once. compile also
 // computes, for every instruction, which operands are read there for the last time and which slots

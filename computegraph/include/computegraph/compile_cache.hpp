@@ -1,5 +1,6 @@
 #pragma once
-// CompileCache: compile once per structure, run many times (DESIGN.md "Compile once, run many").
+// CompileCache: compile once per structure, run many times (docs/design.md,
+// "Compile once, run many").
 //
 // The cache key is the list of requested output keys plus the leading inputs. Because keys are
 // structural and materialize_merge is deterministic, that list determines the materialized graph

@@ -1,5 +1,6 @@
 #pragma once
-// CompiledProgram: SSA instructions over slots (spec §VII). Each slot is written exactly once.
+// CompiledProgram: SSA instructions over slots (docs/design.md, "The pipeline"). Each slot is
+// written exactly once.
 // Built by `compile`; run many times, concurrently from several threads (run is const and keeps
 // all per-run state on its own stack and heap).
 #include <cstdint>

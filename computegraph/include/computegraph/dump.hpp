@@ -1,5 +1,6 @@
 #pragma once
-// Stage hooks: IR dumps and verification after each pipeline stage (STYLE.md practice 11).
+// Stage hooks: IR dumps and verification after each pipeline stage (docs/design.md,
+// "Printing and verification").
 //
 //   COMPUTEGRAPH_DUMP=materialize,compile   print the IR after the named stages to stderr
 //                                           ("all" dumps every stage; tidu adds linearize, transpose)

@@ -1,5 +1,6 @@
 #pragma once
-// Graph: the unit that build, linearize and linear_transpose produce (spec ad-architecture §II).
+// Graph: the unit that build, linearize and linear_transpose produce (docs/design.md,
+// "The pipeline").
 //
 // A graph owns its local values and operations. An operation input is either Local (a value of this
 // graph) or External (a ValueKey defined in some other graph, found later through `resolve`).

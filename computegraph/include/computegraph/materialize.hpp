@@ -1,5 +1,6 @@
 #pragma once
-// materialize_merge: flatten a resolved view into one MaterializedGraph (spec §III).
+// materialize_merge: flatten a resolved view into one MaterializedGraph (docs/design.md,
+// "The pipeline").
 //
 // Contract:
 // - Collects exactly the definitions reachable from `outputs`, following Local references inside a

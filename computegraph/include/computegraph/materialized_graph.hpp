@@ -1,7 +1,7 @@
 #pragma once
-// MaterializedGraph: one flat, deduplicated, topologically ordered graph (spec §II "Materialized
-// graph"), the input of compile, serializers and debug printers. Built only by materialize_merge
-// (split by unzip, and rewritten by bind_values).
+// MaterializedGraph: one flat, deduplicated, topologically ordered graph (docs/design.md,
+// "The pipeline"), the input of compile, serializers and debug printers. Built only by
+// materialize_merge (split by unzip, and rewritten by bind_values).
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -1,5 +1,6 @@
 #pragma once
-// The contract an operation set implements to live in a computegraph Graph (spec ad-architecture §II, §VI).
+// The contract an operation set implements to live in a computegraph Graph (docs/design.md, "Layers"
+// and "Identity").
 //
 // computegraph never names a concrete operation: it is generic over any `Op` that satisfies
 // `GraphOperation`, and can run programs over any `Op` that also satisfies `EvaluableGraphOperation`.

@@ -1,5 +1,6 @@
 #pragma once
-// Deterministic SSA text for Graph, MaterializedGraph and CompiledProgram (DESIGN.md "Printing").
+// Deterministic SSA text for Graph, MaterializedGraph and CompiledProgram (docs/design.md,
+// "Printing and verification").
 // Values print as %N (slots as sN) in definition order; External references as $N, listed once with
 // their key; linearized roles as "linearized[fixed, active]". No pointers, no hash order: equal
 // structures print identically, which golden tests rely on.

@@ -1,5 +1,6 @@
 #pragma once
-// resolve: a logical view over several graphs and, recursively, their parents (spec §II, §III).
+// resolve: a logical view over several graphs and, recursively, their parents (docs/design.md,
+// "The pipeline").
 //
 // resolve copies no node: it records which graphs to search, roots first, then parents breadth-first,
 // each graph once. `resolve_value` finds the graph that defines a key. Transforms that trace through

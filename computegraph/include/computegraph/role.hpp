@@ -1,7 +1,7 @@
 #pragma once
 // OperationRole: whether an operation is primal or a linearized (tangent/cotangent) application.
-// The role is part of an operation's identity (DESIGN.md "Identity"): Mul(a, b) and Mul(a, dx) with
-// active_mask=[fixed, active] both multiply, but transpose differently and so must never alias.
+// The role is part of an operation's identity (docs/design.md, "Roles"): Mul(a, b) and Mul(a, dx)
+// with active_mask=[fixed, active] both multiply, but transpose differently and so must never alias.
 //
 // Masks of up to 64 inputs are stored inline as bits (copying a role allocates nothing); longer
 // ones share one immutable heap copy.

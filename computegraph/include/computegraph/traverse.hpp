@@ -1,5 +1,5 @@
 #pragma once
-// walk_topological: visit the logical DAG of a resolved view (spec §II "Logical traversal").
+// walk_topological: visit the logical DAG of a resolved view (docs/design.md, "The pipeline").
 //
 // Local references are followed inside their graph; External ones are resolved through the view.
 // Every operation reachable from `outputs` is visited exactly once, deduplicated by key, in

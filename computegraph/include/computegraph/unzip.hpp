@@ -3,8 +3,9 @@
 //
 // A program that is run many times with some inputs fixed and the others varying (a linear
 // program run once per Jacobian column, say) recomputes, on every run, everything that depends
-// only on the fixed inputs. unzip splits it in two, the way you-only-linearize-once.md §6.1 splits
-// a linearized function into its non-linear partial and its linear residual:
+// only on the fixed inputs. unzip splits it in two, as the unzipping of Radul et al., *You Only
+// Linearize Once* (section 6, seen as partial evaluation), splits a linearized function into its
+// non-linear partial and its linear residual:
 //
 //   fixed    the operations that read no varying input, directly or through other values. Its
 //            inputs are the graph's other inputs, in their order. Its outputs are the residuals:

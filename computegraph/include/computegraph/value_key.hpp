@@ -1,12 +1,12 @@
 #pragma once
-// Structural identity of values and operations across graphs (spec ad-architecture §II).
+// Structural identity of values and operations across graphs (docs/design.md, "Identity").
 //
 //   ValueKey     = Input(InputKey) | Derived{operation: OperationKey, output_slot}
 //   OperationKey = (op, input ValueKeys, OperationRole)
 //
-// Keys are hash-consed (DESIGN.md "Identity"): structurally equal keys share one interned node, so
-// `==` compares a pointer and a slot, and `hash()` reads a stored structural hash. Keys are cheap
-// handles (one reference count) and are safe to copy, compare and drop from any thread.
+// Keys are hash-consed (docs/design.md, "Identity"): structurally equal keys share one interned
+// node, so `==` compares a pointer and a slot, and `hash()` reads a stored structural hash. Keys
+// are cheap handles (one reference count) and are safe to copy, compare and drop from any thread.
 //
 // The key class templates are unconstrained on purpose: an op type names ValueKey<Self> in its
 // own member declarations (AD rules), while it is still incomplete. The GraphOperation concept is

@@ -1,5 +1,6 @@
 #pragma once
-// verify: structural checks run after every stage in tests and debug builds (STYLE.md practice 5).
+// verify: structural checks run after every stage in tests and debug builds (docs/design.md,
+// "Printing and verification").
 // Each throws GraphError naming the operation and ids involved; none modifies its argument.
 //
 // verify(Graph)             arity (inputs, outputs, active_mask), single assignment, local references

@@ -1,5 +1,5 @@
 #pragma once
-// Element types (DESIGN.md "DTypes"): f32, f64, c64, c128, i64, bool.
+// Element types (docs/design.md, "Tensors and dtypes"): f32, f64, c64, c128, i64, bool.
 #include <complex>
 #include <cstddef>
 #include <cstdint>

@@ -16,8 +16,8 @@
 // never wins. Ties: the first winner along the contracted positions (row-major over the lhs
 // contracting axes in the order given) is kept, which is what the index result reports.
 //
-// Semiring ops are not differentiable by design (ad-contract rule 5: custom algebra has no AD):
-// linearizing a program that contains one throws ADRuleError naming the op.
+// Semiring ops are not differentiable by design (custom algebra has no AD; docs/design.md,
+// "Custom algebra"): linearizing a program that contains one throws ADRuleError naming the op.
 #include <cstdint>
 #include <ostream>
 #include <utility>

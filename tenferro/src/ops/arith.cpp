@@ -197,7 +197,7 @@ Tangents jvp_imag(const StdTensorOp& op, const JvpArgs& a) {
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
-// Adjoints for <a, b> = Re(sum conj(a) * b) (DESIGN.md complex convention).
+// Adjoints for <a, b> = Re(sum conj(a) * b) (docs/design.md, "Complex numbers").
 
 Tangents transpose_add(const StdTensorOp&, const TransposeArgs& a) {
   return {a.role.is_active(0) ? std::optional(a.ct()) : std::nullopt,

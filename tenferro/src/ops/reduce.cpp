@@ -312,7 +312,8 @@ Tangents transpose_reduce(const StdTensorOp& op, const TransposeArgs& a) {
   }
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
   Emit e(a.b);
-  // The adjoint of summing over axes is broadcasting back along them (spec §V vector example 2).
+  // The adjoint of summing over axes is broadcasting back along them (docs/design.md,
+  // "Vector example 2").
   ReduceRule rule(e, op, e.type(a.x[0]));
   const PV ct = Emit::local(a.ct());
   return {e.linear(rule.broadcast_op(e.type(ct)), {ct}, {true})};

@@ -131,7 +131,8 @@ void eval_semiring_dot(const StdTensorOp& op, Operands in, std::span<Tensor> out
   if (with_index) out[1] = std::move(index);
 }
 
-/// Semiring algebra has no derivative by design (ad-contract rule 5).
+/// Semiring algebra has no derivative by design: only the standard algebra is differentiable
+/// (docs/design.md, "Custom algebra").
 Tangents refuse_jvp(const StdTensorOp& op, const JvpArgs&) {
   throw tidu::ADRuleError(op.name(), tidu::RuleKind::Jvp,
                           std::string(semiring_name(op.attrs.get<SemiringDims>().semiring)) +

@@ -1,12 +1,13 @@
 // Structural ops: transpose, reshape, broadcast_in_dim, convert, extract_diag, embed_diag.
 // Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 //
-// Every op here is linear (spec ad-contract.md rule 3): its JVP applies the op itself to the
-// tangent, and its transpose is the adjoint map:
+// Every op here is linear, so (docs/design.md, "The Primitive contract") only its transpose rule
+// says anything new: its JVP applies the op itself to the tangent, and its transpose is the
+// adjoint map:
 //   transpose(perm)       <-> transpose(inverse perm)
 //   reshape               <-> reshape back
 //   broadcast_in_dim      <-> reduce_sum over the broadcast axes, then transpose/reshape back to
-//                             the operand's axes (spec ad-architecture §V vector example 2)
+//                             the operand's axes (docs/design.md, "Vector example 2")
 //   convert real->complex <-> real(), then convert to the operand's precision
 //   convert f32<->f64, c64<->c128: the opposite conversion
 //   extract_diag          <-> embed_diag (same axes)
@@ -201,8 +202,8 @@ Tangents jvp_structural(const StdTensorOp& op, const JvpArgs& a) {
 }  // namespace
 
 // ---- transpose rules ---------------------------------------------------------------------------
-// Adjoints for <a, b> = Re(sum conj(a) * b) (DESIGN.md complex convention). All maps here have
-// real coefficients, so no conj appears.
+// Adjoints for <a, b> = Re(sum conj(a) * b) (docs/design.md, "Complex numbers"). All maps here
+// have real coefficients, so no conj appears.
 
 namespace {
 /// The adjoint of broadcast_in_dim: sum over the result axes the operand does not supply (or

@@ -1,6 +1,6 @@
 #pragma once
-// linear_transpose: linear graph -> linear graph with the flow reversed (spec §III
-// "linear_transpose"). Not differentiation: it reuses the linear graph's derivative information.
+// linear_transpose: linear graph -> linear graph with the flow reversed (docs/design.md,
+// "Derivatives"). Not differentiation: it reuses the linear graph's derivative information.
 //
 // Contract:
 // - One fresh seed input per active tangent output of `linear` (keys from Op::cotangent_key).

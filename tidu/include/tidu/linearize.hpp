@@ -1,6 +1,6 @@
 #pragma once
 // linearize: resolved view -> new linear graph (JVP); the only derivative-producing transform
-// (spec ad-architecture §III "linearize").
+// (docs/design.md, "Derivatives").
 //
 // Contract:
 // - Walks the logical DAG reachable from `outputs` in topological order (no physical merge).

@@ -1,5 +1,5 @@
 #pragma once
-// LinearizedGraph: the result of linearize and of linear_transpose (spec §III).
+// LinearizedGraph: the result of linearize and of linear_transpose (docs/design.md, "Derivatives").
 #include <optional>
 #include <utility>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
-// The contract a primitive set implements to be differentiated by tidu
-// (spec implementing-primitives.md for the names, ad-contract.md for the rules).
+// The contract a primitive set implements to be differentiated by tidu (docs/design.md,
+// "The Primitive contract", for its rules and the reasons; docs/tidu.md for a worked op set).
 //
 // tidu is generic over any Op satisfying `Primitive`; it never names a concrete primitive.
 // The primitive set is responsible for closure: every op its rules emit is itself a Primitive.
@@ -89,7 +89,8 @@ using Tangents = std::vector<std::optional<LocalValueId>>;
 ///   `inputs` are all External: fixed operands are the values to use; active ones only name slots.
 /// - `Op::cotangent_key(output, pass, index)`: a fresh InputKey for the cotangent seed of
 ///   `output` (the index-th output of a linear_transpose call); it may read the output's key (its
-///   dtype, say). The spec derives seed keys from tangent keys; naming the output makes them exact.
+///   dtype, say). Deriving seed keys from the output, rather than from some tangent key, makes the
+///   seed's type exact.
 /// Rules throw ADRuleError (for example ADRuleError::missing) when they cannot apply.
 template <class Op>
 concept Primitive =
@@ -108,7 +109,7 @@ concept Primitive =
 
 namespace detail {
 /// The op that sums two cotangents of `like`'s type: `Op::add_for(like)` when the op set is typed
-/// (its add must know the result type), else the spec's `Op::add()`.
+/// (its add must know the result type), else the contract's `Op::add()`.
 template <class Op>
 Op accumulation_op(const ValueKey<Op>& like) {
   if constexpr (requires { { Op::add_for(like) } -> std::same_as<Op>; }) {

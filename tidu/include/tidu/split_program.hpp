@@ -4,8 +4,8 @@
 //   fixed    everything that does not depend on the direction (the primal values and the
 //            derivative factors: exp(a x) in d exp(a x) = exp(a x) a dx), run once per point;
 //   varying  the part linear in the direction, run once per direction on fixed's residuals.
-// This is the unzipping of you-only-linearize-once.md §6.1: the primal part is evaluated once
-// instead of once per column.
+// This is the unzipping of Radul et al., *You Only Linearize Once* (section 6, seen as partial
+// evaluation): the primal part is evaluated once instead of once per column.
 //
 // It needs an op set that can name residual inputs (ResidualKeyed). For other op sets `fixed` is
 // empty and `varying` is the whole program; prepare() then passes the fixed inputs through, so

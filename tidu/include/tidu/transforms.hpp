@@ -14,9 +14,9 @@
 // all of f's inputs. Only the differentiable ones (see `differentiable`, `set_wrt`) are
 // differentiated; the others get zero derivatives.
 //
-// Complex operands (DESIGN.md convention): vjp applies the adjoint for <a, b> = Re(sum conj(a) b);
-// grad of a real loss L of z = x + iy is dL/dx + i dL/dy; jacrev conjugates the adjoint rows, so
-// for holomorphic functions jacfwd and jacrev agree.
+// Complex operands (docs/design.md, "Complex numbers"): vjp applies the adjoint for
+// <a, b> = Re(sum conj(a) b); grad of a real loss L of z = x + iy is dL/dx + i dL/dy; jacrev
+// conjugates the adjoint rows, so for holomorphic functions jacfwd and jacrev agree.
 #include <algorithm>
 #include <memory>
 #include <mutex>

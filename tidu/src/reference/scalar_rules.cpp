@@ -1,8 +1,8 @@
 // Reference scalar set: JVP and transpose rules. Every rule emits only ops of the set (closure).
 //
-// Complex convention (DESIGN.md): a transpose is the adjoint for <a, b> = Re(sum conj(a) * b), so
-// the transpose of z -> c*z is ct -> conj(c)*ct. Conj is emitted only by transposes, and only for
-// complex fixed operands.
+// Complex convention (docs/design.md, "Complex numbers"): a transpose is the adjoint for
+// <a, b> = Re(sum conj(a) * b), so the transpose of z -> c*z is ct -> conj(c)*ct. Conj is emitted
+// only by transposes, and only for complex fixed operands.
 #include <algorithm>
 
 #include "tidu/reference/scalar.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // AdFunction: a function of a primal graph's arguments built by repeated AD steps, the unit that
-// the AD test kit checks (spec ad-architecture §I "n-th derivative": (resolve -> linearize) x n,
-// with linear_transpose at any step).
+// the AD test kit checks (docs/design.md, "Derivatives": the n-th derivative is
+// (resolve -> linearize) x n, with linear_transpose at any step).
 //
 //   function_of(F0)       the primal graph: its inputs are the arguments, its outputs the results
 //   forward_step(f, ...)  the tangent outputs of L = linearize(resolve(f.roots), f.outputs, f.args);
@@ -9,7 +9,7 @@
 //   reverse_step(f, ...)  the cotangent outputs of linear_transpose(L); its seeds likewise
 //
 // Every step differentiates with respect to the primal arguments again, so `forward_step` of
-// `reverse_step(F0)` is the spec's forward-over-reverse ("FoR"). Results that do not depend on
+// `reverse_step(F0)` is forward-over-reverse ("FoR"). Results that do not depend on
 // the arguments (nullopt tangent or cotangent outputs) are dropped: their derivative is zero.
 #include <functional>
 #include <span>
@@ -39,7 +39,8 @@ struct AdFunction {
   /// Fixed inputs with their values: primal inputs that are not arguments, and the tangents and
   /// cotangents earlier steps introduced.
   std::vector<std::pair<InputKey, Operand>> seeds;
-  /// Steps applied, outermost first, as in the spec: "" (primal), "F", "R", "FoR", ...
+  /// Steps applied, outermost first (docs/design.md, "Derivatives"): "" (primal), "F", "R",
+  /// "FoR", ...
   std::string path;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
-// The AD test kit (STYLE.md practice 8): numerical checks of linearize and linear_transpose for
-// any evaluable Primitive set whose Operand has an OperandSpace with add_scaled, inner and
-// random_like (tidu/operand_space.hpp).
+// The AD test kit (docs/design.md, "Testing derivatives"): numerical checks of linearize and
+// linear_transpose for any evaluable Primitive set whose Operand has an OperandSpace with
+// add_scaled, inner and random_like (tidu/operand_space.hpp).
 //
 //   check_jvp(f, x)   J t from the linear graph against central finite differences of f along a
 //                     seeded random tangent t (fourth-order stencil, error O(h^4))
