@@ -6,8 +6,8 @@
 
 #include <limits>
 
+#include "kernels/conv_kernel.hpp"
 #include "linalg_test_util.hpp"
-#include "ops/conv_kernel.hpp"
 #include "tenferro/conv.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 

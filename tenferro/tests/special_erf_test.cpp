@@ -1,4 +1,4 @@
-// The error-function family of src/ops/special_erf.hpp (erfinv, erfcinv, erfcx) against MPFR.
+// The error-function family of src/kernels/special_erf.hpp (erfinv, erfcinv, erfcx) against MPFR.
 #include "special_test_util.hpp"
 
 namespace {

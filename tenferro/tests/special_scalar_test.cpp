@@ -1,4 +1,4 @@
-// The scalar special functions of src/ops/special_scalar.hpp (digamma, polygamma, Bessel) against
+// The scalar special functions of src/kernels/special_scalar.hpp (digamma, polygamma, Bessel) against
 // MPFR; the error-function family is in special_erf_test.cpp.
 #include "special_test_util.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Shared helpers of the MPFR tests of the scalar special functions (special_scalar_test.cpp,
 // special_erf_test.cpp): ulp measurement, random points and the MPFR references.
-// Accuracy tests for ops/special_scalar.hpp and ops/special_erf.hpp against MPFR.
+// Accuracy tests for kernels/special_scalar.hpp and kernels/special_erf.hpp against MPFR.
 //
 // Every reference is computed with 256-400 bits and then rounded to the target
 // format (double or float); the error of a computed value is
@@ -27,8 +27,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/special_erf.hpp"
-#include "ops/special_scalar.hpp"
+#include "kernels/special_erf.hpp"
+#include "kernels/special_scalar.hpp"
 
 namespace sp = tenferro::special;
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/vector_math.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace tf = tenferro;
 using tf::exec::MathFn;

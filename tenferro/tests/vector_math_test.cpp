@@ -1,4 +1,4 @@
-// The executor's vector math tables (exec/vector_math.hpp): every function of every table this CPU
+// The vector math tables (kernels/vector_math.hpp): every function of every table this CPU
 // runs is within its library's documented error of a long double reference, the sincos pair gives
 // the bits of its halves, and the accuracy setting picks the table.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/vector_math.hpp"
+#include "kernels/vector_math.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/math_accuracy.hpp"
 

@@ -7,7 +7,8 @@
 
 #include "api/detached_loop.hpp"
 #include "api/reduce_identity.hpp"
-#include "ops/control_body.hpp"
+#include "api/trace_body.hpp"
+#include "regions/bodies.hpp"
 #include "tenferro/ops/control_attrs.hpp"
 
 namespace tenferro {

@@ -1,13 +1,14 @@
 // root (tenferro/control_flow.hpp): Newton's method on a traced function, with derivatives from
 // the implicit-function theorem. The function is traced once into a region; its Jacobian in x
-// comes from the region's JVP (control_body.hpp), replayed into the trace once per column.
+// comes from the region's JVP (regions/bodies.hpp), replayed into the trace once per column.
 #include <algorithm>
 #include <limits>
 
 #include "api/detached_loop.hpp"
 #include "api/reduce_identity.hpp"
+#include "api/trace_body.hpp"
 #include "computegraph/replay.hpp"
-#include "ops/control_body.hpp"
+#include "regions/bodies.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/indexing.hpp"
 #include "tenferro/linalg.hpp"

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "einsum_internal.hpp"
-#include "ops/layout.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/transforms.hpp"
 
 namespace tenferro {

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "ops/elementwise_formulas.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "kernels/vector_math.hpp"
 #include "tenferro/threads.hpp"
-#include "vector_math.hpp"
 
 // apply() and fused_kernel_implements() switch over the instruction set of the interpreter, a
 // subset of the built-in ops.

@@ -1,13 +1,13 @@
 // The interpreter loop of the fast scalar path (scalar_program.hpp). Each opcode evaluates exactly
 // what the tensor kernel in src/ops/ computes for one element (the shared formulas of
-// ops/elementwise_formulas.hpp, the same libm functions), so that results are bitwise equal.
+// ir/elementwise_formulas.hpp, the same libm functions), so that results are bitwise equal.
 #include <cmath>
 #include <cstdint>
 
 #include <array>
 
 #include "exec/scalar_program.hpp"
-#include "ops/elementwise_formulas.hpp"
+#include "ir/elementwise_formulas.hpp"
 #include "tenferro/ops/op_def.hpp"
 
 // The dispatch takes handler addresses (labels as values), a GNU extension that g++ and clang++
@@ -23,7 +23,7 @@ namespace {
 
 using Op = ScalarOpcode;
 
-// The formulas shared with the kernels in src/ops/ (ops/elementwise_formulas.hpp), and below the
+// The formulas shared with the kernels in src/ops/ (ir/elementwise_formulas.hpp), and below the
 // forms particular to one rank-0 element.
 using namespace formulas;
 

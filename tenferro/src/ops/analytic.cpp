@@ -19,9 +19,9 @@
 #include <complex>
 #include <type_traits>
 
-#include "elementwise_formulas.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
 
 namespace tenferro {
 

@@ -2,9 +2,9 @@
 // Order: shape/dtype rules, kernels, JVP rules, transpose rules, definitions.
 #include <complex>
 
-#include "elementwise_formulas.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
 
 namespace tenferro {
 

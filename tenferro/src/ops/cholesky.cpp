@@ -3,9 +3,9 @@
 //
 // JVP, with dH = (dA + dA^H)/2 and X = L^-1 dH L^-H (two triangular solves):
 //   dL = L Phi(X),  Phi(X) = tril(X, -1) + diag(X)/2
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

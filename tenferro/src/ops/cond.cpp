@@ -11,11 +11,19 @@
 // branches. Both are conds again, so every order works.
 #include <algorithm>
 
-#include "control_body.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "regions/bodies.hpp"
+#include "regions/region_runner.hpp"
 
 namespace tenferro {
+
+std::size_t CondAttrs::hash() const {
+  std::size_t h = n_operands;
+  for (const Body& b : branches) h = hash_mix(h, b.region.hash());
+  return h;
+}
+void CondAttrs::print(std::ostream& os) const { os << "branches=" << branches.size() << ", operands=" << n_operands; }
 
 namespace ops {
 StdTensorOp cond(CondAttrs attrs, std::span<const TensorType> operands) {

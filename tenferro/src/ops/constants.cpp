@@ -2,8 +2,8 @@
 // neither a JVP nor a transpose rule. Order: shape/dtype rules, kernels, definitions.
 #include <cstring>
 
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 
 namespace tenferro {
 

@@ -1,7 +1,7 @@
 // conv: N-dimensional convolution with strides, padding, input and kernel dilation, feature
 // groups and batch / feature axes in either order (StableHLO's convolution with the spatial axes
-// fixed after them). Order: attributes, shape rule, AD rules, definition; the CPU kernel is in
-// conv_kernel.cpp.
+// fixed after them). Order: attributes, shape rule, kernel, AD rules, definition; the CPU kernel
+// itself is in kernels/conv_kernel.cpp.
 //
 // Derivatives: conv is bilinear, so its JVP is conv(dx, w) + conv(x, dw), and each transpose is
 // again a conv (so every order works):
@@ -19,9 +19,9 @@
 #include <complex>
 #include <numeric>
 
-#include "conv_kernel.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/conv_kernel.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 
@@ -92,6 +92,12 @@ StdTensorOp conv(const TensorType& lhs, const TensorType& rhs, ConvAttrs a) {
 
 namespace detail {
 namespace {
+
+// ---- kernel ------------------------------------------------------------------------------------
+
+Tensor eval_conv(const StdTensorOp& op, Operands in) {
+  return convolution(op.attrs.get<ConvAttrs>(), op.out, *in[0], *in[1]);
+}
 
 // ---- AD rules ----------------------------------------------------------------------------------
 

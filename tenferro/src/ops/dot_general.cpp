@@ -14,9 +14,9 @@
 #include <optional>
 
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 
 namespace tenferro {
 

@@ -11,9 +11,9 @@
 // absent one). The starts carry no tangent.
 #include <algorithm>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 
 namespace tenferro {

@@ -1,6 +1,6 @@
 // eig: A = V diag(w) V^-1 for a general square A, w and V complex: LAPACK's real geev for real A
 // (its order: conjugate pairs adjacent, positive imaginary part first, as NumPy and PyTorch), the
-// complex one for complex A (lapack.cpp). Order: shape rule, kernel, JVP rule, definition.
+// complex one for complex A (kernels/lapack.cpp). Order: shape rule, kernel, JVP rule, definition.
 //
 // JVP, with P = V^-1 dA V (one solve with V):
 //   dw = diag(P)
@@ -9,9 +9,9 @@
 // LAPACK's normalization keeps (d|v_j|^2 = 2 Re v_j^H dv_j = 0). A column's phase is still free:
 // only phase-invariant functions of V (|V|, V f(w) V^-1) have derivatives, as for svd and eigh.
 // The reciprocal 1/x of the complex eigenvalue gaps is broadened as conj(x) / (|x|^2 + eps).
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

@@ -6,9 +6,9 @@
 //   dw = Re diag(dP)
 //   dV = V (F o dP),  F_ij = 1/(w_j - w_i) off the diagonal (Lorentzian-broadened), 0 on it
 // The zero diagonal of F is the gauge choice diag(V^H dV) = 0.
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

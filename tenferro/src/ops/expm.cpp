@@ -16,10 +16,10 @@
 #include <cmath>
 #include <vector>
 
-#include "blas_gemm.hpp"
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/blas_gemm.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

@@ -19,9 +19,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/threads.hpp"
 

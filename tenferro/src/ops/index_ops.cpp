@@ -15,9 +15,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/threads.hpp"
 

@@ -30,9 +30,9 @@
 #include <string>
 #include <type_traits>
 
-#include "elementwise_formulas.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
 
 namespace tenferro {
 

@@ -11,10 +11,10 @@
 #include <complex>
 #include <numbers>
 
-#include "elementwise_formulas.hpp"
-#include "emit.hpp"
-#include "family.hpp"
-#include "vector_blocks.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 
 namespace tenferro::detail {
 

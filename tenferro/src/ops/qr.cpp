@@ -7,9 +7,9 @@
 // For m < n, A = [A1 | A2] with square A1 = Q R1: (dQ, dR1) come from the square rule on A1, and
 // R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2. Complete mode equals reduced mode for m <= n; for
 // m > n its extra columns of Q are any orthonormal completion and have no derivative.
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

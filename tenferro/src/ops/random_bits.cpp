@@ -10,7 +10,7 @@
 #include <array>
 #include <cmath>
 
-#include "family.hpp"
+#include "ir/family.hpp"
 #include "tenferro/ops/random_attrs.hpp"
 #include "tenferro/threads.hpp"
 

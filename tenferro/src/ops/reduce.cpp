@@ -19,9 +19,9 @@
 
 #include <omp.h>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/threads.hpp"
 
 namespace tenferro {

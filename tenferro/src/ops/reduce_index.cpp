@@ -10,9 +10,9 @@
 // element, a one-sided derivative; reduce_max instead splits it among the ties.
 #include <cmath>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 
 namespace tenferro {
 

@@ -18,13 +18,24 @@
 // transposes come from these same rules: every order works.
 #include <cstring>
 
-#include "control_body.hpp"
-#include "exec/executor.hpp"
-#include "exec/scalar_program.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "regions/bodies.hpp"
+#include "regions/region_runner.hpp"
 
 namespace tenferro {
+
+std::size_t ScanAttrs::hash() const {
+  std::size_t h = hash_mix(body.region.hash(), static_cast<std::size_t>(length));
+  h = hash_mix(h, reverse);
+  h = hash_mix(h, n_carry);
+  h = hash_mix(h, n_xs);
+  return hash_mix(h, n_consts);
+}
+void ScanAttrs::print(std::ostream& os) const {
+  os << "length=" << length << ", carry=" << n_carry << ", xs=" << n_xs << ", consts=" << n_consts;
+  if (reverse) os << ", reverse";
+}
 
 namespace ops {
 StdTensorOp scan(ScanAttrs attrs, std::span<const TensorType> operands) {
@@ -86,7 +97,7 @@ Tensor step_of(const Tensor& stacked, std::int64_t t, const std::shared_ptr<void
 
 /// The scan's loop on the scalar interpreter's registers (every body value rank-0): no Tensor per
 /// step. The carry is updated in place (run_raw reads every input before writing an output).
-void scan_scalar(const ScanAttrs& s, const exec::ScalarProgram& body, Operands in, std::span<Tensor> out) {
+void scan_scalar(const ScanAttrs& s, const BodyExecutable& body, Operands in, std::span<Tensor> out) {
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = out.size() - nc;
   for (std::size_t i = 0; i < nc; ++i) out[i] = in[i]->clone();
   std::vector<const void*> args(nc + nx + nk);
@@ -110,7 +121,7 @@ void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
   for (std::size_t j = 0; j < ny; ++j) out[nc + j] = Tensor::uninitialized(op.output_type(nc + j));
   const auto body = body_executable(s.body);
-  if (const exec::ScalarProgram* scalar = body->scalar_program()) return scan_scalar(s, *scalar, in, out);
+  if (body.runs_raw()) return scan_scalar(s, body, in, out);
   std::vector<Tensor> args(nc + nx + nk);
   for (std::size_t i = 0; i < nc; ++i) args[i] = *in[i];
   for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = *in[nc + nx + k];
@@ -131,7 +142,7 @@ void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
     auto& next = buffers[step % 2];
     for (std::size_t i = 0; i < nc; ++i) into[i] = next[i];
     for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], t, ys_owner[j]);
-    body->run(args, into);
+    body.run(args, into);
     for (std::size_t i = 0; i < nc; ++i) args[i] = next[i];
   }
   for (std::size_t i = 0; i < nc; ++i) out[i] = s.length == 0 ? in[i]->clone() : args[i];

@@ -4,13 +4,13 @@
 //
 // Kernel: each operand is brought to canonical layout (lhs [batch, free, contract], rhs [batch,
 // contract, free]) by one permuting copy when it is not already there, O(MK + KN) against the
-// product's O(MKN); then one blocked tropical product per batch element (semiring_gemm.hpp),
+// product's O(MKN); then one blocked tropical product per batch element (kernels/semiring_gemm.hpp),
 // which writes the result in its final layout [batch, lhs free, rhs free].
 #include <limits>
 
-#include "family.hpp"
-#include "layout.hpp"
-#include "semiring_gemm.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
+#include "kernels/semiring_gemm.hpp"
 #include "tenferro/threads.hpp"
 
 namespace tenferro {

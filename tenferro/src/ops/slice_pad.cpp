@@ -11,9 +11,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 
 namespace tenferro {

@@ -9,9 +9,9 @@
 // dL2 = (D2 - L2 dU) U^-1. Wide (m < n): with U = [U1 | U2] (U1 m x m) and D = [D1 | D2], the
 // square rule on (L, U1, D1), then D2 = dL U2 + L dU2 gives dU2 = L^-1 (D2 - dL U2). P, the
 // parity and the pivots are piecewise constant (no tangent).
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

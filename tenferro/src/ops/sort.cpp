@@ -15,8 +15,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 
 namespace tenferro {

@@ -1,6 +1,6 @@
 // Special functions on f32 and f64: erf, erfc, erfinv, erfcinv, erfcx, lgamma, digamma, polygamma and the modified
 // Bessel functions i0, i0e, i1, i1e. Each is given by its formula (ElementFormula): libm's function
-// (erf, erfc, lgamma) or special_scalar.hpp's for one element, and the vector math library's for
+// (erf, erfc, lgamma) or kernels/special_scalar.hpp's for one element, and the vector math library's for
 // fused blocks where it has one (erf, erfc: SLEEF's 1.5-ULP variant; lgamma: SLEEF's).
 //
 // JVP rules (x the operand, y the result):
@@ -18,11 +18,11 @@
 #include <limits>
 #include <numbers>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "special_erf.hpp"
-#include "special_scalar.hpp"
-#include "vector_blocks.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
+#include "kernels/special_erf.hpp"
+#include "kernels/special_scalar.hpp"
 
 namespace tenferro::detail {
 

@@ -3,7 +3,7 @@
 // value is unchanged, so programs compute the same numbers with and without it. It detaches a
 // quantity that only steers a computation, such as the shift in logsumexp, from differentiation.
 // Order: shape/dtype rule, kernel, definition.
-#include "family.hpp"
+#include "ir/family.hpp"
 
 namespace tenferro {
 

@@ -15,10 +15,10 @@
 // from them have none. Kernels never write their operands; reshape's result shares storage.
 #include <algorithm>
 
-#include "elementwise_formulas.hpp"
-#include "emit.hpp"
-#include "family.hpp"
-#include "layout.hpp"
+#include "ir/elementwise_formulas.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "kernels/layout.hpp"
 
 namespace tenferro {
 

@@ -13,9 +13,9 @@
 // reverse rule and linearizes again for second order.
 #include <sstream>
 
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

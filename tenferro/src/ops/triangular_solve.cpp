@@ -5,9 +5,9 @@
 // diagonal when unit_diagonal), dX = solve(dB - op(dT) X) (left) or solve(dB - X op(dT)) (right),
 // one more triangular_solve with the same attributes. Transpose in B: the adjoint of
 // B -> op(A)^-1 B is C -> op(A)^-H C, the same solve with `adjoint` flipped (sides kept).
-#include "family.hpp"
-#include "lapack.hpp"
-#include "linalg_rules.hpp"
+#include "ir/family.hpp"
+#include "ir/linalg_rules.hpp"
+#include "kernels/lapack.hpp"
 
 namespace tenferro {
 

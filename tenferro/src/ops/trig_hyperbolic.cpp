@@ -15,9 +15,9 @@
 #include <cmath>
 #include <complex>
 
-#include "emit.hpp"
-#include "family.hpp"
-#include "vector_blocks.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 
 namespace tenferro::detail {
 

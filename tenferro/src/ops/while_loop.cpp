@@ -9,11 +9,19 @@
 // primal loop does. Reverse mode would need the trip count before the loop runs; the API's
 // `max_trips` turns the loop into a scan of conds instead (tenferro/control_flow.hpp), and the
 // transpose rule here says so.
-#include "control_body.hpp"
-#include "emit.hpp"
-#include "family.hpp"
+#include "ir/emit.hpp"
+#include "ir/family.hpp"
+#include "regions/bodies.hpp"
+#include "regions/region_runner.hpp"
 
 namespace tenferro {
+
+std::size_t WhileAttrs::hash() const {
+  std::size_t h = hash_mix(cond.region.hash(), body.region.hash());
+  h = hash_mix(h, n_carry);
+  return hash_mix(h, n_consts);
+}
+void WhileAttrs::print(std::ostream& os) const { os << "carry=" << n_carry << ", consts=" << n_consts; }
 
 namespace ops {
 StdTensorOp while_loop(WhileAttrs attrs, std::span<const TensorType> operands) {

@@ -27,7 +27,7 @@ struct TensorType;
 using Region = computegraph::Region<StdTensorOp>;
 
 namespace detail {
-struct BodyProgram;  // a region's compiled program, built on first use (src/ops/control_body.cpp)
+struct BodyProgram;  // a region's compiled program, built on first use (src/exec/region_runner.cpp)
 }
 
 /// One region and the executable of its graph (shared by copies of the op; not part of identity).

@@ -6,7 +6,7 @@
 // surface when a program is traced, not when it runs.
 //
 // StdTensorOp satisfies computegraph::EvaluableGraphOperation and tidu::Primitive; every member
-// reads the definition (src/ops/op_registry.cpp), so adding an op never touches this file.
+// reads the definition (src/ir/op_registry.cpp), so adding an op never touches this file.
 #include <cstdint>
 #include <memory>
 #include <optional>

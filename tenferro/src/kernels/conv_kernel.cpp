@@ -1,4 +1,4 @@
-// conv's CPU kernel (the op's shape rule and AD rules are in conv.cpp).
+// conv's CPU kernel (the op's shape rule and AD rules are in ops/conv.cpp).
 //
 // Per batch element and group, the input's windows are unrolled into a matrix (im2col:
 // [C/G x window, output positions], in blocks of output rows that stay in cache) and multiplied by
@@ -295,12 +295,9 @@ ConvTuning& conv_tuning() {
   return tuning;
 }
 
-Tensor eval_conv(const StdTensorOp& op, Operands in) {
-  const Tensor& x = *in[0];
-  const Tensor& w = *in[1];
-  const auto& a = op.attrs.get<ConvAttrs>();
-  Tensor r = Tensor::uninitialized(op.out);
-  const Geometry g = geometry(x.shape(), w.shape(), op.out.shape, a);
+Tensor convolution(const ConvAttrs& a, const TensorType& out_type, const Tensor& x, const Tensor& w) {
+  Tensor r = Tensor::uninitialized(out_type);
+  const Geometry g = geometry(x.shape(), w.shape(), out_type.shape, a);
   const std::int64_t n_batch = x.shape()[static_cast<std::size_t>(a.lhs_batch_axis)];
   const std::int64_t c = x.shape()[static_cast<std::size_t>(1 - a.lhs_batch_axis)];
   const std::int64_t o = w.shape()[static_cast<std::size_t>(a.rhs_out_axis)];

@@ -1,14 +1,13 @@
 #pragma once
-// Internal: what the control-flow ops (scan.cpp, cond.cpp, while_loop.cpp) share: tracing a C++
-// callable into a body region, running a body, building derived bodies (a body's JVP, its
-// transpose) as new closed graphs, and the dependency analysis their AD rules need.
+// Internal: what the control-flow ops (ops/scan.cpp, ops/cond.cpp, ops/while_loop.cpp) and their
+// API (api/control_flow.cpp, api/root.cpp) share about bodies that already exist as regions:
+// their types, the dependency analysis their AD rules need, and derived bodies (a body's JVP, its
+// transpose) built as new closed graphs. Tracing a C++ callable into a body is the API's
+// (api/trace_body.hpp); running a body is the executor's, behind regions/region_runner.hpp.
 //
 // Derived bodies are built in a BodyBuilder (a GraphBuilder without parents) by replaying
 // materialized graphs, keeping every operation's role: a body linear in some inputs keeps the
 // Linearized roles its JVP gave it, so that tidu::linear_transpose can transpose it later.
-#include <functional>
-#include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,51 +16,14 @@
 #include "computegraph/materialized_graph.hpp"
 #include "computegraph/replay.hpp"
 #include "tenferro/ops/control_attrs.hpp"
-#include "tenferro/traced.hpp"
-
-namespace tenferro::exec {
-class Executable;
-}
+#include "tenferro/ops/make.hpp"
+#include "tenferro/ops/std_tensor_op.hpp"
 
 namespace tenferro::detail {
 
-using BodyFn = std::function<std::vector<Traced>(std::span<const Traced>)>;
 using Materialized = computegraph::MaterializedGraph<StdTensorOp>;
 using BodyGraph = computegraph::Graph<StdTensorOp>;
 using ValueId = computegraph::LocalValueId;
-
-/// A body traced from a callable: its region and the values of enclosing traces it captured
-/// (the op passes them as operands, after its own).
-struct TracedBody {
-  Region region;
-  std::vector<Traced> captures;
-};
-
-/// Traces `fn` on fresh inputs of `types`, nested in `parent` (the trace the op is recorded into).
-/// `captures` are captured first, in order (so that several regions of one op share one capture
-/// list); values the body reads from enclosing traces beyond them are appended. Results that
-/// belong to an enclosing trace are captured too. `who` names the construct in errors.
-TracedBody trace_body(const std::shared_ptr<TraceState>& parent, std::span<const TensorType> types, const BodyFn& fn,
-                      std::span<const Traced> captures, const std::string& who);
-
-/// Traces several regions that take the same inputs and share one capture list: each is traced
-/// once; those that captured less than the union are traced again with the union captured first.
-std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shared_ptr<TraceState>& parent,
-                                                                 std::span<const TensorType> types,
-                                                                 std::span<const BodyFn> fns, const std::string& who);
-
-/// The trace every one of `values` belongs to or is enclosed by (the innermost); Error naming
-/// `who` if there is none.
-std::shared_ptr<TraceState> innermost(std::span<const Traced> values, const std::string& who);
-
-/// The executable of a body's program for the current executor options: the process-wide
-/// compile cache compiles it on first use (equal bodies share it).
-std::shared_ptr<const exec::Executable> body_executable(const Body& body);
-
-/// Runs a body on `inputs` (one per region input); if `into` is not empty, writes the results
-/// into it (one tensor per region output). The body's program comes from the process-wide
-/// compile cache on first use (equal bodies share it) and runs on tenferro's executor.
-std::vector<Tensor> run_body(const Body& body, std::span<const Tensor> inputs, std::span<Tensor> into = {});
 
 /// The region's input and output types.
 std::vector<TensorType> region_input_types(const Region& region);

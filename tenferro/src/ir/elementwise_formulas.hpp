@@ -7,7 +7,7 @@
 //
 // Element types: float, double, std::int64_t, and c64/c128 where a formula says so. Transcendental
 // functions are not here: the reference kernels and the scalar path call libm, fused kernels
-// call SLEEF (exec/vector_math.hpp), and neither is a formula of this file.
+// call SLEEF (kernels/vector_math.hpp), and neither is a formula of this file.
 #include <cmath>
 #include <complex>
 #include <cstdint>

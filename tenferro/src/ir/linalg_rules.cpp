@@ -3,7 +3,7 @@
 
 #include <numeric>
 
-#include "layout.hpp"
+#include "kernels/layout.hpp"
 
 namespace tenferro::detail {
 

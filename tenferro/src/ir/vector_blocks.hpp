@@ -1,10 +1,10 @@
 #pragma once
 // Internal: the block forms of ElementFormula (tenferro/ops/op_def.hpp) that call the vector math
-// tables (exec/vector_math.hpp), and the function-pointer forms of one-element functions, for the
+// tables (kernels/vector_math.hpp), and the function-pointer forms of one-element functions, for the
 // formula definitions of the op family files.
 #include <cstdint>
 
-#include "exec/vector_math.hpp"
+#include "kernels/vector_math.hpp"
 #include "tenferro/ops/op_def.hpp"
 
 namespace tenferro::detail {
