@@ -87,6 +87,71 @@ TEST(Unzip, NothingVariesOrEverythingVaries) {
   }
 }
 
+TEST(Unzip, RecomputedConstantsNeverCross) {
+  // x, dx; c = 2, d = c c (constants); outputs y = x d (fixed), t = dx d (varying) and c.
+  Builder b;
+  const auto x = b.add_input("x"), dx = b.add_input("dx");
+  const auto c = b.add(ScalarOp::constant(2.0), {});
+  const auto d = b.add(ScalarOp::mul(), {L(c), L(c)});
+  const auto y = b.add(ScalarOp::mul(), {L(x), L(d)});
+  const auto t = b.add(ScalarOp::mul(), {L(dx), L(d)});
+  b.set_outputs({y, t, c});
+  const GraphPtr g = finish(b);
+  const auto m = materialize(resolve({g}), g->output_keys(), {in("x"), in("dx")});
+  const std::vector<std::size_t> varying{1};
+  const auto plain = unzip(m, varying);
+  EXPECT_EQ(plain.residual_count(), 3u);  // d (read by t), y and c (outputs)
+  const auto u = computegraph::unzip(m, std::span<const std::size_t>(varying), residual_name,
+                                     computegraph::UnzipOptions{.recompute_constants = true});
+  computegraph::verify(u.fixed);
+  computegraph::verify(u.varying);
+  ASSERT_EQ(u.residual_count(), 1u);  // y only: c and d are computed where they are read
+  EXPECT_EQ(u.residual_values, std::vector<computegraph::MaterializedValueId>{m.outputs()[0]});
+  EXPECT_EQ(u.fixed.operations().size(), 3u);    // c, d, y
+  EXPECT_EQ(u.varying.operations().size(), 3u);  // c, d, t
+  const auto residuals = computegraph::compile(u.fixed).run(std::vector<double>{1.5});
+  std::vector<double> varying_in = residuals;
+  varying_in.push_back(0.25);
+  const auto out = computegraph::compile(u.varying).run(std::span<const double>(varying_in));
+  EXPECT_EQ(out, (std::vector<double>{6.0, 1.0, 2.0}));
+}
+
+TEST(Unzip, RandomGraphsWithRecomputedConstantsComposeToTheWholeGraph) {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const RandomCase c = random_case(seed);
+    const Materialized& m = c.materialized;
+    std::vector<std::size_t> varying;
+    for (std::size_t p = 0; p < m.inputs().size(); p += 2) varying.push_back(p);
+    const auto u = computegraph::unzip(m, std::span<const std::size_t>(varying), residual_name,
+                                       computegraph::UnzipOptions{.recompute_constants = true});
+    computegraph::verify(u.fixed);
+    computegraph::verify(u.varying);
+    // No residual is a constant: each depends on some input of the graph.
+    std::vector<std::uint8_t> depends(m.values().size(), 0);
+    for (auto v : m.inputs()) depends[v] = 1;
+    for (const auto& op : m.operations()) {
+      std::uint8_t any = 0;
+      for (auto v : op.inputs) any |= depends[v];
+      for (std::uint32_t k = 0; k < op.output_count; ++k) depends[op.first_output + k] = any;
+    }
+    for (auto v : u.residual_values) EXPECT_TRUE(depends[v]) << "residual " << v << " is a constant";
+    auto env = random_inputs(seed, c.options.inputs);
+    std::vector<double> all, fixed_in, varying_in;
+    for (std::size_t p = 0; p < m.inputs().size(); ++p) {
+      const double xv = env.at(m.values()[m.inputs()[p]].key.input_key());
+      all.push_back(xv);
+      (p % 2 == 0 ? varying_in : fixed_in).push_back(xv);
+    }
+    const auto whole = computegraph::compile(m).run(std::span<const double>(all));
+    auto residuals = computegraph::compile(u.fixed).run(std::span<const double>(fixed_in));
+    residuals.insert(residuals.end(), varying_in.begin(), varying_in.end());
+    const auto parts = computegraph::compile(u.varying).run(std::span<const double>(residuals));
+    ASSERT_EQ(parts.size(), whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i) EXPECT_TRUE(same_value(parts[i], whole[i])) << "output " << i;
+  }
+}
+
 TEST(Unzip, RejectsAPositionOutOfRange) {
   GraphPtr g = exp_ax_graph();
   auto m = materialize(resolve({g}), g->output_keys());

@@ -37,8 +37,19 @@ template <GraphOperation Op>
 struct UnzippedGraph {
   MaterializedGraph<Op> fixed;
   MaterializedGraph<Op> varying;
+  /// The value of the unzipped graph that each residual holds, in residual order (a graph input
+  /// the varying part reads is a residual too: the caller may pass it through instead).
+  std::vector<MaterializedValueId> residual_values;
   /// Number of residuals: fixed's outputs, and the leading inputs of varying.
   std::size_t residual_count() const { return fixed.outputs().size(); }
+};
+
+struct UnzipOptions {
+  /// Values that depend on no input at all (constants and what is computed from them only) are
+  /// computed in each part that reads them instead of crossing as residuals: a residual is
+  /// stored (per step, when the varying part runs in a loop) while a constant costs nothing to
+  /// recompute. A constant the graph returns is computed in the varying part.
+  bool recompute_constants = false;
 };
 
 template <GraphOperation Op>
@@ -47,7 +58,7 @@ class Unzipper {
   template <class ResidualKey>
   static UnzippedGraph<Op> run(const MaterializedGraph<Op>& graph,
                                std::span<const std::size_t> varying_inputs,
-                               ResidualKey&& residual_key) {
+                               ResidualKey&& residual_key, const UnzipOptions& options = {}) {
     const auto& values = graph.values();
     const auto& ops = graph.operations();
     const auto& inputs = graph.inputs();
@@ -71,13 +82,38 @@ class Unzipper {
       for (std::uint32_t k = 0; k < ops[i].output_count; ++k) varies[ops[i].first_output + k] = op_varies[i];
     }
 
-    // 2. Residuals: fixed values read by a varying operation or returned by the graph.
+    // 1b. With recompute_constants: which values are constant (no input reaches them), and which
+    //     parts need each constant operation (backwards: a part needs a constant its operations
+    //     read, directly or through other constants). part[i] bit 1: fixed, bit 2: varying.
+    std::vector<std::uint8_t> constant(values.size(), 0);
+    std::vector<std::uint8_t> part(ops.size(), 0);
+    for (std::size_t i = 0; i < ops.size(); ++i) part[i] = op_varies[i] ? 2 : 1;
+    if (options.recompute_constants) {
+      std::vector<std::uint8_t> op_constant(ops.size(), 0);
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        op_constant[i] = 1;
+        for (auto v : ops[i].inputs) op_constant[i] &= constant[v];
+        for (std::uint32_t k = 0; k < ops[i].output_count; ++k) constant[ops[i].first_output + k] = op_constant[i];
+      }
+      std::vector<std::uint8_t> wanted(values.size(), 0);  // the parts that read each value
+      for (auto v : graph.outputs()) wanted[v] |= 2;
+      for (std::size_t i = ops.size(); i-- > 0;) {
+        if (op_constant[i]) {
+          part[i] = 0;
+          for (std::uint32_t k = 0; k < ops[i].output_count; ++k) part[i] |= wanted[ops[i].first_output + k];
+        }
+        for (auto v : ops[i].inputs) wanted[v] |= part[i];
+      }
+    }
+
+    // 2. Residuals: fixed values read by a varying operation or returned by the graph (constants
+    //    are not, with recompute_constants: the varying part computes them).
     std::vector<std::uint8_t> residual(values.size(), 0);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (!op_varies[i]) continue;
-      for (auto v : ops[i].inputs) residual[v] |= !varies[v];
+      for (auto v : ops[i].inputs) residual[v] |= !varies[v] && !constant[v];
     }
-    for (auto v : graph.outputs()) residual[v] |= !varies[v];
+    for (auto v : graph.outputs()) residual[v] |= !varies[v] && !constant[v];
 
     UnzippedGraph<Op> result;
     std::vector<MaterializedValueId> id(values.size(), kNone);
@@ -87,9 +123,11 @@ class Unzipper {
     for (std::size_t p = 0; p < inputs.size(); ++p) {
       if (!input_varies[p]) fixed.inputs_.push_back(id[inputs[p]] = add_value(fixed, values[inputs[p]].key));
     }
-    copy_operations(graph, op_varies, 0, id, fixed);
+    copy_operations(graph, part, 1, id, fixed);
     for (MaterializedValueId v = 0; v < values.size(); ++v) {
-      if (residual[v]) fixed.outputs_.push_back(id[v]);
+      if (!residual[v]) continue;
+      fixed.outputs_.push_back(id[v]);
+      result.residual_values.push_back(v);
     }
 
     // 4. The varying graph: residual inputs, then varying inputs, varying operations.
@@ -103,7 +141,7 @@ class Unzipper {
     for (std::size_t p = 0; p < inputs.size(); ++p) {
       if (input_varies[p]) varying.inputs_.push_back(id[inputs[p]] = add_value(varying, values[inputs[p]].key));
     }
-    copy_operations(graph, op_varies, 1, id, varying);
+    copy_operations(graph, part, 2, id, varying);
     for (auto v : graph.outputs()) varying.outputs_.push_back(id[v]);
     return result;
   }
@@ -116,20 +154,20 @@ class Unzipper {
     return static_cast<MaterializedValueId>(g.values_.size() - 1);
   }
 
-  /// Appends the operations whose op_varies equals `which` to `out`, in order, mapping operands
+  /// Appends the operations whose `part` has bit `which` to `out`, in order, mapping operands
   /// through `id` and recording their outputs there.
-  static void copy_operations(const MaterializedGraph<Op>& graph, const std::vector<std::uint8_t>& op_varies,
+  static void copy_operations(const MaterializedGraph<Op>& graph, const std::vector<std::uint8_t>& part,
                               std::uint8_t which, std::vector<MaterializedValueId>& id,
                               MaterializedGraph<Op>& out) {
     const auto& ops = graph.operations();
     std::size_t operand_count = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (op_varies[i] == which) operand_count += ops[i].inputs.size();
+      if (part[i] & which) operand_count += ops[i].inputs.size();
     }
     // The operations' input spans point into out.operands_: reserve it once, never reallocate.
     out.operands_.reserve(operand_count);
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (op_varies[i] != which) continue;
+      if (!(part[i] & which)) continue;
       const auto& op = ops[i];
       const auto begin = out.operands_.size();
       for (auto v : op.inputs) out.operands_.push_back(id[v]);
@@ -152,8 +190,8 @@ class Unzipper {
 /// BindingError if a position is out of range.
 template <GraphOperation Op, class ResidualKey>
 UnzippedGraph<Op> unzip(const MaterializedGraph<Op>& graph, std::span<const std::size_t> varying_inputs,
-                        ResidualKey&& residual_key) {
-  auto result = Unzipper<Op>::run(graph, varying_inputs, residual_key);
+                        ResidualKey&& residual_key, const UnzipOptions& options = {}) {
+  auto result = Unzipper<Op>::run(graph, varying_inputs, residual_key, options);
   detail::after_stage("unzip", result.fixed);
   detail::after_stage("unzip", result.varying);
   return result;

@@ -16,8 +16,11 @@
 // carry's cotangent flows back step by step, the consts' cotangents are summed in extra carries,
 // and the xs' cotangents are stacked. Both derived scans are scans again, so their JVPs and
 // transposes come from these same rules: every order works.
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
+#include "computegraph/unzip.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
@@ -164,59 +167,6 @@ std::vector<bool> active_carries(const ScanAttrs& s, std::vector<bool> active) {
   }
 }
 
-/// How the linear part of a body's JVP reads the primal values it needs (partial evaluation):
-/// values that depend on no body input are recomputed in it (constants), x_t and the consts are
-/// read from the scan's own operands, and everything else (carries, computed values) is a
-/// residual: stacked per step by the primal scan and read back by the linear scan.
-struct JvpSplit {
-  std::vector<char> linear;    // per value of the JVP graph: depends on a tangent input
-  std::vector<char> constant;  // per value: depends on no input at all
-  std::vector<char> needed;    // per primal value: read by a linear op or returned
-  std::vector<computegraph::MaterializedValueId> residuals;  // needed values stacked per step
-  std::vector<std::size_t> xs, consts;                       // needed xs and consts (input positions)
-};
-
-JvpSplit split_jvp(const Materialized& m, std::size_t nc, std::size_t nx, std::size_t nk) {
-  JvpSplit r;
-  const std::size_t n_values = m.values().size(), n_primal = nc + nx + nk;
-  r.linear.assign(n_values, 0);
-  r.constant.assign(n_values, 1);
-  r.needed.assign(n_values, 0);
-  std::vector<int> input_of(n_values, -1);
-  for (std::size_t i = 0; i < m.inputs().size(); ++i) {
-    r.constant[m.inputs()[i]] = 0;
-    if (i >= n_primal) r.linear[m.inputs()[i]] = 1;
-    else input_of[m.inputs()[i]] = static_cast<int>(i);
-  }
-  for (const auto& op : m.operations()) {
-    bool lin = false, con = true;
-    for (auto v : op.inputs) {
-      lin = lin || r.linear[v];
-      con = con && r.constant[v];
-    }
-    for (std::uint32_t k = 0; k < op.output_count; ++k) {
-      r.linear[op.first_output + k] = lin;
-      r.constant[op.first_output + k] = con && !lin;
-    }
-    if (lin) {
-      for (auto v : op.inputs) r.needed[v] = r.needed[v] || !r.linear[v];
-    }
-  }
-  for (auto o : m.outputs()) r.needed[o] = r.needed[o] || !r.linear[o];
-  for (std::size_t v = 0; v < n_values; ++v) {
-    if (!r.needed[v] || r.constant[v]) continue;
-    const int i = input_of[v];
-    if (i >= static_cast<int>(nc) && i < static_cast<int>(nc + nx)) {
-      r.xs.push_back(static_cast<std::size_t>(i) - nc);
-    } else if (i >= static_cast<int>(nc + nx)) {
-      r.consts.push_back(static_cast<std::size_t>(i) - nc - nx);
-    } else {
-      r.residuals.push_back(static_cast<computegraph::MaterializedValueId>(v));  // a carry or a computed value
-    }
-  }
-  return r;
-}
-
 Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   const auto& s = op.attrs.get<ScanAttrs>();
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
@@ -231,24 +181,40 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   if (!any) return result;
   Emit e(a.b);
   const Materialized& m = jvp.graph;
-  const JvpSplit split = split_jvp(m, nc, nx, nk);
-  auto type_of_value = [&](computegraph::MaterializedValueId v) { return type_of(m.values()[v].key); };
+  // Partial evaluation of the body's JVP (computegraph::unzip): its primal half (what reads no
+  // tangent) runs in the primal scan, its linear half in the linear scan. Constants are computed
+  // where they are read instead of crossing; of the residuals that cross, x_t and the consts are
+  // read from the scan's own operands, and the others (carries, computed values) are stacked per
+  // step by the primal scan and read back by the linear scan.
+  const std::size_t n_primal = nc + nx + nk;
+  std::vector<std::size_t> tangent_inputs(m.inputs().size() - n_primal);
+  std::iota(tangent_inputs.begin(), tangent_inputs.end(), n_primal);
+  const auto u = computegraph::unzip(
+      m, std::span<const std::size_t>(tangent_inputs),
+      [](const computegraph::ValueKey<StdTensorOp>& value, std::size_t index) { return StdTensorOp::residual_key(value, index); },
+      computegraph::UnzipOptions{.recompute_constants = true});
+  std::vector<int> input_of(m.values().size(), -1);
+  for (std::size_t i = 0; i < n_primal; ++i) input_of[m.inputs()[i]] = static_cast<int>(i);
+  std::vector<std::size_t> residuals, xs, consts;  // positions in u.residual_values; x and const indices
+  for (std::size_t k = 0; k < u.residual_values.size(); ++k) {
+    const int i = input_of[u.residual_values[k]];
+    if (i >= static_cast<int>(nc) && i < static_cast<int>(nc + nx)) xs.push_back(static_cast<std::size_t>(i) - nc);
+    else if (i >= static_cast<int>(nc + nx)) consts.push_back(static_cast<std::size_t>(i) - nc - nx);
+    else residuals.push_back(k);  // a carry or a computed value
+  }
+  auto type_of_residual = [&](std::size_t k) { return type_of(m.values()[u.residual_values[k]].key); };
 
   // The primal scan: the body (on its own input keys, so that its results keep their keys and
-  // the executor's merge_scans runs it once with the primal scan), plus every residual as a
-  // stacked output.
+  // the executor's merge_scans runs it once with the primal scan), plus every stacked residual as
+  // a stacked output.
   std::vector<PV> stacked;
-  if (!split.residuals.empty()) {
+  if (!residuals.empty()) {
     BodyBuilder rb;
     std::vector<ValueId> args;
     for (const auto& k : s.body.region.input_keys()) args.push_back(rb.input(k.input_key()));
     auto outs = rb.replay(*s.body.region.graph(), args);
-    // The JVP's primal half (its operations that read no tangent), for the residuals.
-    std::vector<std::optional<ValueId>> map(m.values().size());
-    for (std::size_t i = 0; i < nc + nx + nk; ++i) map[m.inputs()[i]] = args[i];
-    computegraph::replay_into(m, map, rb.recorder(),
-                              [&](std::size_t, const auto& node) { return !split.linear[node.first_output]; });
-    for (auto v : split.residuals) outs.push_back(*map[v]);
+    const auto primal_half = rb.replay(u.fixed, std::span<const ValueId>(args.data(), n_primal));
+    for (std::size_t k : residuals) outs.push_back(primal_half[k]);
     ScanAttrs r{Body(rb.finish(std::move(outs), "scan")), s.length, s.reverse, s.n_carry, s.n_xs, s.n_consts};
     std::vector<PV> refs;
     std::vector<TensorType> types;
@@ -257,31 +223,33 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
       types.push_back(type_of(x));
     }
     const auto ids = a.b.add_primitive(ops::scan(std::move(r), types), std::move(refs), computegraph::OperationRole::primary());
-    for (std::size_t i = 0; i < split.residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + ny + i]));
+    for (std::size_t i = 0; i < residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + ny + i]));
   }
 
-  // The linear scan: only the JVP's linear operations (and constants). Body inputs: [tangent
-  // carries, tangent x_t, residuals_t, needed x_t, tangent consts, needed consts].
+  // The linear scan: the linear half. Body inputs: [tangent carries, tangent x_t, residuals_t,
+  // needed x_t, tangent consts, needed consts].
   BodyBuilder lb;
-  std::vector<std::optional<ValueId>> map(m.values().size());
+  std::vector<ValueId> half_args(u.varying.inputs().size());  // [residuals..., tangents...]
   std::vector<ValueId> tangents;
   for (std::size_t i = 0; i < nc; ++i) if (active[i]) tangents.push_back(lb.input(in_types[i]));
   std::vector<ValueId> tx;
   for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) tx.push_back(lb.input(in_types[nc + j]));
-  for (auto v : split.residuals) map[v] = lb.input(type_of_value(v));
-  for (std::size_t j : split.xs) map[m.inputs()[nc + j]] = lb.input(in_types[nc + j]);
+  for (std::size_t k : residuals) half_args[k] = lb.input(type_of_residual(k));
+  auto residual_of_input = [&](std::size_t input) {  // the residual position that holds m's input
+    const auto at = std::find(u.residual_values.begin(), u.residual_values.end(), m.inputs()[input]);
+    return static_cast<std::size_t>(at - u.residual_values.begin());
+  };
+  for (std::size_t j : xs) half_args[residual_of_input(nc + j)] = lb.input(in_types[nc + j]);
   std::vector<ValueId> tk;
   for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) tk.push_back(lb.input(in_types[nc + nx + q]));
-  for (std::size_t q : split.consts) map[m.inputs()[nc + nx + q]] = lb.input(in_types[nc + nx + q]);
+  for (std::size_t q : consts) half_args[residual_of_input(nc + nx + q)] = lb.input(in_types[nc + nx + q]);
   tangents.insert(tangents.end(), tx.begin(), tx.end());
   tangents.insert(tangents.end(), tk.begin(), tk.end());
-  for (std::size_t i = 0; i < tangents.size(); ++i) map[m.inputs()[nc + nx + nk + i]] = tangents[i];
-  computegraph::replay_into(m, map, lb.recorder(), [&](std::size_t, const auto& node) {
-    return split.linear[node.first_output] || split.constant[node.first_output];
-  });
+  for (std::size_t i = 0; i < tangents.size(); ++i) half_args[u.residual_count() + i] = tangents[i];
+  const auto linear_half = lb.replay(u.varying, half_args);
   std::vector<std::optional<ValueId>> per_output(nc + ny);
   for (std::size_t j = 0, next = 0; j < nc + ny; ++j) {
-    if (jvp.present[j]) per_output[j] = *map[m.outputs()[next++]];
+    if (jvp.present[j]) per_output[j] = linear_half[next++];
   }
   std::vector<ValueId> outs;
   for (std::size_t i = 0; i < nc; ++i) {
@@ -309,13 +277,13 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   }
   for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) operand(Emit::local(*a.t[nc + j]), true);
   for (const PV& v : stacked) operand(v, false);
-  for (std::size_t j : split.xs) operand(Emit::ext(a.x[nc + j]), false);
+  for (std::size_t j : xs) operand(Emit::ext(a.x[nc + j]), false);
   for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) operand(Emit::local(*a.t[nc + nx + q]), true);
-  for (std::size_t q : split.consts) operand(Emit::ext(a.x[nc + nx + q]), false);
+  for (std::size_t q : consts) operand(Emit::ext(a.x[nc + nx + q]), false);
   const std::size_t n_tc = tangents.size() - tx.size() - tk.size();
   ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse, static_cast<std::uint32_t>(n_tc),
-                   static_cast<std::uint32_t>(tx.size() + split.residuals.size() + split.xs.size()),
-                   static_cast<std::uint32_t>(tk.size() + split.consts.size())};
+                   static_cast<std::uint32_t>(tx.size() + residuals.size() + xs.size()),
+                   static_cast<std::uint32_t>(tk.size() + consts.size())};
   const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
   std::size_t r = 0;
   for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = ids[r++];
