@@ -21,7 +21,7 @@ bool all_dtype(std::span<const DType> dtypes, DType d) {
 
 /// A full reduction (every axis summed) of a non-scalar f32/f64 value.
 bool is_sum_all(const StdTensorOp& op, const TensorType& operand) {
-  return op.kind == OpKind::ReduceSum && is_real_float(operand.dtype) && operand.rank() > 0 &&
+  return op.def->fusion == Fusion::SumReduction && is_real_float(operand.dtype) && operand.rank() > 0 &&
          op.attrs.get<ReduceAxes>().axes.size() == operand.rank() && operand.numel() > 0;
 }
 
@@ -47,36 +47,64 @@ bool readable_as(DType source, DType kernel) {
   return source == kernel || source == DType::Bool || (source == DType::F32 && kernel == DType::F64);
 }
 
+namespace {
+/// The formula a fused instruction of `op` evaluates, or nullptr if `op` is not fusible at all.
+const ElementFormula* fused_formula(const StdTensorOp& op) {
+  if (op.def->fusion != Fusion::Elementwise || !op.def->formula) return nullptr;
+  return &*op.def->formula;
+}
+}  // namespace
+
 bool fusible_kind(const StdTensorOp& op, std::span<const DType> operand_dtypes) {
-  if (op.kind == OpKind::Custom || !fused_kernel_implements(op.kind)) return false;
-  if (op.def->formula && !op.def->formula->covers(op.out.dtype)) return false;
-  if (op.kind == OpKind::Compare) {
-    return is_real_float(operand_dtypes[0]) && all_dtype(operand_dtypes, operand_dtypes[0]);
+  const ElementFormula* f = fused_formula(op);
+  if (f == nullptr) return false;
+  const bool same_real = is_real_float(op.out.dtype) && all_dtype(operand_dtypes, op.out.dtype);
+  switch (f->fast) {
+    case ElementFast::None: return same_real && f->covers(op.out.dtype);
+    case ElementFast::Compare:
+      return is_real_float(operand_dtypes[0]) && all_dtype(operand_dtypes, operand_dtypes[0]);
+    case ElementFast::Select:
+      return is_real_float(op.out.dtype) && operand_dtypes[0] == DType::Bool && operand_dtypes[1] == op.out.dtype &&
+             operand_dtypes[2] == op.out.dtype;
+    case ElementFast::Convert: {  // between f32, f64 and bool, at least one side a float
+      const DType from = operand_dtypes[0], to = op.out.dtype;
+      auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
+      return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
+    }
+    case ElementFast::Zero:  // imag of a real value: a constant, left to its kernel
+    case ElementFast::Dot: return false;
+    case ElementFast::Add: case ElementFast::Mul: case ElementFast::Div: case ElementFast::Neg:
+    case ElementFast::Identity: case ElementFast::Abs: case ElementFast::Sign: case ElementFast::Maximum:
+    case ElementFast::Minimum: case ElementFast::Clamp: case ElementFast::Exp: case ElementFast::Log:
+    case ElementFast::Sin: case ElementFast::Cos: case ElementFast::Tanh: case ElementFast::Sqrt:
+    case ElementFast::Rsqrt: case ElementFast::Pow: case ElementFast::Expm1: case ElementFast::Log1p:
+      return same_real;
   }
-  if (op.kind == OpKind::Select) {
-    return is_real_float(op.out.dtype) && operand_dtypes[0] == DType::Bool && operand_dtypes[1] == op.out.dtype &&
-           operand_dtypes[2] == op.out.dtype;
-  }
-  if (op.kind == OpKind::Convert) {  // between f32, f64 and bool, at least one side a float
-    const DType from = operand_dtypes[0], to = op.out.dtype;
-    auto ok = [](DType d) { return is_real_float(d) || d == DType::Bool; };
-    return ok(from) && ok(to) && (is_real_float(from) || is_real_float(to));
-  }
-  return is_real_float(op.out.dtype) && all_dtype(operand_dtypes, op.out.dtype);
+  return false;
 }
 
 bool single_op_kernel(const StdTensorOp& op, std::span<const DType> operand_dtypes, Trig trig, FusedKernel& k) {
   if (op.out.numel() == 0 || !fusible_kind(op, operand_dtypes)) return false;
-  k.dtype = op.kind == OpKind::Compare   ? operand_dtypes[0]
-            : op.kind == OpKind::Convert ? convert_compute_dtype(operand_dtypes[0], op.out.dtype)
-                                         : op.out.dtype;
+  const ElementFormula& f = *fused_formula(op);
+  k.dtype = f.fast == ElementFast::Compare   ? operand_dtypes[0]
+            : f.fast == ElementFast::Convert ? convert_compute_dtype(operand_dtypes[0], op.out.dtype)
+                                             : op.out.dtype;
   k.size = op.out.numel();
   k.inputs.assign(operand_dtypes.size(), FusedInput{});
   const auto dst = static_cast<std::uint16_t>(operand_dtypes.size());
-  const CompareDir dir = op.kind == OpKind::Compare ? op.attrs.get<CompareAttrs>().dir : CompareDir::Eq;
-  k.code.assign(1, FusedInstr{op.kind, dir, trig, dst, 0, 1, 2, op.out.dtype,
-                              static_cast<std::uint8_t>(fused_arity(op.kind)),
-                              op.def->formula ? &*op.def->formula : nullptr});
+  FusedInstr ins;
+  ins.fast = f.fast;
+  ins.param = f.param != nullptr ? f.param(op.attrs) : std::uint8_t{0};
+  ins.trig = trig;
+  ins.dst = dst;
+  ins.a = 0;
+  ins.b = 1;
+  ins.c = 2;
+  ins.to = op.out.dtype;
+  ins.arity = static_cast<std::uint8_t>(op.def->arity());
+  ins.formula = &f;
+  ins.def = op.def;
+  k.code.assign(1, ins);
   k.outputs.assign(1, {dst, OutputMode::Store});
   k.register_count = static_cast<std::uint16_t>(dst + 1);
   return true;
@@ -107,18 +135,19 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
   std::iota(same_value.begin(), same_value.end(), ValueId{0});
   // Values with both a sin and a cos (of a real float dtype, so fusible): bit 0 sin, bit 1 cos.
   std::vector<std::uint8_t> trig_uses(program.slot_count(), 0);
-  auto is_fusible_trig = [](const StdTensorOp& op) {
-    return (op.kind == OpKind::Sin || op.kind == OpKind::Cos) && is_real_float(op.out.dtype) && op.out.numel() > 0;
+  auto trig_of = [](const StdTensorOp& op) {
+    const ElementFormula* f = fused_formula(op);
+    const bool trig = f != nullptr && (f->fast == ElementFast::Sin || f->fast == ElementFast::Cos);
+    return trig && is_real_float(op.out.dtype) && op.out.numel() > 0 ? (f->fast == ElementFast::Sin ? 1 : 2) : 0;
   };
   for (std::size_t i = 0; i < instructions.size(); ++i) {
-    const StdTensorOp& op = instructions[i].operation;
-    if (is_fusible_trig(op)) trig_uses[program.operands(i)[0]] |= op.kind == OpKind::Sin ? 1 : 2;
+    trig_uses[program.operands(i).empty() ? 0 : program.operands(i)[0]] |= trig_of(instructions[i].operation);
   }
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     const auto& ins = instructions[i];
     Step step;
     for (auto s : program.operands(i)) step.in.push_back(same_value[s]);
-    if (ins.operation.kind == OpKind::StopGradient) {  // the identity on values: no step
+    if (ins.operation.def->identity_on_values) {  // the identity on values: no step
       same_value[ins.first_output] = step.in[0];
       p.types[ins.first_output] = ins.operation.out;
       continue;
@@ -131,7 +160,7 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     // A tensor of zeros becomes a scalar zero broadcast, which fused kernels read in place (the
     // zeros of a ReLU's or a select's derivative are never written out); only its readers that
     // are not fused materialize it, as the broadcast.
-    if (op.kind == OpKind::Zeros && op.out.rank() > 0 && op.out.numel() > 1) {
+    if (op.def->all_zeros && op.out.rank() > 0 && op.out.numel() > 1) {
       const TensorType scalar{op.out.dtype, {}};
       const auto zero = static_cast<ValueId>(p.types.size());
       p.types.push_back(scalar);
@@ -146,7 +175,7 @@ ExecProgram lower(const computegraph::CompiledProgram<StdTensorOp>& program) {
     }
     std::vector<DType> operand_dtypes;
     for (auto v : step.in) operand_dtypes.push_back(p.types[v].dtype);
-    const Trig trig = is_fusible_trig(op) && trig_uses[step.in[0]] == 3 ? Trig::SinCosHalf : Trig::Separate;
+    const Trig trig = trig_of(op) != 0 && trig_uses[step.in[0]] == 3 ? Trig::SinCosHalf : Trig::Separate;
     auto k = std::make_shared<FusedKernel>();
     if (single_op_kernel(op, operand_dtypes, trig, *k) ||
         (!step.in.empty() && sum_all_kernel(op, p.types[step.in[0]], *k))) {
@@ -198,15 +227,15 @@ std::string to_string(const ExecProgram& p) {
       os << ") {";
       for (std::size_t c = 0; c < k.code.size(); ++c) {
         const FusedInstr& in = k.code[c];
-        const std::size_t arity = fused_arity(in.kind);
+        const std::size_t arity = in.arity;
         os << (c ? "; " : " ") << 'r' << in.dst;
         if (in.trig == Trig::SinCosPair) {
           os << ", r" << in.c << " = sincos r" << in.a;
           continue;
         }
-        os << " = " << op_def(in.kind).name;
-        if (in.kind == OpKind::Compare) os << '[' << compare_dir_name(in.dir) << ']';
-        if (in.kind == OpKind::Convert) os << '[' << dtype_name(in.to) << ']';
+        os << " = " << in.def->name;
+        if (in.fast == ElementFast::Compare) os << '[' << compare_dir_name(static_cast<CompareDir>(in.param)) << ']';
+        if (in.fast == ElementFast::Convert) os << '[' << dtype_name(in.to) << ']';
         if (in.trig == Trig::SinCosHalf) os << "[sincos]";
         os << " r" << in.a;
         if (arity > 1) os << " r" << in.b;

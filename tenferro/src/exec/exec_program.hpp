@@ -49,29 +49,22 @@ enum class Trig : std::uint8_t {
   SinCosPair,  // kind Sin: r[dst] = the sin half and r[c] = the cos half, from one call
 };
 
-/// One instruction of a fused kernel: register `dst` = kind(registers a, b, c) (a SinCosPair
-/// writes `c` too). Registers 0 .. inputs-1 hold the inputs; the others are scratch, reused once
-/// their value is dead.
+/// One instruction of a fused kernel: register `dst` = the formula of `def` (registers a, b, c) (a
+/// SinCosPair writes `c` too). Registers 0 .. inputs-1 hold the inputs; the others are scratch,
+/// reused once their value is dead.
 struct FusedInstr {
-  OpKind kind = OpKind::Add;
-  CompareDir dir = CompareDir::Eq;
-  Trig trig = Trig::Separate;  // Sin and Cos only
-  std::uint16_t dst = 0, a = 0, b = 0, c = 0;
-  DType to = DType::F64;  // Convert only: the result's dtype
   // Read from the op's definition when the instruction is made, so that the interpreter's inner
   // loop (one pass per instruction and 256-element block) looks nothing up.
-  std::uint8_t arity = 1;                    // operand count (fused_arity)
-  const ElementFormula* formula = nullptr;  // ops without a case of their own in the interpreter
+  ElementFast fast = ElementFast::None;  // the interpreter's own loop, else `formula`'s functions
+  std::uint8_t param = 0;                // the formula's parameter (compare: the direction)
+  Trig trig = Trig::Separate;            // Sin and Cos only
+  std::uint16_t dst = 0, a = 0, b = 0, c = 0;
+  DType to = DType::F64;                 // the result's dtype (convert's target)
+  std::uint8_t arity = 1;                // operand count
+  const ElementFormula* formula = nullptr;
+  const OpDef* def = nullptr;   // the op, for printing (a SinCosPair: the sin)
+  const OpDef* def2 = nullptr;  // a SinCosPair: the cos
 };
-
-/// True if the block interpreter (fused_kernel.cpp) has an instruction for the built-in elementwise
-/// op `kind` (on real float dtypes; exec_program.cpp's fusible_kind adds the dtype conditions): the
-/// ops it has a case for, and every op given by a formula (OpDef::formula), which it evaluates from
-/// the formula. An elementwise op that is neither simply runs unfused.
-bool fused_kernel_implements(OpKind kind);
-
-/// The operand count of a fused instruction of `kind` (read from the op's definition once).
-std::size_t fused_arity(OpKind kind);
 
 /// What a kernel produces from one register: the elementwise value, or the sum of all elements.
 enum class OutputMode : std::uint8_t { Store, SumAll };

@@ -13,26 +13,9 @@
 #include "kernels/vector_math.hpp"
 #include "tenferro/threads.hpp"
 
-// apply() and fused_kernel_implements() switch over the instruction set of the interpreter, a
-// subset of the built-in ops.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
-
 namespace tenferro::exec {
 
 namespace {
-
-/// The formula of built-in op `kind`, or nullptr: read from the definitions once.
-const ElementFormula* formula_of(OpKind kind) {
-  static const auto table = [] {
-    std::array<const ElementFormula*, kBuiltinOpCount> t{};
-    for (std::size_t k = 0; k < kBuiltinOpCount; ++k) {
-      const OpDef& def = op_def(static_cast<OpKind>(k));
-      t[k] = def.formula ? &*def.formula : nullptr;
-    }
-    return t;
-  }();
-  return table[static_cast<std::size_t>(kind)];
-}
 
 /// d[0..n) = f(a[j], b[j]) (b = a for unary ops) through the formula's block form, else its scalar
 /// function element by element.
@@ -66,40 +49,42 @@ void compare_block(CompareDir dir, const T* a, const T* b, T* d, std::int64_t n)
   }
 }
 
+/// The instruction's loop: its formula's fast form (ElementFast) where it names one, else the
+/// formula's block form or scalar function.
 template <class T>
 void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, const T* b, const T* c, std::int64_t n) {
-  switch (ins.kind) {
+  switch (ins.fast) {
+    case ElementFast::None: apply_formula(vm, *ins.formula, d, a, b, n); return;
     // Through the vector-math table: this file is built for the baseline instruction set.
-    case OpKind::Add: exec::apply_arith(vm, ArithFn::Add, a, b, d, n); return;
-    case OpKind::Mul: exec::apply_arith(vm, ArithFn::Mul, a, b, d, n); return;
-    case OpKind::Div: exec::apply_arith(vm, ArithFn::Div, a, b, d, n); return;
-    case OpKind::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::neg_of(a[j]); return;
-    case OpKind::Conj:
-    case OpKind::Real: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
-    case OpKind::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::abs_of(a[j]); return;
-    case OpKind::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::sign_of(a[j]); return;
-    case OpKind::Maximum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::maximum_of(a[j], b[j]); return;
-    case OpKind::Minimum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::minimum_of(a[j], b[j]); return;
-    case OpKind::Clamp:  // (lo, v, hi)
+    case ElementFast::Add: exec::apply_arith(vm, ArithFn::Add, a, b, d, n); return;
+    case ElementFast::Mul: exec::apply_arith(vm, ArithFn::Mul, a, b, d, n); return;
+    case ElementFast::Div: exec::apply_arith(vm, ArithFn::Div, a, b, d, n); return;
+    case ElementFast::Neg: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::neg_of(a[j]); return;
+    case ElementFast::Identity: if (d != a) std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T)); return;
+    case ElementFast::Abs: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::abs_of(a[j]); return;
+    case ElementFast::Sign: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::sign_of(a[j]); return;
+    case ElementFast::Maximum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::maximum_of(a[j], b[j]); return;
+    case ElementFast::Minimum: for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::minimum_of(a[j], b[j]); return;
+    case ElementFast::Clamp:  // (lo, v, hi)
       for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::clamp_of(a[j], b[j], c[j]);
       return;
-    case OpKind::Compare:  // bool results as 0 and 1
-      compare_block(ins.dir, a, b, d, n);
+    case ElementFast::Compare:  // bool results as 0 and 1
+      compare_block(static_cast<CompareDir>(ins.param), a, b, d, n);
       return;
-    case OpKind::Select:  // a bool predicate held as 0 or 1
+    case ElementFast::Select:  // a bool predicate held as 0 or 1
       for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::select_of(a[j] != T{0}, b[j], c[j]);
       return;
-    case OpKind::Exp: exec::apply(vm, MathFn::Exp, a, d, n); return;
-    case OpKind::Log: exec::apply(vm, MathFn::Log, a, d, n); return;
-    case OpKind::Sin: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
-    case OpKind::Cos: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
-    case OpKind::Tanh: exec::apply(vm, MathFn::Tanh, a, d, n); return;
-    case OpKind::Expm1: exec::apply(vm, MathFn::Expm1, a, d, n); return;
-    case OpKind::Log1p: exec::apply(vm, MathFn::Log1p, a, d, n); return;
-    case OpKind::Sqrt: exec::apply(vm, MathFn::Sqrt, a, d, n); return;
-    case OpKind::Rsqrt: exec::apply(vm, MathFn::Rsqrt, a, d, n); return;
-    case OpKind::Pow: apply_pow(vm, a, b, d, n); return;
-    case OpKind::Convert:  // the operand register already holds a bool as 0/1 and an f32 exactly
+    case ElementFast::Exp: exec::apply(vm, MathFn::Exp, a, d, n); return;
+    case ElementFast::Log: exec::apply(vm, MathFn::Log, a, d, n); return;
+    case ElementFast::Sin: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Sin : MathFn::SinOfSinCos, a, d, n); return;
+    case ElementFast::Cos: exec::apply(vm, ins.trig == Trig::Separate ? MathFn::Cos : MathFn::CosOfSinCos, a, d, n); return;
+    case ElementFast::Tanh: exec::apply(vm, MathFn::Tanh, a, d, n); return;
+    case ElementFast::Expm1: exec::apply(vm, MathFn::Expm1, a, d, n); return;
+    case ElementFast::Log1p: exec::apply(vm, MathFn::Log1p, a, d, n); return;
+    case ElementFast::Sqrt: exec::apply(vm, MathFn::Sqrt, a, d, n); return;
+    case ElementFast::Rsqrt: exec::apply(vm, MathFn::Rsqrt, a, d, n); return;
+    case ElementFast::Pow: apply_pow(vm, a, b, d, n); return;
+    case ElementFast::Convert:  // the operand register already holds a bool as 0/1 and an f32 exactly
       if (ins.to == DType::Bool) {
         for (std::int64_t j = 0; j < n; ++j) d[j] = formulas::convert_of<bool>(a[j]) ? T{1} : T{0};
       } else if (ins.to == DType::F32 && sizeof(T) == 8) {
@@ -108,9 +93,9 @@ void apply(const VectorMathTable& vm, const FusedInstr& ins, T* d, const T* a, c
         std::memmove(d, a, static_cast<std::size_t>(n) * sizeof(T));
       }
       return;
-    default:  // fused_kernel_implements admits no other kind: an op given by its formula
-      apply_formula(vm, *ins.formula, d, a, b, n);
-      return;
+    // Not fusible (exec_program.cpp's fusible_kind): the formulas, for completeness.
+    case ElementFast::Zero: std::fill(d, d + n, T{0}); return;
+    case ElementFast::Dot: for (std::int64_t j = 0; j < n; ++j) d[j] = T{0} + a[j] * b[j]; return;
   }
 }
 
@@ -220,7 +205,10 @@ void gather(const Tensor& t, const FusedInput& a, std::int64_t start, std::int64
   switch (t.dtype()) {
     case DType::Bool: return gather_as(static_cast<const bool*>(t.raw_data()), a, start, len, s);
     case DType::F32: return gather_as(static_cast<const float*>(t.raw_data()), a, start, len, s);
-    default: return gather_as(static_cast<const T*>(t.raw_data()), a, start, len, s);
+    case DType::F64:
+    case DType::I64:
+    case DType::C64:
+    case DType::C128: return gather_as(static_cast<const T*>(t.raw_data()), a, start, len, s);
   }
 }
 
@@ -378,29 +366,6 @@ bool run_op_fused(const StdTensorOp& op, std::span<const Tensor* const> in, std:
   Tensor* results[] = {&out[0]};
   run_fused(k, in, results);
   return true;
-}
-
-bool fused_kernel_implements(OpKind kind) {
-  switch (kind) {
-    case OpKind::Add: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: case OpKind::Conj:
-    case OpKind::Real: case OpKind::Abs: case OpKind::Sign: case OpKind::Maximum: case OpKind::Minimum:
-    case OpKind::Clamp: case OpKind::Compare: case OpKind::Select: case OpKind::Exp: case OpKind::Log:
-    case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Expm1: case OpKind::Log1p:
-    case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Pow: case OpKind::Convert:
-      return true;
-    default: return kind != OpKind::Custom && formula_of(kind) != nullptr;
-  }
-}
-
-std::size_t fused_arity(OpKind kind) {
-  static const auto arities = [] {
-    std::array<std::uint8_t, kBuiltinOpCount> a{};
-    for (std::size_t k = 0; k < kBuiltinOpCount; ++k) {
-      a[k] = static_cast<std::uint8_t>(op_def(static_cast<OpKind>(k)).arity());
-    }
-    return a;
-  }();
-  return arities[static_cast<std::size_t>(kind)];
 }
 
 }  // namespace tenferro::exec

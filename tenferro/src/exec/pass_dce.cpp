@@ -32,14 +32,23 @@ std::shared_ptr<const FusedKernel> prune_kernel(const FusedKernel& k, const std:
       if (sin && cos) {
         needed[ins.c] = false;  // the second result; the first is handled below
       } else if (sin || cos) {
-        ins = FusedInstr{sin ? OpKind::Sin : OpKind::Cos, CompareDir::Eq, Trig::SinCosHalf, sin ? ins.dst : ins.c,
-                         ins.a, 0, 0};
+        FusedInstr half = ins;
+        half.fast = sin ? ElementFast::Sin : ElementFast::Cos;
+        half.def = sin ? ins.def : ins.def2;
+        half.def2 = nullptr;
+        half.formula = &*half.def->formula;
+        half.trig = Trig::SinCosHalf;
+        half.dst = sin ? ins.dst : ins.c;
+        half.b = 0;
+        half.c = 0;
+        half.arity = 1;
+        ins = half;
       }
     }
     if (!needed[ins.dst]) continue;
     live_instr[c] = true;
     needed[ins.dst] = false;
-    const std::size_t arity = fused_arity(ins.kind);
+    const std::size_t arity = ins.arity;
     needed[ins.a] = true;
     if (arity > 1) needed[ins.b] = true;
     if (arity > 2) needed[ins.c] = true;

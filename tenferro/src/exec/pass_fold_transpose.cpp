@@ -44,10 +44,10 @@ ExecProgram fold_transposes(ExecProgram p) {
     for (auto v : s.out) producer[v] = &s;
   }
   for (Step& s : p.steps) {
-    if (s.kind != StepKind::Op || s.op.kind != OpKind::DotGeneral) continue;
+    if (s.kind != StepKind::Op || !s.op.def->dot_dims_contraction) continue;
     for (std::size_t side = 0; side < 2; ++side) {
       const Step* t = producer[s.in[side]];
-      if (!t || t->kind != StepKind::Op || t->op.kind != OpKind::Transpose) continue;
+      if (!t || t->kind != StepKind::Op || t->op.def->layout != Layout::Transpose) continue;
       DotDims dims = s.op.attrs.get<DotDims>();
       const Axes& perm = t->op.attrs.get<Permutation>().perm;
       const bool ok = side == 0 ? fold_side(dims.lhs_batch, dims.lhs_contract, perm)

@@ -227,11 +227,11 @@ class KernelBuilder {
         // A reshape keeps the row-major order (element i of the result is element i of the
         // operand), so a reshaped broadcast (an average pool's gradient) is read through the
         // broadcast just the same.
-        if (b && b->kind == StepKind::Op && b->op.kind == OpKind::Reshape) {
+        if (b && b->kind == StepKind::Op && b->op.def->layout == Layout::Reshape) {
           const Step* r = producer_[b->in[0]];
-          if (r && r->kind == StepKind::Op && r->op.kind == OpKind::BroadcastInDim) b = r;
+          if (r && r->kind == StepKind::Op && r->op.def->layout == Layout::Broadcast) b = r;
         }
-        if (b && b->kind == StepKind::Op && b->op.kind == OpKind::BroadcastInDim) {
+        if (b && b->kind == StepKind::Op && b->op.def->layout == Layout::Broadcast) {
           const TensorType& operand = p_.types[b->in[0]];
           auto a = broadcast_access(b->op, operand);
           // Never read through a broadcast of a value this kernel computes itself.
@@ -281,7 +281,7 @@ class KernelBuilder {
         continue;
       }
       FusedInstr ins = one.code[0];
-      const std::size_t arity = fused_arity(ins.kind);
+      const std::size_t arity = ins.arity;
       std::uint16_t ops[3] = {0, 0, 0};
       for (std::size_t i = 0; i < arity; ++i) ops[i] = reg.at(s->in[i]);
       ins.a = ops[0];
@@ -301,9 +301,17 @@ class KernelBuilder {
       // partner, so neither result register is the operand's.
       const Step* q = members[partner[m]];
       const std::uint16_t other = allocate();
-      const bool sin_first = ins.kind == OpKind::Sin;
-      FusedInstr pair{OpKind::Sin, CompareDir::Eq, Trig::SinCosPair, sin_first ? ins.dst : other, ins.a, 0,
-                      sin_first ? other : ins.dst};
+      const bool sin_first = ins.fast == ElementFast::Sin;
+      const OpDef* partner_def = q->fused->code[0].def;
+      FusedInstr pair = ins;
+      pair.fast = ElementFast::Sin;
+      pair.trig = Trig::SinCosPair;
+      pair.dst = sin_first ? ins.dst : other;
+      pair.b = 0;
+      pair.c = sin_first ? other : ins.dst;
+      pair.def = sin_first ? ins.def : partner_def;
+      pair.def2 = sin_first ? partner_def : ins.def;
+      pair.formula = &*pair.def->formula;
       k.code.push_back(pair);
       place(s->out[0], ins.dst);
       place(q->out[0], other);
@@ -327,7 +335,7 @@ class KernelBuilder {
       if (one.code.empty() || one.code[0].trig != Trig::SinCosHalf) continue;
       auto [it, fresh] = first.emplace(members[m]->in[0], m);
       if (fresh) continue;
-      if (members[it->second]->fused->code[0].kind != one.code[0].kind) {
+      if (members[it->second]->fused->code[0].fast != one.code[0].fast) {
         partner[it->second] = m;
         partner[m] = kDone;
         first.erase(it);

@@ -36,7 +36,7 @@ ExecProgram merge_scans(ExecProgram program) {
   std::vector<std::size_t> scans;
   for (std::size_t i = 0; i < program.steps.size(); ++i) {
     const Step& s = program.steps[i];
-    if (s.kind == StepKind::Op && s.op.kind == OpKind::Scan) scans.push_back(i);
+    if (s.kind == StepKind::Op && s.op.attrs.holds<ScanAttrs>()) scans.push_back(i);
   }
   if (scans.size() < 2) return program;
   std::vector<bool> dropped(program.steps.size(), false);

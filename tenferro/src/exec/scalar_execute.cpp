@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include <array>
-
 #include "exec/scalar_program.hpp"
 #include "ir/elementwise_formulas.hpp"
 #include "tenferro/ops/op_def.hpp"
@@ -51,25 +49,6 @@ T mul_of(T x, T y) {
 double dot_f64(double x, double y) { return x != x ? 0.0 + x : 0.0 + x * y; }
 float dot_f32(float x, float y) { return 0.0f + x * y; }
 
-/// The scalar functions of the built-in ops' formulas by OpKind (null where an op has none).
-struct ScalarFormulas {
-  std::array<double (*)(double, double), kBuiltinOpCount> f64{};
-  std::array<float (*)(float, float), kBuiltinOpCount> f32{};
-};
-const ScalarFormulas& scalar_formulas() {
-  static const ScalarFormulas table = [] {
-    ScalarFormulas t;
-    for (std::size_t k = 0; k < kBuiltinOpCount; ++k) {
-      const OpDef& def = op_def(static_cast<OpKind>(k));
-      if (!def.formula) continue;
-      t.f64[k] = def.formula->f64;
-      t.f32[k] = def.formula->f32;
-    }
-    return t;
-  }();
-  return table;
-}
-
 /// Runs [ip, end) over the register file r. The hot loop of the scalar path.
 ///
 /// Chaining: every f64 arithmetic or analytic result (f64.add .. f64.dot) is also kept in `acc`,
@@ -78,7 +57,7 @@ const ScalarFormulas& scalar_formulas() {
 }  // namespace
 
 void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarReg* r,
-             const ScalarKernelCall* calls) {
+             const ScalarKernelCall* calls, const ScalarFunctions& functions) {
   // Threaded dispatch: every handler ends in its own indirect jump to the next handler, so the
   // branch predictor learns "what follows a mul" per opcode instead of sharing one jump among all
   // (a single switch's jump mispredicted on a mul/add/sin chain whenever its history was
@@ -87,7 +66,8 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
   static const void* const handlers[] = {TENFERRO_SCALAR_OPCODES(TENFERRO_SCALAR_HANDLER)};
 #undef TENFERRO_SCALAR_HANDLER
   if (ip == end) return;
-  const ScalarFormulas& formulas = scalar_formulas();
+  double (*const* f64_fns)(double, double) = functions.f64.data();
+  float (*const* f32_fns)(float, float) = functions.f32.data();
   double acc = 0.0;
 #define z (r[ip->dst])
 #define x (r[ip->a])
@@ -132,7 +112,7 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
   handle_F64Expm1: F64_RESULT(std::expm1(XA));
   handle_F64Log1p: F64_RESULT(std::log1p(XA));
   handle_F64Dot: F64_RESULT(dot_f64(XA, YA));
-  handle_F64Call: F64_RESULT(formulas.f64[ip->c](XA, YA));
+  handle_F64Call: F64_RESULT(f64_fns[ip->c](XA, YA));
   handle_F64Eq: z.b = x.f64 == y.f64; NEXT;
   handle_F64Ne: z.b = x.f64 != y.f64; NEXT;
   handle_F64Lt: z.b = x.f64 < y.f64; NEXT;
@@ -159,7 +139,7 @@ void execute(const ScalarInstruction* ip, const ScalarInstruction* end, ScalarRe
   handle_F32Expm1: z.f32 = std::expm1(x.f32); NEXT;
   handle_F32Log1p: z.f32 = std::log1p(x.f32); NEXT;
   handle_F32Dot: z.f32 = dot_f32(x.f32, y.f32); NEXT;
-  handle_F32Call: z.f32 = formulas.f32[ip->c](x.f32, y.f32); NEXT;
+  handle_F32Call: z.f32 = f32_fns[ip->c](x.f32, y.f32); NEXT;
   handle_F32Eq: z.b = x.f32 == y.f32; NEXT;
   handle_F32Ne: z.b = x.f32 != y.f32; NEXT;
   handle_F32Lt: z.b = x.f32 < y.f32; NEXT;

@@ -7,10 +7,6 @@
 #include <sstream>
 #include <unordered_map>
 
-// lower() and typed_opcode() switch over the ops the scalar interpreter has instructions for, a
-// subset of the built-in ops; the others make lower() return nullopt.
-#pragma GCC diagnostic ignored "-Wswitch-enum"
-
 namespace tenferro::exec {
 
 namespace {
@@ -31,10 +27,9 @@ const OpcodeInfo& info(Op op) { return kOpcodeInfo[static_cast<std::size_t>(op)]
 
 bool supported(DType d) { return d == DType::F64 || d == DType::F32 || d == DType::I64 || d == DType::Bool; }
 
-/// The typed opcode of an elementwise or contraction op on dtype d, or nullopt.
-std::optional<Op> typed_opcode(OpKind kind, DType d) {
-  // Per dtype, the opcodes in OpKind order: add mul neg div abs sign max min clamp exp log sin cos
-  // tanh sqrt rsqrt pow expm1 log1p dot (i64: the subset its shape rules admit).
+/// The typed opcode of a formula's fast form on dtype d, or nullopt (lower() handles the fast
+/// forms that are not one typed opcode: compare, select, convert, identity, zero).
+std::optional<Op> typed_opcode(ElementFast fast, DType d) {
   auto pick = [&](Op f64, Op f32, std::optional<Op> i64) -> std::optional<Op> {
     switch (d) {
       case DType::F64: return f64;
@@ -47,28 +42,33 @@ std::optional<Op> typed_opcode(OpKind kind, DType d) {
     return std::nullopt;
   };
   constexpr std::optional<Op> none;
-  switch (kind) {
-    case OpKind::Add: return pick(Op::F64Add, Op::F32Add, Op::I64Add);
-    case OpKind::Mul: return pick(Op::F64Mul, Op::F32Mul, Op::I64Mul);
-    case OpKind::Neg: return pick(Op::F64Neg, Op::F32Neg, Op::I64Neg);
-    case OpKind::Div: return pick(Op::F64Div, Op::F32Div, none);
-    case OpKind::Abs: return pick(Op::F64Abs, Op::F32Abs, Op::I64Abs);
-    case OpKind::Sign: return pick(Op::F64Sign, Op::F32Sign, Op::I64Sign);
-    case OpKind::Maximum: return pick(Op::F64Max, Op::F32Max, Op::I64Max);
-    case OpKind::Minimum: return pick(Op::F64Min, Op::F32Min, Op::I64Min);
-    case OpKind::Clamp: return pick(Op::F64Clamp, Op::F32Clamp, Op::I64Clamp);
-    case OpKind::Exp: return pick(Op::F64Exp, Op::F32Exp, none);
-    case OpKind::Log: return pick(Op::F64Log, Op::F32Log, none);
-    case OpKind::Sin: return pick(Op::F64Sin, Op::F32Sin, none);
-    case OpKind::Cos: return pick(Op::F64Cos, Op::F32Cos, none);
-    case OpKind::Tanh: return pick(Op::F64Tanh, Op::F32Tanh, none);
-    case OpKind::Sqrt: return pick(Op::F64Sqrt, Op::F32Sqrt, none);
-    case OpKind::Rsqrt: return pick(Op::F64Rsqrt, Op::F32Rsqrt, none);
-    case OpKind::Pow: return pick(Op::F64Pow, Op::F32Pow, none);
-    case OpKind::Expm1: return pick(Op::F64Expm1, Op::F32Expm1, none);
-    case OpKind::Log1p: return pick(Op::F64Log1p, Op::F32Log1p, none);
-    case OpKind::DotGeneral: return pick(Op::F64Dot, Op::F32Dot, Op::I64Dot);
-    default: return std::nullopt;  // not a typed arithmetic opcode (lower() handles the rest)
+  switch (fast) {
+    case ElementFast::Add: return pick(Op::F64Add, Op::F32Add, Op::I64Add);
+    case ElementFast::Mul: return pick(Op::F64Mul, Op::F32Mul, Op::I64Mul);
+    case ElementFast::Neg: return pick(Op::F64Neg, Op::F32Neg, Op::I64Neg);
+    case ElementFast::Div: return pick(Op::F64Div, Op::F32Div, none);
+    case ElementFast::Abs: return pick(Op::F64Abs, Op::F32Abs, Op::I64Abs);
+    case ElementFast::Sign: return pick(Op::F64Sign, Op::F32Sign, Op::I64Sign);
+    case ElementFast::Maximum: return pick(Op::F64Max, Op::F32Max, Op::I64Max);
+    case ElementFast::Minimum: return pick(Op::F64Min, Op::F32Min, Op::I64Min);
+    case ElementFast::Clamp: return pick(Op::F64Clamp, Op::F32Clamp, Op::I64Clamp);
+    case ElementFast::Exp: return pick(Op::F64Exp, Op::F32Exp, none);
+    case ElementFast::Log: return pick(Op::F64Log, Op::F32Log, none);
+    case ElementFast::Sin: return pick(Op::F64Sin, Op::F32Sin, none);
+    case ElementFast::Cos: return pick(Op::F64Cos, Op::F32Cos, none);
+    case ElementFast::Tanh: return pick(Op::F64Tanh, Op::F32Tanh, none);
+    case ElementFast::Sqrt: return pick(Op::F64Sqrt, Op::F32Sqrt, none);
+    case ElementFast::Rsqrt: return pick(Op::F64Rsqrt, Op::F32Rsqrt, none);
+    case ElementFast::Pow: return pick(Op::F64Pow, Op::F32Pow, none);
+    case ElementFast::Expm1: return pick(Op::F64Expm1, Op::F32Expm1, none);
+    case ElementFast::Log1p: return pick(Op::F64Log1p, Op::F32Log1p, none);
+    case ElementFast::Dot: return pick(Op::F64Dot, Op::F32Dot, Op::I64Dot);
+    case ElementFast::None:
+    case ElementFast::Identity:
+    case ElementFast::Zero:
+    case ElementFast::Compare:
+    case ElementFast::Select:
+    case ElementFast::Convert: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -136,6 +136,7 @@ struct Lowering {
   std::vector<std::uint8_t> is_const;
   std::vector<ScalarInstruction> code;
   std::vector<ScalarKernelCall> calls;
+  ScalarFunctions functions;
 
   std::uint32_t new_reg(DType d, bool constant, ScalarReg v = {}) {
     values.push_back(v);
@@ -155,7 +156,7 @@ struct Lowering {
     }
     ins.dst = new_reg(d, all_const);
     if (all_const) {
-      execute(&ins, &ins + 1, values.data(), calls.data());
+      execute(&ins, &ins + 1, values.data(), calls.data(), functions);
     } else {
       code.push_back(ins);
     }
@@ -224,6 +225,16 @@ void fuse_sin_cos(std::vector<ScalarInstruction>& code) {
 }
 }  // namespace
 
+std::uint32_t ScalarFunctions::index_of(const OpDef* def) {
+  for (std::size_t k = 0; k < defs.size(); ++k) {
+    if (defs[k] == def) return static_cast<std::uint32_t>(k);
+  }
+  defs.push_back(def);
+  f64.push_back(def->formula->f64);
+  f32.push_back(def->formula->f32);
+  return static_cast<std::uint32_t>(defs.size() - 1);
+}
+
 void ScalarKernelCall::run(ScalarReg* r) const {
   std::vector<Tensor> operands;
   operands.reserve(in.size());
@@ -275,87 +286,67 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     const DType d = op.out.dtype;
     const DType d0 = operands.empty() ? d : l.dtypes[in[0]];
     std::uint32_t r = kNone;
-    switch (op.kind) {
-      case OpKind::Add:
-      case OpKind::Mul:
-      case OpKind::Neg:
-      case OpKind::Div:
-      case OpKind::Abs:
-      case OpKind::Sign:
-      case OpKind::Maximum:
-      case OpKind::Minimum:
-      case OpKind::Clamp:
-      case OpKind::Exp:
-      case OpKind::Log:
-      case OpKind::Sin:
-      case OpKind::Cos:
-      case OpKind::Tanh:
-      case OpKind::Sqrt:
-      case OpKind::Rsqrt:
-      case OpKind::Pow:
-      case OpKind::Expm1:
-      case OpKind::Log1p:
-      case OpKind::DotGeneral: {
-        const auto code = typed_opcode(op.kind, d);
-        if (!code) {
-          run_kernel();
-          continue;
-        }
-        r = l.emit(*code, d, args);
-        break;
-      }
-      case OpKind::Compare: {
-        const auto code = compare_opcode(op.attrs.get<CompareAttrs>().dir, d0);
-        if (!code) {
-          run_kernel();
-          continue;
-        }
-        r = l.emit(*code, d, args);
-        break;
-      }
-      case OpKind::Select: r = l.emit(Op::Select, d, args); break;
-      // On real operands conj and real are the identity and imag is zero (arith.cpp).
-      case OpKind::Conj:
-      case OpKind::Real: r = in[0]; break;
-      case OpKind::Imag: r = l.new_reg(d, true); break;
+    const OpDef& def = *op.def;
+    // The formula the op computes on rank-0 values, if any (registered ops: none, they run their
+    // kernel).
+    const ElementFormula* f = def.fusion == Fusion::Elementwise && def.formula ? &*def.formula
+                              : def.rank0_formula                             ? &*def.rank0_formula
+                                                                              : nullptr;
+    const bool passes_value = def.identity_on_values || def.layout != Layout::None ||
+                              def.fusion == Fusion::Reduction || def.fusion == Fusion::SumReduction;
+    if (passes_value && operands.size() == 1 && d == d0) {
       // Rank-0 to rank-0: the value itself (reductions of a rank-0 operand reduce no axes).
-      case OpKind::ReduceSum:
-      case OpKind::ReduceProd:
-      case OpKind::ReduceMax:
-      case OpKind::ReduceMin:
-      case OpKind::Transpose:
-      case OpKind::Reshape:
-      case OpKind::BroadcastInDim:
-      case OpKind::StopGradient: r = in[0]; break;
-      case OpKind::Convert:
-        if (d == d0) {
-          r = in[0];
-        } else {
-          const auto code = convert_opcode(d0, d);
-          if (!code) return std::nullopt;
+      r = in[0];
+    } else if (f == nullptr) {
+      // Ops without a formula (constants and zeros are folded into constant registers here).
+      run_kernel();
+      continue;
+    } else {
+      switch (f->fast) {
+        case ElementFast::None: {  // the formula's scalar function
+          if (!f->covers(d) || (d != DType::F64 && d != DType::F32)) {
+            run_kernel();
+            continue;
+          }
+          const std::uint32_t operands2[] = {in[0], operands.size() > 1 ? in[1] : in[0]};
+          r = l.emit(d == DType::F64 ? Op::F64Call : Op::F32Call, d, operands2, l.functions.index_of(&def));
+          break;
+        }
+        case ElementFast::Compare: {
+          const auto code = compare_opcode(static_cast<CompareDir>(f->param(op.attrs)), d0);
+          if (!code) {
+            run_kernel();
+            continue;
+          }
           r = l.emit(*code, d, args);
+          break;
         }
-        break;
-      case OpKind::Constant:
-        if (op.attrs.get<ConstantValue>().value->type() != op.out) return std::nullopt;
-        r = l.new_reg(d, true, read_scalar(*op.attrs.get<ConstantValue>().value));
-        break;
-      case OpKind::Zeros: r = l.new_reg(d, true); break;
-      case OpKind::Iota:
-      case OpKind::ExtractDiag:
-      case OpKind::EmbedDiag: return std::nullopt;  // no rank-0 form
-      // Ops given by a formula call its scalar function; every other op (registered ops, formula
-      // ops on i64) runs its kernel.
-      default: {
-        const bool call = op.kind != OpKind::Custom && op.def->formula && op.def->formula->covers(d) &&
-                          (d == DType::F64 || d == DType::F32);
-        if (!call) {
-          run_kernel();
-          continue;
+        case ElementFast::Select: r = l.emit(Op::Select, d, args); break;
+        // On real operands conj and real are the identity and imag is zero (arith.cpp).
+        case ElementFast::Identity: r = in[0]; break;
+        case ElementFast::Zero: r = l.new_reg(d, true); break;
+        case ElementFast::Convert:
+          if (d == d0) {
+            r = in[0];
+          } else {
+            const auto code = convert_opcode(d0, d);
+            if (!code) return std::nullopt;
+            r = l.emit(*code, d, args);
+          }
+          break;
+        case ElementFast::Add: case ElementFast::Mul: case ElementFast::Div: case ElementFast::Neg:
+        case ElementFast::Abs: case ElementFast::Sign: case ElementFast::Maximum: case ElementFast::Minimum:
+        case ElementFast::Clamp: case ElementFast::Exp: case ElementFast::Log: case ElementFast::Sin:
+        case ElementFast::Cos: case ElementFast::Tanh: case ElementFast::Sqrt: case ElementFast::Rsqrt:
+        case ElementFast::Pow: case ElementFast::Expm1: case ElementFast::Log1p: case ElementFast::Dot: {
+          const auto code = typed_opcode(f->fast, d);
+          if (!code) {
+            run_kernel();
+            continue;
+          }
+          r = l.emit(*code, d, args);
+          break;
         }
-        const std::uint32_t operands2[] = {in[0], operands.size() > 1 ? in[1] : in[0]};
-        r = l.emit(d == DType::F64 ? Op::F64Call : Op::F32Call, d, operands2, static_cast<std::uint32_t>(op.kind));
-        break;
       }
     }
     slot_reg[instructions[i].first_output] = r;
@@ -387,6 +378,7 @@ std::optional<ScalarProgram> ScalarProgram::lower(const computegraph::CompiledPr
     ins.c = arity > 2 ? perm[ins.c] : call ? ins.c : 0;
   }
   p.calls_ = std::move(l.calls);
+  p.functions_ = std::move(l.functions);
   for (ScalarKernelCall& call : p.calls_) {
     for (std::uint32_t& reg : call.in) reg = perm[reg];
     for (std::uint32_t& reg : call.out) reg = perm[reg];
@@ -461,7 +453,7 @@ void ScalarProgram::run_raw(std::span<const void* const> inputs, std::span<void*
   ScalarReg* r = regs.r;
   std::copy(constants_.begin(), constants_.end(), r);
   for (std::size_t i = 0; i < inputs.size(); ++i) load(dtypes_[input_regs_[i]], inputs[i], r[input_regs_[i]]);
-  execute(code_.data(), code_.data() + code_.size(), r, calls_.data());
+  execute(code_.data(), code_.data() + code_.size(), r, calls_.data(), functions_);
   for (std::size_t k = 0; k < outputs.size(); ++k) store(dtypes_[output_regs_[k]], r[output_regs_[k]], outputs[k]);
 }
 
@@ -487,7 +479,7 @@ std::vector<Tensor> ScalarProgram::run(std::span<const Tensor> inputs) const {
   ScalarReg* r = regs.r;
   std::copy(constants_.begin(), constants_.end(), r);
   for (std::size_t i = 0; i < inputs.size(); ++i) r[input_regs_[i]] = read_scalar(inputs[i]);
-  execute(code_.data(), code_.data() + code_.size(), r, calls_.data());
+  execute(code_.data(), code_.data() + code_.size(), r, calls_.data(), functions_);
   std::vector<Tensor> out;
   out.reserve(output_regs_.size());
   for (std::uint32_t reg : output_regs_) out.push_back(write_scalar(dtypes_[reg], r[reg]));
@@ -521,7 +513,7 @@ std::string ScalarProgram::print() const {
     }
     os << '%' << ins.dst << ": " << dtype_name(dtypes_[ins.dst]) << " = ";
     if (ins.op == ScalarOpcode::F64Call || ins.op == ScalarOpcode::F32Call) {  // f64.erf %3
-      const OpDef& def = op_def(static_cast<OpKind>(ins.c));
+      const OpDef& def = *functions_.defs[ins.c];
       os << dtype_name(dtypes_[ins.dst]) << '.' << def.name;
       arity = static_cast<unsigned>(def.arity());
     } else {

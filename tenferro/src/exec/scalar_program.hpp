@@ -86,8 +86,8 @@ enum class ScalarOpcode : std::uint8_t {
 
 /// One instruction: r[dst] = op(r[a], r[b], r[c]) (unused operands are 0). `chain` bit k set:
 /// operand k is the previous instruction's f64 result, read from the interpreter's accumulator.
-/// F64Call and F32Call evaluate the formula (OpDef::formula) of the built-in op whose OpKind is
-/// `c` on r[a] and r[b] (r[b] = r[a] for unary ops).
+/// F64Call and F32Call evaluate the scalar function number `c` of the program's ScalarFunctions
+/// (an op's formula, OpDef::formula) on r[a] and r[b] (r[b] = r[a] for unary ops).
 struct ScalarInstruction {
   ScalarOpcode op;
   std::uint8_t chain = 0;
@@ -107,11 +107,21 @@ struct ScalarKernelCall {
   void run(ScalarReg* r) const;
 };
 
+/// The formulas' scalar functions that a program's F64Call and F32Call instructions index, and
+/// the ops they come from (for printing).
+struct ScalarFunctions {
+  std::vector<double (*)(double, double)> f64;
+  std::vector<float (*)(float, float)> f32;
+  std::vector<const OpDef*> defs;
+  /// The number of def's formula, added on first use.
+  std::uint32_t index_of(const OpDef* def);
+};
+
 /// Runs the instructions [begin, end) over the register file r (scalar_execute.cpp): the hot
 /// loop of the scalar path, also used by lower() to fold instructions on constants. `calls`: the
-/// table that Kernel instructions index.
+/// table that Kernel instructions index; `functions`: the one that F64Call and F32Call index.
 void execute(const ScalarInstruction* begin, const ScalarInstruction* end, ScalarReg* r,
-             const ScalarKernelCall* calls);
+             const ScalarKernelCall* calls, const ScalarFunctions& functions);
 
 class ScalarProgram {
  public:
@@ -147,6 +157,7 @@ class ScalarProgram {
 
   std::vector<ScalarInstruction> code_;
   std::vector<ScalarKernelCall> calls_;
+  ScalarFunctions functions_;
   /// Registers [0, constants_.size()) hold constants; they are copied into each run's registers.
   std::vector<ScalarReg> constants_;
   std::vector<DType> dtypes_;  // per register

@@ -12,7 +12,7 @@ bool ElementFormula::covers(DType d) const {
     case DType::F64: return f64 != nullptr;
     case DType::C64: return c64_fn != nullptr;
     case DType::C128: return c128_fn != nullptr;
-    case DType::I64:
+    case DType::I64: return i64 != nullptr;
     case DType::Bool: return false;
   }
   return false;
@@ -22,7 +22,7 @@ namespace detail {
 
 std::string covered_dtypes(const ElementFormula& f) {
   std::string s;
-  for (DType d : {DType::F32, DType::F64, DType::C64, DType::C128}) {
+  for (DType d : {DType::F32, DType::F64, DType::C64, DType::C128, DType::I64}) {
     if (f.covers(d)) s += (s.empty() ? "" : ", ") + std::string(dtype_name(d));
   }
   return s;
@@ -48,7 +48,7 @@ Kernel formula_kernel(const ElementFormula& f) {
       case DType::F64: map_formula(f.f64, in, r); break;
       case DType::C64: map_formula(f.c64_fn, in, r); break;
       case DType::C128: map_formula(f.c128_fn, in, r); break;
-      case DType::I64:
+      case DType::I64: map_formula(f.i64, in, r); break;
       case DType::Bool: break;  // never: the shape rule admits only covered dtypes
     }
     results[0] = std::move(r);
@@ -64,7 +64,8 @@ OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands,
     shape = [kind](Types t, const OpAttrs&) { return std::vector<TensorType>{ops::binary(kind, t[0], t[1]).out}; };
   }
   OpDef d{.name = name, .kind = kind, .operands = std::move(operands), .elementwise = true,
-          .shape_rule = std::move(shape), .kernel = formula_kernel(formula), .jvp = std::move(jvp)};
+          .shape_rule = std::move(shape), .kernel = formula_kernel(formula), .jvp = std::move(jvp),
+          .fusion = Fusion::Elementwise};
   d.formula = formula;
   return d;
 }

@@ -47,10 +47,32 @@ ElementFormula unary_formula() {
   }
   return f;
 }
-/// The formula of a real binary function `F` on f32 and f64.
-template <const auto& F>
+/// The formula of a real binary function `F` on f32 and f64, and on c64 and c128 too where Complex.
+template <const auto& F, bool Complex = false>
 ElementFormula binary_formula() {
-  return ElementFormula{.f32 = binary_call<F, float>, .f64 = binary_call<F, double>};
+  ElementFormula f{.f32 = binary_call<F, float>, .f64 = binary_call<F, double>};
+  if constexpr (Complex) {
+    f.c64_fn = binary_call<F, c64>;
+    f.c128_fn = binary_call<F, c128>;
+  }
+  return f;
+}
+/// `f` with F on i64 as well (unary or binary, as `f`'s other members).
+template <const auto& F>
+ElementFormula with_i64_unary(ElementFormula f) {
+  f.i64 = unary_call<F, std::int64_t>;
+  return f;
+}
+template <const auto& F>
+ElementFormula with_i64_binary(ElementFormula f) {
+  f.i64 = binary_call<F, std::int64_t>;
+  return f;
+}
+/// `f` run by the executor's dedicated loop `id` (ElementFast), with parameter reader `param`.
+inline ElementFormula fast_form(ElementFormula f, ElementFast id, std::uint8_t (*param)(const OpAttrs&) = nullptr) {
+  f.fast = id;
+  f.param = param;
+  return f;
 }
 /// `f` with the vector math tables' function V as its block form.
 template <exec::MathFn V>

@@ -22,6 +22,7 @@
 #include "ir/elementwise_formulas.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 
 namespace tenferro {
 
@@ -187,7 +188,10 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
 // ---- definitions -------------------------------------------------------------------------------
 
 /// A unary analytic op: float or complex operand, result of the same type.
+/// Its formula: the same expression on f32, f64, c64 and c128, the vector math tables' function
+/// Kind as block form, and the executor's fast form Kind.
 #define TENFERRO_ANALYTIC_DEF(Kind, printed, expr, ...)                                                        \
+  constexpr auto Kind##_fn = [](auto x) { return expr; };                                                      \
   const OpDef& def_##Kind() {                                                                                  \
     static const OpDef d{                                                                                      \
         .name = printed, .kind = OpKind::Kind, .operands = {kNonlinear}, .elementwise = true,                  \
@@ -195,7 +199,10 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
         .kernel = TENFERRO_UNARY_KERNEL(expr),                                                                 \
         .jvp = [](const StdTensorOp&, const JvpArgs& a) {                                                      \
           return unary_jvp(a, [](Emit& e, const PV& x, const PV& y, LocalValueId dx) { __VA_ARGS__ });         \
-        }};                                                                                                    \
+        },                                                                                                     \
+        .transpose = {},                                                                                       \
+        .formula = fast_form(vectorized<exec::MathFn::Kind>(unary_formula<Kind##_fn, true>()), ElementFast::Kind), \
+        .fusion = Fusion::Elementwise};                                                                        \
     return d;                                                                                                  \
   }
 
@@ -219,11 +226,14 @@ TENFERRO_ANALYTIC_DEF(Log1p, "log1p", log1p_of(x), (void)y; return e.divide(dx, 
 #undef TENFERRO_ANALYTIC_DEF
 #undef TENFERRO_UNARY_KERNEL
 
+constexpr auto pow_fn = [](auto x, auto y) { return std::pow(x, y); };
 const OpDef& def_Pow() {
   static const OpDef d{
       .name = "pow", .kind = OpKind::Pow, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::pow(t[0], t[1]).out; }),
-      .kernel = single_result(eval_pow), .jvp = jvp_pow};
+      .kernel = single_result(eval_pow), .jvp = jvp_pow, .transpose = {},
+      .formula = fast_form(binary_formula<pow_fn>(), ElementFast::Pow),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 

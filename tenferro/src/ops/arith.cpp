@@ -5,6 +5,7 @@
 #include "ir/elementwise_formulas.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 
 namespace tenferro {
 
@@ -63,7 +64,7 @@ StdTensorOp unary(OpKind kind, const TensorType& a) {
     throw Error("ops::unary: " + def.name + " is not an elementwise unary op");
   }
   const char* name = def.name.c_str();
-  if (def.formula) {
+  if (def.formula && def.formula->fast == ElementFast::None) {  // the formula states the dtypes
     detail::require_dtype(name, a, def.formula->covers(a.dtype), detail::covered_dtypes(*def.formula).c_str());
     return make(kind, a);
   }
@@ -246,48 +247,82 @@ Tangents transpose_imag(const StdTensorOp&, const TransposeArgs& a) {
 TensorType unary_type(Types t, const OpAttrs&, OpKind kind) { return ops::unary(kind, t[0]).out; }
 }  // namespace
 
+// ---- formulas ----------------------------------------------------------------------------------
+// The executor runs these ops through their fast forms (ElementFast); the scalar functions are the
+// same arithmetic for one element (ir/elementwise_formulas.hpp).
+
+namespace {
+constexpr auto add_fn = [](auto x, auto y) { return formulas::wrapping_add(x, y); };
+constexpr auto mul_fn = [](auto x, auto y) { return formulas::wrapping_mul(x, y); };
+constexpr auto div_fn = [](auto x, auto y) { return x / y; };
+constexpr auto neg_fn = [](auto x) { return formulas::neg_of(x); };
+constexpr auto conj_fn = [](auto x) {
+  if constexpr (is_complex_v<decltype(x)>) {
+    return std::conj(x);
+  } else {
+    return x;
+  }
+};
+constexpr auto identity_fn = [](auto x) { return x; };  // real, on a real operand
+constexpr auto zero_fn = [](auto x) { return decltype(x){}; };  // imag, on a real operand
+}  // namespace
+
 // ---- definitions -------------------------------------------------------------------------------
 
 const OpDef& def_Add() {
   static const OpDef d{.name = "add", .kind = OpKind::Add, .operands = {kLinear, kLinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::add(t[0], t[1]).out; }),
-                       .kernel = single_result(eval_add), .jvp = jvp_add, .transpose = transpose_add};
+                       .kernel = single_result(eval_add), .jvp = jvp_add, .transpose = transpose_add,
+                       .formula = fast_form(with_i64_binary<add_fn>(binary_formula<add_fn, true>()), ElementFast::Add),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Mul() {
   static const OpDef d{.name = "mul", .kind = OpKind::Mul, .operands = {kBilinear, kBilinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::mul(t[0], t[1]).out; }),
-                       .kernel = single_result(eval_mul), .jvp = jvp_mul, .transpose = transpose_mul};
+                       .kernel = single_result(eval_mul), .jvp = jvp_mul, .transpose = transpose_mul,
+                       .formula = fast_form(with_i64_binary<mul_fn>(binary_formula<mul_fn, true>()), ElementFast::Mul),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Div() {
   static const OpDef d{.name = "div", .kind = OpKind::Div, .operands = {kLinear, kNonlinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::div(t[0], t[1]).out; }),
-                       .kernel = single_result(eval_div), .jvp = jvp_div, .transpose = transpose_div};
+                       .kernel = single_result(eval_div), .jvp = jvp_div, .transpose = transpose_div,
+                       .formula = fast_form(binary_formula<div_fn, true>(), ElementFast::Div),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Neg() {
   static const OpDef d{.name = "neg", .kind = OpKind::Neg, .operands = {kLinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Neg); }),
-                       .kernel = single_result(eval_neg), .jvp = jvp_self, .transpose = transpose_self};
+                       .kernel = single_result(eval_neg), .jvp = jvp_self, .transpose = transpose_self,
+                       .formula = fast_form(with_i64_unary<neg_fn>(unary_formula<neg_fn, true>()), ElementFast::Neg),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Conj() {
   static const OpDef d{.name = "conj", .kind = OpKind::Conj, .operands = {kLinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Conj); }),
-                       .kernel = single_result(eval_conj), .jvp = jvp_self, .transpose = transpose_self};
+                       .kernel = single_result(eval_conj), .jvp = jvp_self, .transpose = transpose_self,
+                       .formula = fast_form(with_i64_unary<conj_fn>(unary_formula<conj_fn, true>()), ElementFast::Identity),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Real() {
   static const OpDef d{.name = "real", .kind = OpKind::Real, .operands = {kLinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Real); }),
-                       .kernel = single_result(eval_real), .jvp = jvp_self, .transpose = transpose_real};
+                       .kernel = single_result(eval_real), .jvp = jvp_self, .transpose = transpose_real,
+                       .formula = fast_form(with_i64_unary<identity_fn>(unary_formula<identity_fn, false>()), ElementFast::Identity),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Imag() {
   static const OpDef d{.name = "imag", .kind = OpKind::Imag, .operands = {kLinear}, .elementwise = true,
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return unary_type(t, a, OpKind::Imag); }),
-                       .kernel = single_result(eval_imag), .jvp = jvp_imag, .transpose = transpose_imag};
+                       .kernel = single_result(eval_imag), .jvp = jvp_imag, .transpose = transpose_imag,
+                       .formula = fast_form(with_i64_unary<zero_fn>(unary_formula<zero_fn, false>()), ElementFast::Zero),
+                       .fusion = Fusion::Elementwise};
   return d;
 }
 

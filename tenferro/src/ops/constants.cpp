@@ -86,7 +86,7 @@ const OpDef& def_Zeros() {
                        .shape_rule = single_type(+[](Types, const OpAttrs& a) {
                          return ops::zeros(a.get<ZerosAttrs>().type).out;
                        }),
-                       .kernel = single_result(eval_zeros)};
+                       .kernel = single_result(eval_zeros), .all_zeros = true};
   return d;
 }
 

@@ -433,7 +433,8 @@ const OpDef& def_DotGeneral() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::dot_general(t[0], t[1], a.get<DotDims>()).out;
                        }),
-                       .kernel = single_result(eval_dot), .jvp = jvp_dot, .transpose = transpose_dot};
+                       .kernel = single_result(eval_dot), .jvp = jvp_dot, .transpose = transpose_dot,
+                       .dot_dims_contraction = true, .rank0_formula = ElementFormula{.fast = ElementFast::Dot}};
   return d;
 }
 

@@ -33,6 +33,7 @@
 #include "ir/elementwise_formulas.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 
 namespace tenferro {
 
@@ -282,34 +283,55 @@ Tangents transpose_select(const StdTensorOp& op, const TransposeArgs& a) {
 }
 }  // namespace
 
+// ---- formulas ----------------------------------------------------------------------------------
+// The executor runs these ops through their fast forms (ElementFast); the scalar functions are the
+// same arithmetic for one element (ir/elementwise_formulas.hpp). compare's direction is its
+// formula's parameter; select and clamp take three operands and have their fast form only.
+
+namespace {
+constexpr auto abs_fn = [](auto x) { return formulas::abs_of(x); };
+constexpr auto sign_fn = [](auto x) { return formulas::sign_of(x); };
+constexpr auto maximum_fn = [](auto x, auto y) { return formulas::maximum_of(x, y); };
+constexpr auto minimum_fn = [](auto x, auto y) { return formulas::minimum_of(x, y); };
+std::uint8_t compare_param(const OpAttrs& a) { return static_cast<std::uint8_t>(a.get<CompareAttrs>().dir); }
+}  // namespace
+
 // ---- definitions -------------------------------------------------------------------------------
 
 const OpDef& def_Abs() {
   static const OpDef d{
       .name = "abs", .kind = OpKind::Abs, .operands = {kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Abs, t[0]).out; }),
-      .kernel = single_result(eval_abs), .jvp = jvp_abs};
+      .kernel = single_result(eval_abs), .jvp = jvp_abs, .transpose = {},
+      .formula = fast_form(with_i64_unary<abs_fn>(unary_formula<abs_fn, false>()), ElementFast::Abs),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Sign() {
   static const OpDef d{
       .name = "sign", .kind = OpKind::Sign, .operands = {kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Sign, t[0]).out; }),
-      .kernel = single_result(eval_sign), .jvp = jvp_sign};
+      .kernel = single_result(eval_sign), .jvp = jvp_sign, .transpose = {},
+      .formula = fast_form(with_i64_unary<sign_fn>(unary_formula<sign_fn, true>()), ElementFast::Sign),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Maximum() {
   static const OpDef d{
       .name = "maximum", .kind = OpKind::Maximum, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::maximum(t[0], t[1]).out; }),
-      .kernel = single_result(eval_maximum), .jvp = jvp_max_min};
+      .kernel = single_result(eval_maximum), .jvp = jvp_max_min, .transpose = {},
+      .formula = fast_form(with_i64_binary<maximum_fn>(binary_formula<maximum_fn>()), ElementFast::Maximum),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Minimum() {
   static const OpDef d{
       .name = "minimum", .kind = OpKind::Minimum, .operands = {kNonlinear, kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::minimum(t[0], t[1]).out; }),
-      .kernel = single_result(eval_minimum), .jvp = jvp_max_min};
+      .kernel = single_result(eval_minimum), .jvp = jvp_max_min, .transpose = {},
+      .formula = fast_form(with_i64_binary<minimum_fn>(binary_formula<minimum_fn>()), ElementFast::Minimum),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 /// compare's result is a bool: no tangent flows through either operand.
@@ -318,21 +340,27 @@ const OpDef& def_Compare() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::compare(a.get<CompareAttrs>().dir, t[0], t[1]).out;
                        }),
-                       .kernel = single_result(eval_compare)};
+                       .kernel = single_result(eval_compare), .jvp = {}, .transpose = {},
+      .formula = fast_form({}, ElementFast::Compare, compare_param),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Select() {
   static const OpDef d{
       .name = "select", .kind = OpKind::Select, .operands = {kNoGrad, kLinear, kLinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::select(t[0], t[1], t[2]).out; }),
-      .kernel = single_result(eval_select), .jvp = jvp_select, .transpose = transpose_select};
+      .kernel = single_result(eval_select), .jvp = jvp_select, .transpose = transpose_select,
+      .formula = fast_form({}, ElementFast::Select),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Clamp() {
   static const OpDef d{
       .name = "clamp", .kind = OpKind::Clamp, .operands = {kNonlinear, kNonlinear, kNonlinear}, .elementwise = true,
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::clamp(t[0], t[1], t[2]).out; }),
-      .kernel = single_result(eval_clamp), .jvp = jvp_clamp};
+      .kernel = single_result(eval_clamp), .jvp = jvp_clamp, .transpose = {},
+      .formula = fast_form({}, ElementFast::Clamp),
+      .fusion = Fusion::Elementwise};
   return d;
 }
 

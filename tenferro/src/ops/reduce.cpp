@@ -333,7 +333,7 @@ const OpDef& def_ReduceSum() {
       .name = "reduce_sum", .kind = OpKind::ReduceSum, .operands = {kLinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceSum); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Sum); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::SumReduction};
   return d;
 }
 const OpDef& def_ReduceProd() {
@@ -341,7 +341,7 @@ const OpDef& def_ReduceProd() {
       .name = "reduce_prod", .kind = OpKind::ReduceProd, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceProd); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Prod); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
   return d;
 }
 const OpDef& def_ReduceMax() {
@@ -349,7 +349,7 @@ const OpDef& def_ReduceMax() {
       .name = "reduce_max", .kind = OpKind::ReduceMax, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMax); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Max); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
   return d;
 }
 const OpDef& def_ReduceMin() {
@@ -357,7 +357,7 @@ const OpDef& def_ReduceMin() {
       .name = "reduce_min", .kind = OpKind::ReduceMin, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMin); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Min); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
   return d;
 }
 

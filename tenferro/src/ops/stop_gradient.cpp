@@ -20,7 +20,7 @@ Tensor eval_stop_gradient(const StdTensorOp&, Operands in) { return *in[0]; }
 const OpDef& def_StopGradient() {
   static const OpDef d{.name = "stop_gradient", .kind = OpKind::StopGradient, .operands = {kNoGrad},
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return t[0]; }),
-                       .kernel = single_result(eval_stop_gradient)};
+                       .kernel = single_result(eval_stop_gradient), .identity_on_values = true};
   return d;
 }
 

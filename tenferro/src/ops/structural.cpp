@@ -18,6 +18,7 @@
 #include "ir/elementwise_formulas.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
+#include "ir/vector_blocks.hpp"
 #include "kernels/layout.hpp"
 
 namespace tenferro {
@@ -308,7 +309,7 @@ const OpDef& def_Transpose() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::transpose(t[0], a.get<Permutation>().perm).out;
                        }),
-                       .kernel = single_result(eval_transpose), .jvp = jvp_structural, .transpose = transpose_transpose};
+                       .kernel = single_result(eval_transpose), .jvp = jvp_structural, .transpose = transpose_transpose, .layout = Layout::Transpose};
   return d;
 }
 const OpDef& def_Reshape() {
@@ -316,7 +317,7 @@ const OpDef& def_Reshape() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::reshape(t[0], a.get<ReshapeTo>().shape).out;
                        }),
-                       .kernel = single_result(eval_reshape), .jvp = jvp_structural, .transpose = transpose_reshape};
+                       .kernel = single_result(eval_reshape), .jvp = jvp_structural, .transpose = transpose_reshape, .layout = Layout::Reshape};
   return d;
 }
 const OpDef& def_BroadcastInDim() {
@@ -326,7 +327,8 @@ const OpDef& def_BroadcastInDim() {
                          return ops::broadcast_in_dim(t[0], b.shape, b.dims).out;
                        }),
                        .kernel = single_result(eval_broadcast), .jvp = jvp_structural,
-                       .transpose = transpose_broadcast};
+                       .transpose = transpose_broadcast, 
+                       .layout = Layout::Broadcast};
   return d;
 }
 /// Linear between float and complex dtypes; to or from i64 and bool there is no tangent (the JVP
@@ -336,7 +338,8 @@ const OpDef& def_Convert() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::convert(t[0], a.get<ConvertTo>().dtype).out;
                        }),
-                       .kernel = single_result(eval_convert), .jvp = jvp_structural, .transpose = transpose_convert};
+                       .kernel = single_result(eval_convert), .jvp = jvp_structural, .transpose = transpose_convert, 
+                       .formula = fast_form({}, ElementFast::Convert), .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_ExtractDiag() {

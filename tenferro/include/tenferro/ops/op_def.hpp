@@ -73,27 +73,71 @@ using Kernel = std::function<void(const StdTensorOp& op, std::span<const Tensor*
 using JvpRule = std::function<tidu::Tangents(const StdTensorOp& op, const JvpArgs& args)>;
 using TransposeRule = std::function<tidu::Tangents(const StdTensorOp& op, const TransposeArgs& args)>;
 
-/// The one-element formula of an elementwise op with one result and one or two operands: the single
-/// source of its arithmetic. The reference kernel (when the definition gives no kernel), the
-/// fused-kernel interpreter and the scalar interpreter all evaluate the op from it, so an op that
-/// has a formula needs no case in any executor file. Unary ops ignore the second argument (the
-/// callers pass the first again). A null member means the formula does not cover that dtype (the
-/// shape rule must then reject it, or the definition give a kernel that covers it).
+/// The executor's own loops for an elementwise formula: a formula that names one is run by the
+/// scalar interpreter's typed opcodes and the fused kernels' dedicated loop (exec/ maps each id,
+/// with no list of ops), instead of through its function pointers. The ids are implementation
+/// choices of the executor (ir/elementwise_formulas.hpp gives the arithmetic of each), so a new op
+/// names one only if it computes exactly that function; every other formula leaves it None and runs
+/// through its scalar functions and block forms.
+enum class ElementFast : std::uint8_t {
+  None,
+  Add, Mul, Div, Neg,
+  Identity,  ///< the value itself on real dtypes (conj, real)
+  Zero,      ///< zero on real dtypes (imag)
+  Abs, Sign, Maximum, Minimum,
+  Clamp,     ///< (lo, v, hi)
+  Compare,   ///< the direction is the formula's parameter (ElementFormula::param); bool result
+  Select,    ///< (bool predicate, on_true, on_false)
+  Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Pow, Expm1, Log1p,
+  Convert,   ///< to the result's dtype
+  Dot,       ///< a contraction's value on rank-0 operands: 0 + x * y (OpDef::rank0_formula)
+};
+
+/// The one-element formula of an elementwise op with one result: the single source of its
+/// arithmetic. The reference kernel (when the definition gives no kernel), the fused-kernel
+/// interpreter and the scalar interpreter all evaluate the op from it, so an op that has a formula
+/// needs no case in any executor file. Unary ops ignore the second argument (the callers pass the
+/// first again). A null member means the formula does not cover that dtype (the shape rule must
+/// then reject it, or the definition give a kernel that covers it).
 ///
 /// The block forms are optional: y[0..n) = f(a[j], b[j]) for the fused kernels, typically through
 /// the vector math library that `accuracy` selects (SLEEF or libmvec, tenferro/math_accuracy.hpp);
 /// y may equal a or b. Without one a fused kernel loops over the scalar function. As for the
 /// built-in transcendental functions, a block form may differ from the scalar function in the last
 /// bits, within the library's documented ULP bound.
+///
+/// `fast` names the executor's dedicated loop for the formula (ElementFast), `param` reads the
+/// formula's parameter from an application's attributes (compare's direction), and `arity3` marks
+/// the three-operand formulas (select, clamp), which have no two-argument scalar function: their
+/// arithmetic is their fast form's.
 struct ElementFormula {
   float (*f32)(float, float) = nullptr;
   double (*f64)(double, double) = nullptr;
   c64 (*c64_fn)(c64, c64) = nullptr;
   c128 (*c128_fn)(c128, c128) = nullptr;
+  std::int64_t (*i64)(std::int64_t, std::int64_t) = nullptr;
   void (*f32_block)(MathAccuracy accuracy, const float* a, const float* b, float* y, std::int64_t n) = nullptr;
   void (*f64_block)(MathAccuracy accuracy, const double* a, const double* b, double* y, std::int64_t n) = nullptr;
+  ElementFast fast = ElementFast::None;
+  std::uint8_t (*param)(const OpAttrs& attrs) = nullptr;
 
   bool covers(DType d) const;
+};
+
+/// How the executor's fusion pass treats an op (exec/pass_fuse_elementwise.cpp).
+enum class Fusion : std::uint8_t {
+  Barrier,       ///< runs by its kernel, alone
+  Elementwise,   ///< an instruction of a fused loop kernel (needs a formula)
+  Reduction,     ///< reduces axes of its one operand (on a rank-0 operand: the operand itself)
+  SumReduction,  ///< a Reduction that sums: a fused kernel may end in its full sum
+};
+
+/// Ops that only rearrange or repeat their operand's elements (the executor reads through them).
+enum class Layout : std::uint8_t {
+  None,
+  Transpose,  ///< attrs Permutation
+  Reshape,    ///< attrs ReshapeTo: row-major order kept
+  Broadcast,  ///< attrs BroadcastDims
 };
 
 struct OpDef {
@@ -109,6 +153,18 @@ struct OpDef {
   /// Elementwise ops with one result: the formula (see ElementFormula). A definition with a formula
   /// may leave `kernel` empty; register_op and the built-in table then derive it.
   std::optional<ElementFormula> formula = {};
+  /// Traits the executor's passes read (exec/): how the op fuses, whether it only rearranges its
+  /// operand, whether it is the identity on values (stop_gradient), whether its result is all
+  /// zeros, and what it computes on rank-0 operands where that is an elementwise formula
+  /// (dot_general: the product). Registered ops keep the defaults (a barrier).
+  Fusion fusion = Fusion::Barrier;
+  Layout layout = Layout::None;
+  bool identity_on_values = false;
+  bool all_zeros = false;
+  /// A contraction whose attributes are DotDims (dot_general): the executor reads a transposed
+  /// operand through its dimension numbers instead of materializing the transpose.
+  bool dot_dims_contraction = false;
+  std::optional<ElementFormula> rank0_formula = {};
   /// Optional: prints the bracketed attribute text (default: the attributes' own print).
   std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
   /// Variadic ops (the control-flow ops, control_attrs.hpp): the operand count of one
