@@ -447,3 +447,49 @@ TEST(Exec, NegFlipsTheSignOfZeroOnEveryPath) {
   auto neg = [](tf::Traced s) { return -s; };
   EXPECT_TRUE(std::signbit(tf::trace(neg, zero).run({zero}).at(0).item<double>()));  // the scalar path
 }
+
+// docs/tenferro.md, "Adding an operation": an op given by its formula alone (exp2, a vectorized
+// formula in powers_logs.cpp) fuses with its neighbours into one loop kernel, and that kernel runs
+// the formula's block form (the vector math library), bit for bit, in f64 and f32.
+TEST(Exec, AFormulaOpFusesWithItsNeighboursAndRunsItsBlockForm) {
+  auto f = [](tf::Traced x) { return tf::exp2(x * x) + x; };
+  const tf::OpDef* exp2 = tf::find_op("exp2");
+  ASSERT_NE(exp2, nullptr);
+  ASSERT_TRUE(exp2->formula && exp2->formula->f64_block && exp2->formula->f32_block);
+  for (tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+    SCOPED_TRACE(tf::dtype_name(dtype));
+    const std::int64_t n = 1000;
+    std::vector<tf::Tensor> args = {random_tensor({n}, 31, dtype)};
+    auto [primal, grad] = programs(f, args);
+    const tf::exec::Executable executable(primal, {});
+    const std::string ir = executable.print();
+    // One fused kernel holds mul, exp2 and add; no other step computes anything.
+    std::size_t kernels = 0;
+    for (std::size_t at = ir.find("fused["); at != std::string::npos; at = ir.find("fused[", at + 1)) ++kernels;
+    EXPECT_EQ(kernels, 1u) << ir;
+    const std::size_t line = ir.find("fused[");
+    ASSERT_NE(line, std::string::npos) << ir;
+    const std::string kernel = ir.substr(line, ir.find('\n', line) - line);
+    for (const char* ins : {"= mul r0 r0", "= exp2 r", "= add r"}) EXPECT_NE(kernel.find(ins), std::string::npos) << ins << "\n" << ir;
+    const tf::Tensor fused = executable.run(args)[0];
+    // The expected bits: the block form on x * x, then + x, both IEEE-rounded as in the kernel.
+    tf::Tensor expected(tf::TensorType{dtype, {n}});
+    auto check = [&](auto zero, auto block) {
+      using T = decltype(zero);
+      const T* x = args[0].data<T>();
+      std::vector<T> sq(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) sq[static_cast<std::size_t>(i)] = x[i] * x[i];
+      block(tf::math_accuracy(), sq.data(), sq.data(), y.data(), n);
+      T* e = expected.data<T>();
+      for (std::int64_t i = 0; i < n; ++i) e[i] = y[static_cast<std::size_t>(i)] + x[i];
+    };
+    if (dtype == tf::DType::F64) {
+      check(0.0, exp2->formula->f64_block);
+    } else {
+      check(0.0f, exp2->formula->f32_block);
+    }
+    EXPECT_TRUE(bitwise_equal(fused, expected)) << fused << "\n" << expected;
+    // And the reference kernel (the scalar function) agrees within the vector library's bound.
+    EXPECT_TRUE(tf::allclose(fused, reference_run(primal, args)[0], dtype == tf::DType::F64 ? 1e-14 : 1e-6, 0.0));
+  }
+}
