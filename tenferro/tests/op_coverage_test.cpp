@@ -6,7 +6,9 @@
 // the op). An op added to the list without these fails here, by name.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <limits>
 #include <map>
 
@@ -390,4 +392,57 @@ TEST(OpCoverage, FormulaOpsPassCheckGradsInSinglePrecision) {
     }
   }
   EXPECT_GT(checked, 30);
+}
+
+// The op table of docs/tenferro.md ("The op table") is the registry's: one row per op with its
+// operands as differentiation sees them, its results and how the executor runs it. An op added,
+// removed or changed without the docs fails here, printing the table to paste.
+namespace {
+std::string op_table() {
+  std::ostringstream t;
+  t << "| op | operands | results | executor |\n|---|---|---|---|\n";
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    std::string operands;
+    if (d->variadic_arity) {
+      operands = "variadic";
+    } else if (d->operands.empty()) {
+      operands = "none";
+    } else {
+      for (std::size_t i = 0; i < d->operands.size(); ++i) {
+        const char* code = "?";
+        switch (d->operands[i]) {
+          case tf::Linearity::Linear: code = "L"; break;
+          case tf::Linearity::Bilinear: code = "B"; break;
+          case tf::Linearity::Nonlinear: code = "N"; break;
+          case tf::Linearity::NonDifferentiable: code = "-"; break;
+        }
+        operands += (i ? " " : "") + std::string(code);
+      }
+    }
+    const std::string results = d->variadic_arity ? "variadic" : std::to_string(d->outputs);
+    std::string executor;
+    switch (d->fusion) {
+      case tf::Fusion::Elementwise: executor = "fused formula"; break;
+      case tf::Fusion::Reduction: executor = "reduction"; break;
+      case tf::Fusion::SumReduction: executor = "sum reduction"; break;
+      case tf::Fusion::Barrier: executor = d->layout != tf::Layout::None ? "read in place" : "kernel"; break;
+    }
+    t << "| " << d->name << " | " << operands << " | " << results << " | " << executor << " |\n";
+  }
+  return t.str();
+}
+}  // namespace
+
+TEST(OpCoverage, TheDocsOpTableIsTheRegistrys) {
+  std::ifstream in(std::string(TENFERRO_DOCS_DIR) + "/tenferro.md");
+  ASSERT_TRUE(in) << "cannot read docs/tenferro.md";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string begin = "<!-- op table: generated from the registry, checked by op_coverage_test -->\n";
+  const std::string end = "<!-- end of op table -->";
+  const auto b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << "docs/tenferro.md has no op table";
+  ASSERT_NE(e, std::string::npos);
+  const std::string table = doc.substr(b + begin.size(), e - b - begin.size());
+  EXPECT_EQ(table, op_table()) << "docs/tenferro.md's op table differs from the registry; the registry's is:\n"
+                               << op_table();
 }
