@@ -241,7 +241,11 @@ Traced pinv(const Traced& a, double rcond) {
 
 Traced lstsq(const Traced& a, const Traced& b) {
   require_matrix("lstsq", a);
-  auto [bm, vector] = as_matrix_rhs(a, b);
+  // Not a structured binding: the lambda below captures the right-hand side (clang 14 cannot
+  // capture structured bindings).
+  const auto rhs = as_matrix_rhs(a, b);
+  const Traced& bm = rhs.first;
+  const bool vector = rhs.second;
   if (bm.rank() != a.rank() || rows_of(bm) != rows_of(a)) {
     throw ShapeError("linalg.lstsq: operands " + a.type().to_string() + ", " + b.type().to_string() +
                      "; expected B [.., " + std::to_string(rows_of(a)) + ", k] or [.., " + std::to_string(rows_of(a)) +

@@ -115,6 +115,22 @@ void check_lapack_size(const char* op, std::int64_t m, std::int64_t n) {
   }
 }
 
+/// Buffers handed to LAPACK carry slack past their last element. OpenBLAS's vectorized level-2
+/// kernels (zgemv_n on Haswell, in gebd2's reflector updates within gesdd) can read a few elements
+/// past the last one they use; reading past the end of a heap block is harmless unless the block
+/// ends a mapped page, which AddressSanitizer's allocator once made happen (a SEGV inside zgemv).
+constexpr std::size_t kLapackSlack = 8;
+template <class T>
+std::vector<T> lapack_buffer(std::int64_t n, T fill = T(0)) {
+  return std::vector<T>(static_cast<std::size_t>(n) + kLapackSlack, fill);
+}
+template <class T>
+std::vector<T> lapack_copy(const T* a, std::int64_t n) {
+  std::vector<T> v = lapack_buffer<T>(n);
+  std::copy(a, a + n, v.begin());
+  return v;
+}
+
 template <class T>
 int svd(const T* a, std::int64_t m, std::int64_t n, bool full, T* u, Real<T>* s, T* vh) {
   // The row-major buffer of A is the column-major A^T (n x m). With A^T = U' S V'^H:
@@ -122,7 +138,7 @@ int svd(const T* a, std::int64_t m, std::int64_t n, bool full, T* u, Real<T>* s,
   // Vh (row-major k x n) is the column-major buffer U' (n x k): LAPACK writes our factors directly,
   // LAPACK's u into vh and its vt into u.
   const std::int64_t k = std::min(m, n);
-  std::vector<T> work(a, a + m * n);
+  std::vector<T> work = lapack_copy(a, m * n);
   if (m == 0 || n == 0) return 0;
   const I M = static_cast<I>(n), N = static_cast<I>(m);
   if (u == nullptr) {
@@ -137,7 +153,7 @@ template <class T>
 int eigh(const T* a, std::int64_t n, Real<T>* w, T* v) {
   // The row-major buffer is A^T = conj(A) column-major; its upper triangle is A's lower one.
   // Eigenvectors Z of conj(A) are conj(V): V = conj(Z), transposed into row-major.
-  std::vector<T> z(a, a + n * n);
+  std::vector<T> z = lapack_copy(a, n * n);
   if (n == 0) return 0;
   const int info = heevd(v ? 'V' : 'N', static_cast<I>(n), z.data(), w);
   if (v && info == 0) {
@@ -159,9 +175,9 @@ int qr(const T* a, std::int64_t m, std::int64_t n, bool complete, T* q, T* r) {
   }
   // Column-major m x max(n, qcols) work buffer: A in the first n columns.
   const std::int64_t cols = std::max(n, qcols);
-  std::vector<T> w(static_cast<std::size_t>(m * cols), T(0));
+  std::vector<T> w = lapack_buffer<T>(m * cols);
   to_col_major(a, m, n, w.data());
-  std::vector<T> tau(static_cast<std::size_t>(k));
+  std::vector<T> tau = lapack_buffer<T>(k);
   int info = geqrf(static_cast<I>(m), static_cast<I>(n), w.data(), tau.data());
   if (info != 0) return info;
   for (std::int64_t i = 0; i < rrows; ++i) {
@@ -190,15 +206,15 @@ template <class T>
 int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, T* x) {
   if (n == 0 || k == 0) return 0;
   // Column-major op(A): A itself is the transpose of the buffer; A^H is the buffer conjugated.
-  std::vector<T> ac(static_cast<std::size_t>(n * n));
+  std::vector<T> ac = lapack_buffer<T>(n * n);
   if (adjoint) {
     for (std::int64_t i = 0; i < n * n; ++i) ac[static_cast<std::size_t>(i)] = conj_of(a[i]);
   } else {
     to_col_major(a, n, n, ac.data());
   }
-  std::vector<T> bc(static_cast<std::size_t>(n * k));
+  std::vector<T> bc = lapack_buffer<T>(n * k);
   to_col_major(b, n, k, bc.data());
-  std::vector<I> piv(static_cast<std::size_t>(n));
+  std::vector<I> piv = lapack_buffer<I>(n);
   const int info = gesv(static_cast<I>(n), static_cast<I>(k), ac.data(), piv.data(), bc.data());
   if (info == 0) to_row_major(bc.data(), n, k, n, x);
   return info;
@@ -207,9 +223,9 @@ int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, 
 template <class T>
 int lu(const T* a, std::int64_t m, std::int64_t n, T* p, T* l, T* u, Real<T>* parity, std::int64_t* pivots) {
   const std::int64_t k = std::min(m, n);
-  std::vector<T> w(static_cast<std::size_t>(m * n));
+  std::vector<T> w = lapack_buffer<T>(m * n);
   to_col_major(a, m, n, w.data());
-  std::vector<I> piv(static_cast<std::size_t>(k));
+  std::vector<I> piv = lapack_buffer<I>(k);
   const int info = k == 0 ? 0 : getrf(static_cast<I>(m), static_cast<I>(n), w.data(), piv.data());
   if (info < 0) return info;
   // Row interchanges in order: row i of P^T A is row perm[i] of A; A = P L U with P[perm[i], i] = 1.
@@ -249,8 +265,8 @@ int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<
     // eigenvalues have imaginary part exactly 0 and pairs are exact conjugates. Its vectors come
     // packed: for a real eigenvalue column j is the vector; for a pair (j, j + 1) the vectors are
     // column j +- i column j + 1 (each of unit 2-norm, as LAPACK normalizes them).
-    std::vector<T> ac(static_cast<std::size_t>(n * n)), vr(static_cast<std::size_t>(n * n));
-    std::vector<T> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
+    std::vector<T> ac = lapack_buffer<T>(n * n), vr = lapack_buffer<T>(n * n);
+    std::vector<T> wr = lapack_buffer<T>(n), wi = lapack_buffer<T>(n);
     to_col_major(a, n, n, ac.data());
     const int info = geev(static_cast<I>(n), ac.data(), wr.data(), wi.data(), vr.data());
     if (info != 0) return info;
@@ -271,7 +287,7 @@ int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<
     }
     return 0;
   }
-  std::vector<C> ac(static_cast<std::size_t>(n * n)), vr(static_cast<std::size_t>(n * n));
+  std::vector<C> ac = lapack_buffer<C>(n * n), vr = lapack_buffer<C>(n * n);
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t j = 0; j < n; ++j) ac[static_cast<std::size_t>(i + j * n)] = C(a[i * n + j]);
   }
