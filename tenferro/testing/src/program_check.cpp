@@ -180,15 +180,19 @@ class Checker {
     set_exec_options(plain);
     expect_bitwise("passes_bitwise", forward.run(x), base);
     set_exec_options(off);
-    expect_near_unless_tie("passes_off", forward.run(x), base);
+    const Tensors unpassed = forward.run(x);
     set_exec_options(on);
+    const bool ill_conditioned = amplifies_rounding(forward, x, base);
+    if (ill_conditioned) skip("passes_off:ill_conditioned");
+    else expect_near_unless_tie("passes_off", unpassed, base);
     if (config_.threads) {
       step_ = "threads";
       set_num_threads(1);
       const Tensors one = forward.run(x);
       set_num_threads(2);
       // OpenBLAS may split a GEMM's contracted dimension among its threads (threads.hpp).
-      if (calls_blas()) expect_near_unless_tie("threads", forward.run(x), one);
+      if (calls_blas() && ill_conditioned) skip("threads:ill_conditioned");
+      else if (calls_blas()) expect_near_unless_tie("threads", forward.run(x), one);
       else expect_bitwise("threads_bitwise", forward.run(x), one);
     }
     ++report_.checks_run;
@@ -316,6 +320,23 @@ class Checker {
       }
     }
     return true;
+  }
+
+  /// Whether the program amplifies rounding beyond the comparisons' tolerance: its outputs at the
+  /// inputs moved by a few units in their last place (x (1 + 8 eps)) differ from those at x by more
+  /// than expect_near_unless_tie allows. Two computations that may round differently (passes off,
+  /// one thread against two) then disagree for the same reason, so comparing them says nothing:
+  /// a chaotic recurrence scanned over 20011 steps turns a last-bit difference into an O(1) one.
+  bool amplifies_rounding(const Program& forward, const Tensors& x, const Tensors& base) {
+    const bool single = p_.loss_dtype == DType::F32;
+    const double eps = single ? 6e-8 : 1.2e-16, rtol = single ? 1e-5 : 1e-12;
+    const Tensors moved = forward.run(shifted(x, 8 * eps, x));
+    for (std::size_t o = 0; o < base.size(); ++o) {
+      if (!all_finite(base[o]) || !all_finite(moved[o])) continue;
+      const double d = max_diff(moved[o], base[o]), s = std::max(max_abs(moved[o]), max_abs(base[o]));
+      if (!(d <= rtol * (1 + s) * cond_)) return true;
+    }
+    return false;
   }
 
   /// a near b, unless the program is at a tie of a jump (at_tie).
