@@ -157,25 +157,38 @@ computegraph::LocalValueId record_eager(TraceState& trace, StdTensorOp op, std::
 }
 }  // namespace
 
-std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
-  std::vector<Traced> results;
+namespace {
+/// The one place a traced operation is recorded: into the trace its operands belong to, as a
+/// graph operation, or, in an eager trace, run at once (eager_record). Operands of one live eager
+/// trace record directly (the common eager case); otherwise operand_trace first unifies eager
+/// values and captures values of enclosing traces. Returns the trace and the id of the first
+/// result (an operation's results have consecutive ids).
+std::pair<std::shared_ptr<TraceState>, computegraph::LocalValueId> record(StdTensorOp op,
+                                                                          std::span<const Traced> inputs) {
   if (TraceState* eager = plain_eager_trace(inputs)) {
-    const std::size_t count = op.output_count();
     const auto first = record_eager(*eager, std::move(op), inputs);
-    for (std::size_t k = 0; k < count; ++k) results.emplace_back(inputs[0].trace(), first + static_cast<computegraph::LocalValueId>(k));
-    return results;
+    return {inputs[0].trace(), first};
   }
   std::vector<Traced> unified;
   std::vector<Ref> refs;
-  const std::shared_ptr<TraceState> trace = operand_trace(op, inputs, unified, refs);
+  std::shared_ptr<TraceState> trace = operand_trace(op, inputs, unified, refs);
   if (trace->eager) {
-    const std::size_t count = op.output_count();
     const auto first = record_eager(*trace, std::move(op), inputs);
-    for (std::size_t k = 0; k < count; ++k) results.emplace_back(trace, first + static_cast<computegraph::LocalValueId>(k));
-    return results;
+    return {std::move(trace), first};
   }
-  const auto ids = trace->builder.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
-  for (auto id : ids) results.emplace_back(trace, id);
+  const auto role = computegraph::OperationRole::primary();
+  const auto first = op.output_count() == 1 ? trace->builder.add(std::move(op), std::move(refs), role)
+                                            : trace->builder.add_operation(std::move(op), std::move(refs), role)[0];
+  return {std::move(trace), first};
+}
+}  // namespace
+
+std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs) {
+  const std::size_t count = op.output_count();
+  auto [trace, first] = record(std::move(op), inputs);
+  std::vector<Traced> results;
+  results.reserve(count);
+  for (std::size_t k = 0; k < count; ++k) results.emplace_back(trace, first + static_cast<computegraph::LocalValueId>(k));
   return results;
 }
 
@@ -184,19 +197,8 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
     throw Error("tenferro::apply: " + op.name() + " has " + std::to_string(op.output_count()) +
                 " results; use apply_outputs");
   }
-  std::span<const Traced> operands(inputs.begin(), inputs.size());
-  if (TraceState* eager = plain_eager_trace(operands)) {
-    return Traced(operands[0].trace(), record_eager(*eager, std::move(op), operands));
-  }
-  std::vector<Traced> unified;
-  std::vector<Ref> refs;
-  std::shared_ptr<TraceState> trace = operand_trace(op, operands, unified, refs);
-  if (trace->eager) {
-    const auto id = record_eager(*trace, std::move(op), operands);
-    return Traced(std::move(trace), id);
-  }
-  const auto id = trace->builder.add(std::move(op), std::move(refs), computegraph::OperationRole::primary());
-  return Traced(std::move(trace), id);
+  auto [trace, first] = record(std::move(op), std::span<const Traced>(inputs.begin(), inputs.size()));
+  return Traced(std::move(trace), first);
 }
 
 Traced constant(const Traced& like, Tensor value) {
