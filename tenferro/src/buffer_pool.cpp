@@ -172,8 +172,11 @@ ThreadCache* thread_cache() {
   return &handle.cache;
 }
 
+/// Each block carries kAlign bytes past its granted size that no tensor uses: OpenBLAS's vectorized
+/// kernels may read a few elements past the last one they use (seen inside zgesdd's zgemv_n), which
+/// is harmless unless the block ends a mapped page.
 std::byte* system_allocate(std::size_t size) {
-  auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, size));
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, size + kAlign));
   if (!p) throw std::bad_alloc();
   return p;
 }
