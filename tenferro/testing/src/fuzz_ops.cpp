@@ -74,6 +74,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Cbrt: return "cbrt";
     case FuzzOp::Ceil: return "ceil";
     case FuzzOp::Trunc: return "trunc";
+    case FuzzOp::Frac: return "frac";
     case FuzzOp::I0: return "i0";
     case FuzzOp::I0e: return "i0e";
     case FuzzOp::I1e: return "i1e";
@@ -192,6 +193,7 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     case FuzzOp::Cbrt: return cbrt(a(0));
     case FuzzOp::Ceil: return ceil(a(0));
     case FuzzOp::Trunc: return trunc(a(0));
+    case FuzzOp::Frac: return frac(a(0));
     case FuzzOp::I0: return i0(a(0));
     case FuzzOp::I0e: return i0e(a(0));
     case FuzzOp::I1e: return i1e(a(0));

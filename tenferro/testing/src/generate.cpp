@@ -44,7 +44,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Round, 1},    {FuzzOp::Atan2, 1},      {FuzzOp::Hypot, 1},      {FuzzOp::Logaddexp, 1},
     {FuzzOp::Remainder, 1}, {FuzzOp::Lgamma, 1},  {FuzzOp::Digamma, 1},    {FuzzOp::Erfinv, 1},
     {FuzzOp::I1, 1},       {FuzzOp::Tan, 1},        {FuzzOp::Acos, 1},       {FuzzOp::Acosh, 1},
-    {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::I0, 1},
+    {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::Frac, 1},      {FuzzOp::I0, 1},
     {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},

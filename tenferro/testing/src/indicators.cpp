@@ -44,6 +44,10 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       out.push_back(v);
       continue;
     }
+    if (n.op == FuzzOp::Frac) {  // x - trunc(x): jumps where trunc does
+      out.push_back(trunc(arg(0)));
+      continue;
+    }
     if (n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod) {  // jumps where a / b crosses an integer
       out.push_back(n.op == FuzzOp::Fmod ? trunc(arg(0) / arg(1)) : floor(arg(0) / arg(1)));
       continue;
@@ -108,7 +112,7 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::Log10: case FuzzOp::Floor: case FuzzOp::Round: case FuzzOp::Atan2: case FuzzOp::Hypot:
       case FuzzOp::Logaddexp: case FuzzOp::Remainder: case FuzzOp::Lgamma: case FuzzOp::Digamma:
       case FuzzOp::Erfinv: case FuzzOp::I1: case FuzzOp::Tan: case FuzzOp::Acos: case FuzzOp::Acosh:
-      case FuzzOp::Cbrt: case FuzzOp::Ceil: case FuzzOp::Trunc: case FuzzOp::I0: case FuzzOp::Trigamma:
+      case FuzzOp::Cbrt: case FuzzOp::Ceil: case FuzzOp::Trunc: case FuzzOp::Frac: case FuzzOp::I0: case FuzzOp::Trigamma:
       case FuzzOp::Fmod:
         break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
     }
@@ -144,9 +148,9 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
     } else if (n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && n.dtype == DType::Bool)) {
       out.push_back(smallest(abs(arg(0))));
     } else if ((n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Remainder || n.op == FuzzOp::Ceil ||
-                n.op == FuzzOp::Trunc || n.op == FuzzOp::Fmod) &&
+                n.op == FuzzOp::Trunc || n.op == FuzzOp::Frac || n.op == FuzzOp::Fmod) &&
                !is_complex(arg(0).dtype())) {
-      // Distance to the nearest jump: integers (floor, ceil, trunc, and a / b for remainder and
+      // Distance to the nearest jump: integers (floor, ceil, trunc, frac, and a / b for remainder and
       // fmod), half-integers (round).
       const bool quotient = n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod;
       const Traced x = astype(quotient ? arg(0) / arg(1) : arg(0), DType::F64);

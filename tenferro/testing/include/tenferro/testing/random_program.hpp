@@ -25,7 +25,7 @@ enum class FuzzOp : std::uint8_t {
   Sigmoid, Relu, Softplus,
   // tenferro/math.hpp: smooth ones, ones on a restricted domain, and piecewise constant ones
   Sinh, Cosh, Atan, Asinh, Asin, Atanh, Erf, Erfc, Exp2, Log2, Log10, Floor, Round,
-  Lgamma, Digamma, Erfinv, I1, Tan, Acos, Acosh, Cbrt, Ceil, Trunc, I0, I0e, I1e, Trigamma,
+  Lgamma, Digamma, Erfinv, I1, Tan, Acos, Acosh, Cbrt, Ceil, Trunc, Frac, I0, I0e, I1e, Trigamma,
   // (x - stop_gradient(x)) + stop_gradient(x): x, through a detached value
   DetachedIdentity,
   // elementwise, binary (broadcasting)
