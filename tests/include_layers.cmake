@@ -43,10 +43,7 @@ foreach(from IN LISTS layers)
 endforeach()
 
 # ---- the check ---------------------------------------------------------------------------------
-string(ASCII 1 mask_backslash)
-string(ASCII 2 mask_semicolon)
-string(ASCII 3 mask_open)
-string(ASCII 4 mask_close)
+include("${CMAKE_CURRENT_LIST_DIR}/text_lines.cmake")
 set(include_line "^[ \t]*#[ \t]*include[ \t]*([\"<])([^\">]*)[\">]")
 
 # Appends to ${violations_var} one "rel:line: <folder> includes <other>" per include of `text` (the
@@ -58,12 +55,7 @@ function(check_includes folder rel text violations_var count_var)
   if(NOT text MATCHES "#[ \t]*include")
     return()
   endif()
-  # List separators and brackets are masked so that every line stays one list element.
-  string(REPLACE "\\" "${mask_backslash}" text "${text}")
-  string(REPLACE ";" "${mask_semicolon}" text "${text}")
-  string(REPLACE "[" "${mask_open}" text "${text}")
-  string(REPLACE "]" "${mask_close}" text "${text}")
-  string(REPLACE "\n" ";" lines "${text}")
+  text_lines("${text}" lines)
   set(number 0)
   foreach(line IN LISTS lines)
     math(EXPR number "${number} + 1")
