@@ -14,13 +14,14 @@
 #include "computegraph/computegraph.hpp"
 #include "exec/scalar_program.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/program.hpp"
 #include "tidu/tidu.hpp"
 #include "timing.hpp"
 
 namespace {
 
 using namespace tenferro;
-using Program = computegraph::CompiledProgram<StdTensorOp>;
+using Compiled = computegraph::CompiledProgram<StdTensorOp>;
 using Value = computegraph::ValueRef<StdTensorOp>;
 using Keys = std::vector<TensorValueKey>;
 
@@ -61,7 +62,7 @@ computegraph::GraphPtr<StdTensorOp> chain_graph() {
   return b.finish();
 }
 
-Program compile_keys(const computegraph::GraphPtr<StdTensorOp>& root, const Keys& outputs, const Keys& leading) {
+Compiled compile_keys(const computegraph::GraphPtr<StdTensorOp>& root, const Keys& outputs, const Keys& leading) {
   return computegraph::compile(computegraph::materialize_merge(computegraph::resolve({root}), std::span<const TensorValueKey>(outputs),
                                                                std::span<const TensorValueKey>(leading)));
 }
@@ -77,7 +78,7 @@ int main() {
   const auto g = chain_graph();
   Keys inputs;
   for (auto id : g->inputs()) inputs.push_back(g->key(id));
-  const Program fwd = compile_keys(g, g->output_keys(), inputs);
+  const Compiled fwd = compile_keys(g, g->output_keys(), inputs);
 
   // Reverse mode with respect to x only: the program (x, a, b, seed) -> (f, df/dx).
   const std::vector<TensorKey> wrt = {inputs[0].input_key()};
@@ -87,7 +88,7 @@ int main() {
   Keys grad_out = g->output_keys(), grad_in = inputs;
   for (const auto& k : tr.tangent_output_keys()) grad_out.push_back(k.value());
   for (std::size_t i = 0; i < tr.tangent_inputs.size(); ++i) grad_in.push_back(tr.tangent_input_key(i));
-  const Program grad = compile_keys(tr.graph, grad_out, grad_in);
+  const Compiled grad = compile_keys(tr.graph, grad_out, grad_in);
 
   const auto fwd_s = exec::ScalarProgram::lower(fwd);
   const auto grad_s = exec::ScalarProgram::lower(grad);

@@ -22,8 +22,6 @@ MODULES = {"tenferro": tf, "tenferro::linalg": tf.linalg, "tenferro::random": tf
 # (C++ namespace, name) -> the Python spelling ("linalg.x" for tf.linalg.x), or None where the
 # function has none on purpose; each with the reason.
 DIFFERENT = {
-    ("tenferro", "apply"): (None, "records a raw StdTensorOp, which Python cannot build; the named functions cover the ops"),
-    ("tenferro", "apply_outputs"): (None, "as apply, for ops with several results"),
     ("tenferro", "constant"): (None, "Python operands (arrays, Tensors, lists, scalars) become constants of the trace by themselves"),
     ("tenferro", "full_like"): (None, "a helper of tracing: a Python scalar operand is broadcast where it is used"),
     ("tenferro", "reverse"): ("flip", "NumPy's name (Python's reversed() means something else)"),

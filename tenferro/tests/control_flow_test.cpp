@@ -10,6 +10,7 @@
 #include "golden_files.hpp"
 #include "linalg_test_util.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/program.hpp"
 
 namespace tf = tenferro;
 using namespace tenferro::test;

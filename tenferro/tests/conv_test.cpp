@@ -10,6 +10,7 @@
 #include "linalg_test_util.hpp"
 #include "tenferro/conv.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tf = tenferro;
 using namespace tenferro::test;

@@ -11,6 +11,9 @@
 
 #include "op_test_util.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/custom_op.hpp"
 
 namespace tf = tenferro;
 using testing::HasSubstr;

@@ -6,6 +6,8 @@
 
 #include "op_test_util.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 
 namespace {
 

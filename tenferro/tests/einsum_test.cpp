@@ -12,6 +12,8 @@
 
 #include "golden_files.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 #include "tidu/testing/check.hpp"
 
 namespace tf = tenferro;

@@ -17,6 +17,8 @@
 #include "computegraph/graph_builder.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 #include "tidu/testing/check.hpp"
 #include "tidu/transforms.hpp"
 

@@ -15,6 +15,9 @@
 #include "golden_files.hpp"
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/custom_op.hpp"
 #include "tidu/linear_transpose.hpp"
 #include "tidu/linearize.hpp"
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 #include "tidu/testing/check.hpp"
 
 namespace tenferro::test {

@@ -15,6 +15,8 @@
 #include <random>
 
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 #include "tidu/testing/check.hpp"
 
 namespace tf = tenferro;

@@ -15,6 +15,9 @@
 #include "op_test_util.hpp"
 #include "tenferro/ops/linalg_attrs.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/custom_op.hpp"
 
 namespace tf = tenferro;
 using T = tf::Traced;

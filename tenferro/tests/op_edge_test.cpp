@@ -23,6 +23,9 @@
 #include "tenferro/ops/linalg_attrs.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/custom_op.hpp"
 
 namespace tf = tenferro;
 using T = tf::Traced;

@@ -12,6 +12,8 @@
 #include "computegraph/computegraph.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 #include "tidu/testing/check.hpp"
 #include "tidu/tidu.hpp"
 

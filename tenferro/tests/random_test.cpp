@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "tenferro/ops/random_attrs.hpp"
 #include "tenferro/random.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tf = tenferro;
 namespace rnd = tenferro::random;

@@ -11,6 +11,8 @@
 
 #include "op_test_util.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 
 namespace tf = tenferro;
 using testing::HasSubstr;

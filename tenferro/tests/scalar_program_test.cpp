@@ -17,6 +17,9 @@
 #include "op_test_util.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/custom_op.hpp"
 #include "tidu/tidu.hpp"
 
 namespace tenferro {

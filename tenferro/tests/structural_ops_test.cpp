@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "op_test_util.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace {
 

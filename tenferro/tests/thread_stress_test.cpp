@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
 
 namespace {
 

@@ -10,6 +10,8 @@
 
 #include "computegraph/printer.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 #include "tidu/testing/check.hpp"
 
 namespace tf = tenferro;
@@ -242,7 +244,7 @@ TEST(VectorExamples, SumExpAxGoldenIrAndClosedForms) {
             "  %4 = reduce_sum[axes=[0]](%3)\n"
             "  return %4\n"
             "}\n");
-  auto linear = p.linearize();
+  auto linear = tf::linearize(p);
   auto transposed = tidu::linear_transpose(linear);
   const std::string t = computegraph::to_string(*transposed.graph);
   EXPECT_THAT(t, HasSubstr("broadcast_in_dim[shape=[2], dims=[]]"));

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tenferro/ops/op_def.hpp"
+#include "tenferro/ops/record.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {

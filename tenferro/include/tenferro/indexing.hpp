@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "tenferro/ops/gather_attrs.hpp"
+#include "tenferro/dimension_numbers.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {

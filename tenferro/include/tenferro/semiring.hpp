@@ -19,10 +19,9 @@
 // Semiring ops are not differentiable by design (custom algebra has no AD; docs/design.md,
 // "Custom algebra"): linearizing a program that contains one throws ADRuleError naming the op.
 #include <cstdint>
-#include <ostream>
 #include <utility>
 
-#include "tenferro/ops/builtin_attrs.hpp"
+#include "tenferro/dimension_numbers.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {
@@ -37,27 +36,10 @@ const char* semiring_name(Semiring s);  // "standard", "max_plus", "min_plus", "
 /// The sum's identity: -inf, +inf, 0 (0 for Standard).
 double semiring_zero(Semiring s);
 
-/// semiring_dot_general's attributes: the semiring and dot_general's dimension numbers.
-struct SemiringDims {
-  Semiring semiring = Semiring::MaxPlus;
-  DotDims dims;
-  bool operator==(const SemiringDims&) const = default;
-  std::size_t hash() const;
-  void print(std::ostream& os) const;  // max_plus, batch=[..][..], contract=[..][..]
-};
-
-namespace ops {
-/// The contraction of dot_general in a tropical semiring (not Standard): real operands (f32, f64)
-/// of one dtype; result type as dot_general's.
-StdTensorOp semiring_dot_general(const TensorType& a, const TensorType& b, Semiring semiring, DotDims dims);
-/// The same with a second result: for each result element, the flat index (i64, row-major over
-/// the lhs contracting axes) of the first contracted position that attains it; 0 when none does
-/// (every product is the zero element).
-StdTensorOp semiring_dot_general_index(const TensorType& a, const TensorType& b, Semiring semiring, DotDims dims);
-}  // namespace ops
-
 Traced semiring_dot_general(const Traced& a, const Traced& b, Semiring semiring, DotDims dims);
-/// Values and the winning contracted index (see ops::semiring_dot_general_index).
+/// Values and, for each result element, the flat index (i64, row-major over the lhs contracting
+/// axes) of the first contracted position that attains it; 0 when none does (every product is the
+/// zero element).
 std::pair<Traced, Traced> semiring_dot_general_index(const Traced& a, const Traced& b, Semiring semiring,
                                                      DotDims dims);
 

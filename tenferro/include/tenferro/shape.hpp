@@ -1,8 +1,7 @@
 #pragma once
 // Shapes and static tensor types. Storage is dense row-major (C order); a rank-0 shape is a scalar.
 #include <cstdint>
-#include <functional>
-#include <ostream>
+#include <iosfwd>
 #include <string>
 #include <vector>
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <ostream>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <type_traits>

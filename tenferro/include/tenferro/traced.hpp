@@ -1,54 +1,40 @@
 #pragma once
-// Traced tensors: the values user programs are written in. Every operation on a Traced records a
-// StdTensorOp into the trace's graph (computegraph::GraphBuilder); nothing is computed until the
-// traced function is compiled and run (see tenferro/transforms.hpp: grad, jvp, vjp, ...).
+// Traced tensors: the values user programs are written in. Every operation on a Traced records an
+// op into its trace's graph; nothing is computed until the traced function is compiled and run
+// (see tenferro/transforms.hpp: grad, jvp, vjp, ...). The trace itself is opaque here:
+// tenferro/ops/record.hpp, the tier for writers of custom ops, opens it.
 //
 // Binary operations broadcast NumPy-style (shapes aligned at the trailing axis; size-1 axes
 // stretch), lowered to broadcast_in_dim so the transpose reduces back. Shape and dtype errors are
 // thrown here, at trace time, as ShapeError/DTypeError naming the op and the operand types.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <utility>
 #include <vector>
 
-#include "computegraph/graph_builder.hpp"
-#include "tenferro/ops/make.hpp"
-#include "tenferro/ops/std_tensor_op.hpp"
+#include "tenferro/dimension_numbers.hpp"
+#include "tenferro/tensor.hpp"
 
 namespace tenferro {
 
 class IndexExpr;  // tenferro/index_expr.hpp
 
-namespace detail {
-struct EagerStore;  // src/api/eager_store.hpp
-}
-
-/// The graph under construction by one trace. An eager trace (tenferro/eager.hpp) records into its
-/// own tape instead (`eager`; its builder stays empty): its operations run as they are recorded.
-///
-/// A nested trace records the body of a control-flow op (tenferro/control_flow.hpp). It has the
-/// trace it is nested in as `parent`; when an operation mixes values of the nested trace with
-/// values of an enclosing one (a body that reads a variable it closes over), the enclosing value
-/// is captured: it becomes an input of the nested trace (once per value), and the control-flow op
-/// passes it in as an operand.
-struct TraceState {
-  computegraph::GraphBuilder<StdTensorOp> builder;
-  std::shared_ptr<detail::EagerStore> eager;
-  std::shared_ptr<TraceState> parent;
-  /// Captured values: (id in the parent trace, id of the input standing for it here), in capture order.
-  std::vector<std::pair<computegraph::LocalValueId, computegraph::LocalValueId>> captures;
-};
+struct TraceState;  // tenferro/ops/record.hpp
 
 class Traced {
  public:
-  Traced(std::shared_ptr<TraceState> trace, computegraph::LocalValueId id)
+  /// The id of a value within its trace's graph (computegraph's LocalValueId).
+  using ValueId = std::uint32_t;
+
+  Traced(std::shared_ptr<TraceState> trace, ValueId id)
       : trace_(std::move(trace)), id_(id) {}
 
   const TensorType& type() const;
   const Shape& shape() const { return type().shape; }
   DType dtype() const { return type().dtype; }
   std::size_t rank() const { return type().shape.size(); }
-  computegraph::LocalValueId id() const { return id_; }
+  ValueId id() const { return id_; }
   const std::shared_ptr<TraceState>& trace() const { return trace_; }
   /// NumPy-style indexing: x[{1, tf::range(0, 4, 2), tf::ellipsis, tf::newaxis}]
   /// (tenferro/index_expr.hpp).
@@ -56,20 +42,9 @@ class Traced {
 
  private:
   std::shared_ptr<TraceState> trace_;
-  computegraph::LocalValueId id_;
+  ValueId id_;
 };
 
-/// The id that stands for `value` in `trace`: its own id if it belongs to `trace`, else the input
-/// of `trace` that captures it (see TraceState; nested bodies capture through every level). Throws
-/// Error if `value` belongs to no trace enclosing `trace`.
-computegraph::LocalValueId capture_into(const std::shared_ptr<TraceState>& trace, const Traced& value);
-
-/// Records `op` applied to `inputs` (of one trace, or of nested traces: values of enclosing traces
-/// are captured into the innermost; Error otherwise) and returns its
-/// result; throws Error if the op has several results (use apply_outputs).
-Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs);
-/// Records `op` applied to `inputs` and returns all its results, in output order.
-std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs);
 /// A constant in `like`'s trace.
 Traced constant(const Traced& like, Tensor value);
 /// A scalar constant of `like`'s dtype broadcast to `like`'s shape.

@@ -15,24 +15,30 @@
 //
 // Only the tracing of f is a template here: everything after it (linearizing, transposing,
 // compiling, running, and tidu's machinery instantiated for StdTensorOp) is compiled once in
-// src/api/transformed.cpp, so a user's file that calls these compiles quickly.
+// src/api/transformed.cpp, so a user's file that calls these compiles quickly; and no header of
+// the graph engine is included (tenferro/program.hpp has the traced program itself, for users
+// who want the pipeline).
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
-#include "computegraph/compile_cache.hpp"
 #include "tenferro/traced.hpp"
-#include "tidu/linearized_graph.hpp"
+
+// The graph engine's type that Program names, declared only (tenferro/program.hpp includes it).
+namespace computegraph {
+template <class Op>
+class Graph;
+}  // namespace computegraph
 
 namespace tenferro {
 
+struct StdTensorOp;  // tenferro/ops/std_tensor_op.hpp
+/// A traced program's graph (tenferro/program.hpp).
+using GraphPtr = std::shared_ptr<const computegraph::Graph<StdTensorOp>>;
+
 using Tensors = std::vector<Tensor>;
-using GraphPtr = computegraph::GraphPtr<StdTensorOp>;
-
-/// The compile cache shared by every transform of this process.
-std::shared_ptr<computegraph::CompileCache<StdTensorOp>> default_compile_cache();
-
 namespace detail {
 constexpr std::size_t kMaxArgs = 8;
 
@@ -46,12 +52,15 @@ inline void collect(std::vector<Traced>& out, const std::vector<Traced>& ts) {
   out.insert(out.end(), ts.begin(), ts.end());
 }
 
+/// Throws BindingError: the function cannot be called with `count` Traced arguments (out of line,
+/// so that a user's file instantiates no string formatting).
+[[noreturn]] void throw_arity_mismatch(std::size_t count);
+
 /// Calls f with args.size() traced arguments and returns its results as a list.
 template <class F, std::size_t N = 0>
 std::vector<Traced> call_traced(F& f, const std::vector<Traced>& args) {
   if constexpr (N > kMaxArgs) {
-    throw BindingError("tenferro: the function cannot be called with " + std::to_string(args.size()) +
-                       " Traced arguments");
+    throw_arity_mismatch(args.size());
   } else {
     if constexpr (invocable_with<F>(std::make_index_sequence<N>{})) {
       if (args.size() == N) {
@@ -82,10 +91,6 @@ void check_wrt(const char* what, const Tensors& args, std::size_t argnum);
 /// Throws ShapeError or DTypeError, naming `what`, unless each direction (tangent) has the type
 /// of its float or complex primal (directions of integer and bool primals are not checked).
 void check_directions(const char* what, const char* kind, const Tensors& primals, const Tensors& directions);
-/// Throws unless the graph has one output and the cotangent has its type.
-void check_cotangent(const char* what, const GraphPtr& graph, const Tensor& cotangent);
-/// Throws unless the graph has one scalar real output (what grad and hessian differentiate).
-void check_scalar_loss(const char* what, const GraphPtr& graph);
 /// Stores `column` = H e_col (n elements of h's dtype) into h viewed as an n x n row-major matrix.
 /// A real Hessian is symmetric (second derivatives commute), so the column is written as row
 /// `col`: one contiguous copy instead of n stores n elements apart, which touch a different page
@@ -105,8 +110,6 @@ void transpose_matrix_into(Tensor& to, const Tensor& from, std::size_t rows, std
 /// Stores `values` (conjugated if asked) as row `row` of m, viewed as a rows x values.numel()
 /// row-major matrix, converting to m's dtype (the real part for a real m).
 void store_matrix_row(Tensor& m, std::size_t row, const Tensor& values, bool conjugate);
-/// Throws ShapeError unless the graph has exactly one output (what jacfwd and jacrev return).
-void check_single_output(const char* what, const GraphPtr& graph);
 
 /// f as a function of a list of traced arguments (call_traced).
 using TracedFunction = std::function<std::vector<Traced>(const std::vector<Traced>&)>;
@@ -211,19 +214,18 @@ Tensors hvp(F f, const Tensors& primals, const Tensors& directions) {
   return detail::hvp_of(detail::erase_function(std::move(f)), primals, directions);
 }
 
-/// A traced program: the graph of f on arguments like `args`, for users who want the pipeline
-/// itself (resolve, linearize, linear_transpose, materialize_merge, compile) or its printed IR.
 namespace detail {
-struct ProgramCache;  // the compiled program, built on the first run (transforms.cpp)
-}
+/// The compiled program, built on the first run (transforms.cpp).
+struct ProgramCache;
+}  // namespace detail
 
+/// A traced program: the graph of f on arguments like `args` (trace, below).
 class Program {
  public:
   explicit Program(GraphPtr graph);
+  /// The graph (tenferro/program.hpp makes it usable).
   const GraphPtr& graph() const { return graph_; }
   std::string print() const;
-  /// linearize with respect to every float or complex argument.
-  tidu::LinearizedGraph<StdTensorOp> linearize() const;
   /// Runs the primal program.
   Tensors run(const Tensors& args) const;
   /// Runs the primal program writing its results into `outputs` (one tensor per result, of the

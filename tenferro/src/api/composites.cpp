@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tenferro/traced.hpp"
+#include "tenferro/ops/record.hpp"
 #include "api/reduce_identity.hpp"
 
 namespace tenferro {

@@ -10,6 +10,7 @@
 #include "api/trace_body.hpp"
 #include "regions/bodies.hpp"
 #include "tenferro/ops/control_attrs.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 

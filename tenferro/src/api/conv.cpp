@@ -9,6 +9,7 @@
 
 #include "tenferro/indexing.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 

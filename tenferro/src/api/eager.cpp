@@ -1,6 +1,7 @@
 // Eager mode (tenferro/eager.hpp): the per-thread eager trace, running ops as they are recorded,
 // eager tensors and their leaf bindings. backward() is in eager_backward.cpp.
 #include "tenferro/eager.hpp"
+#include "tenferro/ops/record.hpp"
 
 #include <array>
 #include <mutex>

@@ -9,6 +9,8 @@
 #include "computegraph/replay.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 #include "tidu/transforms.hpp"
 
 namespace tenferro {

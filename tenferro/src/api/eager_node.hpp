@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tenferro/eager.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::detail {
 

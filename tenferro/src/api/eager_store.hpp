@@ -16,6 +16,7 @@
 
 #include "computegraph/small_vector.hpp"
 #include "tenferro/traced.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::detail {
 

@@ -7,6 +7,8 @@
 
 #include "axis.hpp"
 #include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/ops/gather_attrs.hpp"
 
 namespace tenferro {
 

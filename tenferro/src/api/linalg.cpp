@@ -10,6 +10,7 @@
 #include "tenferro/math.hpp"
 #include "tenferro/ops/linalg_attrs.hpp"
 #include "tenferro/sort_scan.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::linalg {
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tenferro/linalg.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 

@@ -8,6 +8,7 @@
 #include "tenferro/math.hpp"
 #include "tenferro/ops/random_attrs.hpp"
 #include "tenferro/sort_scan.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::random {
 

@@ -12,6 +12,7 @@
 #include "tenferro/control_flow.hpp"
 #include "tenferro/indexing.hpp"
 #include "tenferro/linalg.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 

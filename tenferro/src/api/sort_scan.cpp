@@ -9,6 +9,7 @@
 #include "tenferro/indexing.hpp"
 #include "tenferro/math.hpp"
 #include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 

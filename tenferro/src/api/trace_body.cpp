@@ -2,6 +2,7 @@
 #include "api/trace_body.hpp"
 
 #include "tenferro/error.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::detail {
 

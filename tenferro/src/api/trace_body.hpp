@@ -11,6 +11,7 @@
 
 #include "tenferro/ops/control_attrs.hpp"
 #include "tenferro/traced.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::detail {
 

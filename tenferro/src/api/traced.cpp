@@ -1,6 +1,8 @@
 // Traced tensors: recording, NumPy-style broadcasting, and the primitive-backed operations.
 #include "tenferro/traced.hpp"
 #include "tenferro/semiring.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/ops/semiring_attrs.hpp"
 
 #include "eager_store.hpp"
 #include "reduce_identity.hpp"

@@ -6,6 +6,8 @@
 
 #include "tenferro/operand_space.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
 #include "tidu/transforms.hpp"
 
 namespace tenferro::detail {

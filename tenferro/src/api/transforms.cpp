@@ -14,6 +14,8 @@
 #include "tidu/linearize.hpp"
 #include "exec/executor.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/program.hpp"
 
 namespace tenferro {
 
@@ -23,6 +25,10 @@ std::shared_ptr<computegraph::CompileCache<StdTensorOp>> default_compile_cache()
 }
 
 namespace detail {
+
+void throw_arity_mismatch(std::size_t count) {
+  throw BindingError("tenferro: the function cannot be called with " + std::to_string(count) + " Traced arguments");
+}
 
 std::vector<TensorType> types_of(const Tensors& args) {
   std::vector<TensorType> types;
@@ -199,14 +205,15 @@ void check_single_output(const char* what, const GraphPtr& graph) {
 
 std::string Program::print() const { return computegraph::to_string(*graph_); }
 
-tidu::LinearizedGraph<StdTensorOp> Program::linearize() const {
+tidu::LinearizedGraph<StdTensorOp> linearize(const Program& program) {
+  const GraphPtr& graph = program.graph();
   std::vector<TensorKey> wrt;
-  for (auto id : graph_->inputs()) {
-    const TensorKey& key = graph_->key(id).input_key();
+  for (auto id : graph->inputs()) {
+    const TensorKey& key = graph->key(id).input_key();
     if (is_inexact(key.type.dtype)) wrt.push_back(key);
   }
-  auto outputs = graph_->output_keys();
-  return tidu::linearize(computegraph::resolve({graph_}), std::span<const TensorValueKey>(outputs),
+  auto outputs = graph->output_keys();
+  return tidu::linearize(computegraph::resolve({graph}), std::span<const TensorValueKey>(outputs),
                          std::span<const TensorKey>(wrt));
 }
 

@@ -9,6 +9,7 @@
 #include "einsum_internal.hpp"
 #include "api/reduce_identity.hpp"
 #include "tenferro/semiring.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::tn::detail {
 

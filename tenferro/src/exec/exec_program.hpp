@@ -12,6 +12,7 @@
 
 #include "computegraph/compiled_program.hpp"
 #include "tenferro/ops/std_tensor_op.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro::exec {
 

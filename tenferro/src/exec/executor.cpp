@@ -11,6 +11,7 @@
 #include "passes.hpp"
 #include "scalar_program.hpp"
 #include "tenferro/error.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

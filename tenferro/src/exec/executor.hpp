@@ -16,6 +16,7 @@
 #include "computegraph/compiled_program.hpp"
 #include "exec_program.hpp"
 #include "tenferro/exec_options.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro::exec {
 

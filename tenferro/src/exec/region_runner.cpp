@@ -9,6 +9,8 @@
 #include "exec/scalar_program.hpp"
 #include "tenferro/ops/std_tensor_op.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/program.hpp"
 
 namespace tenferro {
 

@@ -24,6 +24,7 @@
 #include "kernels/conv_kernel.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 #include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

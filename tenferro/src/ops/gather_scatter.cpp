@@ -24,6 +24,7 @@
 #include "kernels/layout.hpp"
 #include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

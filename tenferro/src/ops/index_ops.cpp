@@ -20,6 +20,7 @@
 #include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

@@ -13,6 +13,7 @@
 #include "ir/family.hpp"
 #include "tenferro/ops/random_attrs.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

@@ -23,6 +23,7 @@
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

@@ -12,6 +12,8 @@
 #include "kernels/layout.hpp"
 #include "kernels/semiring_gemm.hpp"
 #include "tenferro/threads.hpp"
+#include "tenferro/ops/make.hpp"
+#include "tenferro/ops/semiring_attrs.hpp"
 
 namespace tenferro {
 

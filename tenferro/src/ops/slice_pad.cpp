@@ -15,6 +15,7 @@
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

@@ -18,6 +18,7 @@
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "tenferro/ops/index_attrs.hpp"
+#include "tenferro/ops/make.hpp"
 
 namespace tenferro {
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "tenferro/tenferro.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 
 namespace tenferro::testing {
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "fuzz_internal.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::testing {
 

@@ -10,6 +10,7 @@
 
 #include "fuzz_internal.hpp"
 #include "tenferro/testing/random_program.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro::testing {
 

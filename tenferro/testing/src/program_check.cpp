@@ -1,5 +1,7 @@
 // check_program (program_check.hpp): every check runs through the public API on one program.
 #include "tenferro/testing/program_check.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/operand_space.hpp"
 
 #include <algorithm>
 #include <cmath>

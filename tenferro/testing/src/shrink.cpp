@@ -1,5 +1,6 @@
 // shrink (shrink.hpp).
 #include "tenferro/testing/shrink.hpp"
+#include "tenferro/ops/record.hpp"
 
 #include <cmath>
 #include <optional>

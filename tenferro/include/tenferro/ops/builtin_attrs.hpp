@@ -6,20 +6,12 @@
 #include <ostream>
 #include <vector>
 
+#include "tenferro/dimension_numbers.hpp"
 #include "tenferro/ops/op_attrs.hpp"
 #include "tenferro/ops/op_kind.hpp"
 #include "tenferro/tensor.hpp"
 
 namespace tenferro {
-
-/// dot_general (StableHLO's dimension numbers): batch dims pair up one to one, contracting dims
-/// pair up and are summed. Result dims: batch, then lhs free dims, then rhs free dims.
-struct DotDims {
-  std::vector<std::int64_t> lhs_batch, rhs_batch, lhs_contract, rhs_contract;
-  bool operator==(const DotDims&) const = default;
-  std::size_t hash() const;
-  void print(std::ostream& os) const;  // batch=[..][..], contract=[..][..]
-};
 
 /// reduce_*: the reduced axes, ascending.
 struct ReduceAxes {

@@ -19,6 +19,7 @@
 
 #include "computegraph/region.hpp"
 #include "tenferro/ops/op_attrs.hpp"
+#include "tenferro/ops/std_tensor_op.hpp"
 
 namespace tenferro {
 
