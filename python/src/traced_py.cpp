@@ -290,27 +290,26 @@ void bind_traced(py::module_& m) {
   // Unary functions, one line each.
 #define TENFERRO_PY_UNARY(name) \
   m.def(#name, lift(#name, +[](const Traced& x) { return name(x); }), py::arg("x"));
-  TENFERRO_PY_UNARY(exp) TENFERRO_PY_UNARY(log) TENFERRO_PY_UNARY(sin) TENFERRO_PY_UNARY(cos)
-  TENFERRO_PY_UNARY(tan) TENFERRO_PY_UNARY(tanh) TENFERRO_PY_UNARY(sinh) TENFERRO_PY_UNARY(cosh)
-  TENFERRO_PY_UNARY(asin) TENFERRO_PY_UNARY(acos) TENFERRO_PY_UNARY(atan) TENFERRO_PY_UNARY(asinh)
-  TENFERRO_PY_UNARY(acosh) TENFERRO_PY_UNARY(atanh) TENFERRO_PY_UNARY(sqrt) TENFERRO_PY_UNARY(rsqrt)
-  TENFERRO_PY_UNARY(expm1) TENFERRO_PY_UNARY(log1p) TENFERRO_PY_UNARY(log2) TENFERRO_PY_UNARY(log10)
-  TENFERRO_PY_UNARY(abs) TENFERRO_PY_UNARY(sign) TENFERRO_PY_UNARY(conj) TENFERRO_PY_UNARY(real)
-  TENFERRO_PY_UNARY(imag) TENFERRO_PY_UNARY(erf) TENFERRO_PY_UNARY(erfc) TENFERRO_PY_UNARY(erfinv)
-  TENFERRO_PY_UNARY(lgamma) TENFERRO_PY_UNARY(digamma) TENFERRO_PY_UNARY(sigmoid) TENFERRO_PY_UNARY(relu)
-  TENFERRO_PY_UNARY(softplus) TENFERRO_PY_UNARY(floor) TENFERRO_PY_UNARY(ceil) TENFERRO_PY_UNARY(stop_gradient)
-  TENFERRO_PY_UNARY(frac) TENFERRO_PY_UNARY(neg) TENFERRO_PY_UNARY(exp2) TENFERRO_PY_UNARY(cbrt)
-  TENFERRO_PY_UNARY(i0) TENFERRO_PY_UNARY(i0e) TENFERRO_PY_UNARY(i1) TENFERRO_PY_UNARY(i1e)
-  TENFERRO_PY_UNARY(erfcinv) TENFERRO_PY_UNARY(erfcx) TENFERRO_PY_UNARY(ndtr) TENFERRO_PY_UNARY(log_ndtr)
-  TENFERRO_PY_UNARY(ndtri) TENFERRO_PY_UNARY(sinc) TENFERRO_PY_UNARY(trunc) TENFERRO_PY_UNARY(isnan)
+  // The functions that are one op each come from the op list (tenferro/op_list.hpp).
+#define TENFERRO_PY_LIST_UNARY(X, kind, name) TENFERRO_PY_UNARY(name)
+#define TENFERRO_PY_LIST_BINARY(X, kind, name) \
+  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_PY_LIST_UNARY, TENFERRO_PY_LIST_BINARY)
+#undef TENFERRO_PY_LIST_UNARY
+#undef TENFERRO_PY_LIST_BINARY
+  // And the others, one line each.
+  TENFERRO_PY_UNARY(sigmoid) TENFERRO_PY_UNARY(relu)
+  TENFERRO_PY_UNARY(softplus) TENFERRO_PY_UNARY(stop_gradient)
+  TENFERRO_PY_UNARY(ndtr) TENFERRO_PY_UNARY(log_ndtr)
+  TENFERRO_PY_UNARY(ndtri) TENFERRO_PY_UNARY(sinc) TENFERRO_PY_UNARY(isnan)
   TENFERRO_PY_UNARY(isinf) TENFERRO_PY_UNARY(isfinite)
 #undef TENFERRO_PY_UNARY
 #define TENFERRO_PY_BINARY(name) \
   m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
-  TENFERRO_PY_BINARY(maximum) TENFERRO_PY_BINARY(minimum) TENFERRO_PY_BINARY(atan2) TENFERRO_PY_BINARY(hypot)
+  TENFERRO_PY_BINARY(maximum) TENFERRO_PY_BINARY(minimum)
   TENFERRO_PY_BINARY(logaddexp) TENFERRO_PY_BINARY(xlogy) TENFERRO_PY_BINARY(matmul)
   TENFERRO_PY_BINARY(add) TENFERRO_PY_BINARY(sub) TENFERRO_PY_BINARY(mul) TENFERRO_PY_BINARY(div)
-  TENFERRO_PY_BINARY(pow) TENFERRO_PY_BINARY(fmod) TENFERRO_PY_BINARY(remainder) TENFERRO_PY_BINARY(cross_entropy)
+  TENFERRO_PY_BINARY(pow) TENFERRO_PY_BINARY(cross_entropy)
   // Comparisons as functions (the operators <, ==, ... are the same ops): bool results.
   TENFERRO_PY_BINARY(eq) TENFERRO_PY_BINARY(ne) TENFERRO_PY_BINARY(lt) TENFERRO_PY_BINARY(le)
   TENFERRO_PY_BINARY(gt) TENFERRO_PY_BINARY(ge)

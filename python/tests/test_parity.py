@@ -94,6 +94,11 @@ def cpp_functions():
                     while scope and depth < scope[-1][1]:
                         scope.pop()
         assert depth == 0 and not scope, f"{header}: unbalanced braces as parsed"
+    # The functions traced.hpp declares from the op list (U and B entries of op_list.hpp).
+    for name in re.findall(r"\b[UB]\(X, \w+, (\w+)\)", (INCLUDE / "op_list.hpp").read_text().split("#define TENFERRO_OP_LIST(", 1)[1]):
+        entry = ("tenferro", name, "op_list.hpp")
+        if entry not in found:
+            found.append(entry)
     return found
 
 
@@ -119,7 +124,7 @@ def test_the_headers_are_found_and_parsed():
     for expected in [("tenferro", "add"), ("tenferro", "max_with_index"), ("tenferro", "split"), ("tenferro", "scan"),
                      ("tenferro", "cond"), ("tenferro::linalg", "svd"), ("tenferro::linalg", "lu_factor"),
                      ("tenferro::random", "uniform"), ("tenferro", "dropout"), ("tenferro", "einsum"),
-                     ("tenferro", "semiring_dot_general_index")]:
+                     ("tenferro", "semiring_dot_general_index"), ("tenferro", "exp2"), ("tenferro", "remainder")]:
         assert expected in found, expected
     assert ("tenferro", "broadcast_shapes") not in found   # returns a Shape
     assert ("tenferro", "capture_into") not in found       # not a traced result

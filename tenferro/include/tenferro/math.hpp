@@ -10,6 +10,9 @@
 // (tenferro/math_accuracy.hpp: SLEEF's 1-ULP functions (erfc 1.5 ULP, hypot 0.5 ULP) for
 // Precise, glibc's libmvec (within 4 ULP) for Fast); a rank-0 program and complex operands use
 // libm. lgamma's vector form is SLEEF's in both settings.
+//
+// A function shown below as `//   name(x)` is one op: traced.hpp declares it from the op list
+// (tenferro/op_list.hpp); what it computes is described here.
 #include <string>
 #include <vector>
 
@@ -18,27 +21,27 @@
 namespace tenferro {
 
 // ---- trigonometric and hyperbolic ----
-Traced tan(const Traced& x);
-Traced asin(const Traced& x);
-Traced acos(const Traced& x);
-Traced atan(const Traced& x);
-Traced sinh(const Traced& x);
-Traced cosh(const Traced& x);
-Traced asinh(const Traced& x);
-Traced acosh(const Traced& x);
-Traced atanh(const Traced& x);
-/// The angle of the point (x, y) in (-pi, pi], with IEEE signed zeros (atan2(+0, -1) = pi,
-/// atan2(-0, -1) = -pi); real.
-Traced atan2(const Traced& y, const Traced& x);
+//   tan(x)
+//   asin(x)
+//   acos(x)
+//   atan(x)
+//   sinh(x)
+//   cosh(x)
+//   asinh(x)
+//   acosh(x)
+//   atanh(x)
+// The angle of the point (x, y) in (-pi, pi], with IEEE signed zeros (atan2(+0, -1) = pi,
+// atan2(-0, -1) = -pi); real.
+//   atan2(y, x)
 
 // ---- logarithms, powers ----
-Traced log2(const Traced& x);
-Traced log10(const Traced& x);
-Traced exp2(const Traced& x);
-/// The real cube root (cbrt(-8) = -2); real.
-Traced cbrt(const Traced& x);
-/// sqrt(a^2 + b^2) without overflow or underflow of the squares; real.
-Traced hypot(const Traced& a, const Traced& b);
+//   log2(x)
+//   log10(x)
+//   exp2(x)
+// The real cube root (cbrt(-8) = -2); real.
+//   cbrt(x)
+// sqrt(a^2 + b^2) without overflow or underflow of the squares; real.
+//   hypot(a, b)
 /// log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)); real.
 Traced logaddexp(const Traced& a, const Traced& b);
 /// x log(y), and 0 where x == 0 (also for y == 0), as scipy.special.xlogy; d/dx = log y also at
@@ -52,34 +55,34 @@ std::pair<Traced, Traced> frexp(const Traced& x);
 Traced ldexp(const Traced& x, const Traced& e);
 
 // ---- error function and the normal distribution ----
-/// real.
-Traced erf(const Traced& x);
-/// 1 - erf(x), accurate where erf(x) is close to 1; real.
-Traced erfc(const Traced& x);
-/// The inverse of erf on [-1, 1]: erfinv(+-1) = +-inf, NaN outside; real.
-Traced erfinv(const Traced& x);
+// real.
+//   erf(x)
+// 1 - erf(x), accurate where erf(x) is close to 1; real.
+//   erfc(x)
+// The inverse of erf on [-1, 1]: erfinv(+-1) = +-inf, NaN outside; real.
+//   erfinv(x)
 
 // ---- gamma and Bessel functions (real) ----
-/// log |Gamma(x)|; +inf at 0 and the negative integers (the poles).
-Traced lgamma(const Traced& x);
-/// psi(x) = d/dx log Gamma(x); digamma(+0) = -inf, NaN at the negative integers.
-Traced digamma(const Traced& x);
+// log |Gamma(x)|; +inf at 0 and the negative integers (the poles).
+//   lgamma(x)
+// psi(x) = d/dx log Gamma(x); digamma(+0) = -inf, NaN at the negative integers.
+//   digamma(x)
 /// The n-th derivative of digamma, n >= 0 (ValueError naming polygamma and n otherwise).
 Traced polygamma(int n, const Traced& x);
 /// The multivariate log-gamma function of dimension p >= 1: p(p-1)/4 log(pi) + sum_{j<p}
 /// lgamma(x - j/2).
 Traced mvlgamma(const Traced& x, int p);
-/// Modified Bessel functions of the first kind of order 0 and 1, and their exponentially scaled
-/// forms i0e(x) = exp(-|x|) i0(x), i1e(x) = exp(-|x|) i1(x) (finite for every finite x).
-Traced i0(const Traced& x);
-Traced i0e(const Traced& x);
-Traced i1(const Traced& x);
-Traced i1e(const Traced& x);
+// Modified Bessel functions of the first kind of order 0 and 1, and their exponentially scaled
+// forms i0e(x) = exp(-|x|) i0(x), i1e(x) = exp(-|x|) i1(x) (finite for every finite x).
+//   i0(x)
+//   i0e(x)
+//   i1(x)
+//   i1e(x)
 
-/// The inverse of erfc on [0, 2] (accurate for tiny arguments, where erfinv(1 - q) is not); real.
-Traced erfcinv(const Traced& x);
-/// The scaled complementary error function exp(x^2) erfc(x), finite where erfc underflows; real.
-Traced erfcx(const Traced& x);
+// The inverse of erfc on [0, 2] (accurate for tiny arguments, where erfinv(1 - q) is not); real.
+//   erfcinv(x)
+// The scaled complementary error function exp(x^2) erfc(x), finite where erfc underflows; real.
+//   erfcx(x)
 /// The standard normal CDF, erfc(-x / sqrt 2) / 2 (accurate in the lower tail); real.
 Traced ndtr(const Traced& x);
 /// log(ndtr(x)), accurate in both tails: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 below x = -1,
@@ -94,22 +97,22 @@ Traced sinc(const Traced& x);
 // ---- rounding and remainders (real) ----
 // The rounding functions are piecewise constant: their derivative is zero (also at the jumps,
 // where it does not exist), as in the peers.
-Traced floor(const Traced& x);
-Traced ceil(const Traced& x);
-/// To the nearest integer, ties to even (round(0.5) = 0, round(1.5) = 2), as NumPy, JAX, PyTorch.
-Traced round(const Traced& x);
+//   floor(x)
+//   ceil(x)
+// To the nearest integer, ties to even (round(0.5) = 0, round(1.5) = 2), as NumPy, JAX, PyTorch.
+//   round(x)
 /// To `decimals` decimal places: round(x 10^d) / 10^d, as numpy.round (negative d rounds to tens,
 /// hundreds, ...).
 Traced round(const Traced& x, int decimals);
-Traced trunc(const Traced& x);
-/// The fractional part x - trunc(x), with x's sign (frac(-2.5) = -0.5), as torch.frac; derivative 1
-/// (also at the integers, as PyTorch); frac(+-inf) = NaN.
-Traced frac(const Traced& x);
-/// The C remainder a - trunc(a / b) b (the dividend's sign), as std::fmod and torch.fmod.
-Traced fmod(const Traced& a, const Traced& b);
-/// The floored remainder a - floor(a / b) b (the divisor's sign), as Python's % and
-/// torch.remainder.
-Traced remainder(const Traced& a, const Traced& b);
+//   trunc(x)
+// The fractional part x - trunc(x), with x's sign (frac(-2.5) = -0.5), as torch.frac; derivative 1
+// (also at the integers, as PyTorch); frac(+-inf) = NaN.
+//   frac(x)
+// The C remainder a - trunc(a / b) b (the dividend's sign), as std::fmod and torch.fmod.
+//   fmod(a, b)
+// The floored remainder a - floor(a / b) b (the divisor's sign), as Python's % and
+// torch.remainder.
+//   remainder(a, b)
 
 // ---- norms (float or complex operands; real results) ----
 /// The vector p-norm over `axes` (all axes when omitted), as numpy.linalg.norm / torch.linalg.

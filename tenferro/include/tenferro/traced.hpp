@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tenferro/dimension_numbers.hpp"
+#include "tenferro/op_list.hpp"
 #include "tenferro/tensor.hpp"
 
 namespace tenferro {
@@ -62,21 +63,19 @@ Traced div(const Traced& a, const Traced& b);
 Traced pow(const Traced& a, const Traced& b);
 Traced maximum(const Traced& a, const Traced& b);
 Traced minimum(const Traced& a, const Traced& b);
-Traced neg(const Traced& a);
-Traced exp(const Traced& a);
-Traced log(const Traced& a);
-Traced sin(const Traced& a);
-Traced cos(const Traced& a);
-Traced tanh(const Traced& a);
-Traced sqrt(const Traced& a);
-Traced rsqrt(const Traced& a);
-Traced expm1(const Traced& a);
-Traced log1p(const Traced& a);
-Traced abs(const Traced& a);
-Traced sign(const Traced& a);
-Traced conj(const Traced& a);
-Traced real(const Traced& a);
-Traced imag(const Traced& a);
+
+// The elementwise functions that are one op each: one declaration per U and B entry of the op
+// list (tenferro/op_list.hpp): neg, exp, log, sin, cos, tanh, sqrt, rsqrt, expm1, log1p, abs,
+// sign, conj, real, imag here, and those tenferro/math.hpp describes (tan ... remainder). Unary:
+// Traced name(const Traced& x); binary: Traced name(const Traced& a, const Traced& b),
+// broadcasting. Each admits the dtypes its op's formula covers (DTypeError naming the op and them
+// otherwise; docs/tenferro.md lists them).
+#define TENFERRO_DECLARE_UNARY(X, kind, name) Traced name(const Traced& x);
+#define TENFERRO_DECLARE_BINARY(X, kind, name) Traced name(const Traced& a, const Traced& b);
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_DECLARE_UNARY, TENFERRO_DECLARE_BINARY)
+#undef TENFERRO_DECLARE_UNARY
+#undef TENFERRO_DECLARE_BINARY
+
 /// Comparisons give bool tensors (never differentiated).
 Traced eq(const Traced& a, const Traced& b);
 Traced ne(const Traced& a, const Traced& b);

@@ -13,17 +13,10 @@
 namespace tenferro {
 
 namespace {
-Traced unary(OpKind kind, const Traced& x) { return apply(ops::unary(kind, x.type()), {x}); }
-
 /// a and b broadcast to one shape.
 std::pair<Traced, Traced> broadcast_pair(const char* name, const Traced& a, const Traced& b) {
   const Shape shape = broadcast_shapes(name, a.shape(), b.shape());
   return {broadcast_to(a, shape), broadcast_to(b, shape)};
-}
-
-Traced binary(OpKind kind, const Traced& a, const Traced& b) {
-  auto [x, y] = broadcast_pair(op_def(kind).name.c_str(), a, b);
-  return apply(ops::binary(kind, x.type(), y.type()), {x, y});
 }
 
 /// DTypeError naming `name` unless x is f32 or f64.
@@ -35,22 +28,7 @@ void require_real_float(const char* name, const Traced& x) {
 }
 }  // namespace
 
-Traced tan(const Traced& x) { return unary(OpKind::Tan, x); }
-Traced asin(const Traced& x) { return unary(OpKind::Asin, x); }
-Traced acos(const Traced& x) { return unary(OpKind::Acos, x); }
-Traced atan(const Traced& x) { return unary(OpKind::Atan, x); }
-Traced sinh(const Traced& x) { return unary(OpKind::Sinh, x); }
-Traced cosh(const Traced& x) { return unary(OpKind::Cosh, x); }
-Traced asinh(const Traced& x) { return unary(OpKind::Asinh, x); }
-Traced acosh(const Traced& x) { return unary(OpKind::Acosh, x); }
-Traced atanh(const Traced& x) { return unary(OpKind::Atanh, x); }
-Traced atan2(const Traced& y, const Traced& x) { return binary(OpKind::Atan2, y, x); }
 
-Traced log2(const Traced& x) { return unary(OpKind::Log2, x); }
-Traced log10(const Traced& x) { return unary(OpKind::Log10, x); }
-Traced exp2(const Traced& x) { return unary(OpKind::Exp2, x); }
-Traced cbrt(const Traced& x) { return unary(OpKind::Cbrt, x); }
-Traced hypot(const Traced& a, const Traced& b) { return binary(OpKind::Hypot, a, b); }
 
 Traced logaddexp(const Traced& a, const Traced& b) {
   require_real_float("logaddexp", a);
@@ -88,12 +66,7 @@ Traced ldexp(const Traced& x, const Traced& e) {
   return x * exp2(astype(e, x.dtype()));
 }
 
-Traced erf(const Traced& x) { return unary(OpKind::Erf, x); }
-Traced erfc(const Traced& x) { return unary(OpKind::Erfc, x); }
 
-Traced erfinv(const Traced& x) { return unary(OpKind::Erfinv, x); }
-Traced lgamma(const Traced& x) { return unary(OpKind::Lgamma, x); }
-Traced digamma(const Traced& x) { return unary(OpKind::Digamma, x); }
 
 Traced polygamma(int n, const Traced& x) {
   if (n < 0) throw ValueError("polygamma: order n = " + std::to_string(n) + "; expected n >= 0");
@@ -112,18 +85,12 @@ Traced mvlgamma(const Traced& x, int p) {
   return total + 0.25 * p * (p - 1) * std::log(std::numbers::pi);
 }
 
-Traced i0(const Traced& x) { return unary(OpKind::BesselI0, x); }
-Traced i0e(const Traced& x) { return unary(OpKind::BesselI0e, x); }
-Traced i1(const Traced& x) { return unary(OpKind::BesselI1, x); }
-Traced i1e(const Traced& x) { return unary(OpKind::BesselI1e, x); }
 
 Traced ndtr(const Traced& x) {
   require_real_float("ndtr", x);
   return erfc(x * -std::numbers::sqrt2 / 2) * 0.5;
 }
 
-Traced erfcinv(const Traced& x) { return unary(OpKind::Erfcinv, x); }
-Traced erfcx(const Traced& x) { return unary(OpKind::Erfcx, x); }
 
 Traced log_ndtr(const Traced& x) {
   require_real_float("log_ndtr", x);
@@ -155,9 +122,6 @@ Traced sinc(const Traced& x) {
   return where(small, series, sin(safe_z) / safe_z);
 }
 
-Traced floor(const Traced& x) { return unary(OpKind::Floor, x); }
-Traced ceil(const Traced& x) { return unary(OpKind::Ceil, x); }
-Traced round(const Traced& x) { return unary(OpKind::Round, x); }
 Traced round(const Traced& x, int decimals) {
   require_real_float("round", x);
   if (decimals == 0) return round(x);
@@ -168,10 +132,6 @@ Traced round(const Traced& x, int decimals) {
   const double scale = std::pow(10.0, decimals);
   return round(x * scale) / scale;
 }
-Traced trunc(const Traced& x) { return unary(OpKind::Trunc, x); }
-Traced frac(const Traced& x) { return unary(OpKind::Frac, x); }
-Traced fmod(const Traced& a, const Traced& b) { return binary(OpKind::Fmod, a, b); }
-Traced remainder(const Traced& a, const Traced& b) { return binary(OpKind::Remainder, a, b); }
 
 namespace {
 std::vector<std::int64_t> every_axis(std::size_t rank) {

@@ -47,8 +47,6 @@ std::vector<std::int64_t> all_axes(std::size_t rank) {
   return axes;
 }
 
-Traced unary(OpKind kind, const Traced& a) { return apply(ops::unary(kind, a.type()), {a}); }
-
 template <class Make>
 Traced binary(const char* name, const Traced& a, const Traced& b, Make&& make) {
   if (a.shape() == b.shape()) return apply(make(a.type(), b.type()), {a, b});  // nothing to broadcast
@@ -227,21 +225,6 @@ Traced div(const Traced& a, const Traced& b) { return binary("div", a, b, ops::d
 Traced pow(const Traced& a, const Traced& b) { return binary("pow", a, b, ops::pow); }
 Traced maximum(const Traced& a, const Traced& b) { return binary("maximum", a, b, ops::maximum); }
 Traced minimum(const Traced& a, const Traced& b) { return binary("minimum", a, b, ops::minimum); }
-Traced neg(const Traced& a) { return unary(OpKind::Neg, a); }
-Traced exp(const Traced& a) { return unary(OpKind::Exp, a); }
-Traced log(const Traced& a) { return unary(OpKind::Log, a); }
-Traced sin(const Traced& a) { return unary(OpKind::Sin, a); }
-Traced cos(const Traced& a) { return unary(OpKind::Cos, a); }
-Traced tanh(const Traced& a) { return unary(OpKind::Tanh, a); }
-Traced sqrt(const Traced& a) { return unary(OpKind::Sqrt, a); }
-Traced rsqrt(const Traced& a) { return unary(OpKind::Rsqrt, a); }
-Traced expm1(const Traced& a) { return unary(OpKind::Expm1, a); }
-Traced log1p(const Traced& a) { return unary(OpKind::Log1p, a); }
-Traced abs(const Traced& a) { return unary(OpKind::Abs, a); }
-Traced sign(const Traced& a) { return unary(OpKind::Sign, a); }
-Traced conj(const Traced& a) { return unary(OpKind::Conj, a); }
-Traced real(const Traced& a) { return unary(OpKind::Real, a); }
-Traced imag(const Traced& a) { return unary(OpKind::Imag, a); }
 Traced eq(const Traced& a, const Traced& b) { return compare(CompareDir::Eq, a, b); }
 Traced ne(const Traced& a, const Traced& b) { return compare(CompareDir::Ne, a, b); }
 Traced lt(const Traced& a, const Traced& b) { return compare(CompareDir::Lt, a, b); }

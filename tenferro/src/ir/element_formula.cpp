@@ -56,7 +56,7 @@ Kernel formula_kernel(const ElementFormula& f) {
 }
 
 OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands, ElementFormula formula,
-                 JvpRule jvp) {
+                 JvpRule jvp, Domain domain) {
   ShapeRule shape;
   if (operands.size() == 1) {
     shape = [kind](Types t, const OpAttrs&) { return std::vector<TensorType>{ops::unary(kind, t[0]).out}; };
@@ -67,6 +67,7 @@ OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands,
           .shape_rule = std::move(shape), .kernel = formula_kernel(formula), .jvp = std::move(jvp),
           .fusion = Fusion::Elementwise};
   d.formula = formula;
+  d.domain = domain;
   return d;
 }
 

@@ -53,9 +53,10 @@ std::string covered_dtypes(const ElementFormula& f);
 Kernel formula_kernel(const ElementFormula& f);
 /// The definition of an elementwise op given by its formula (one or two operands, one result of
 /// the operands' type): shape rule ops::unary / ops::binary (which admit the dtypes the formula
-/// covers), kernel from the formula, and the JVP rule (empty if no operand is differentiable).
+/// covers), kernel from the formula, the JVP rule (empty if no operand is differentiable) and
+/// where tests draw its operands (OpDef::domain).
 OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands, ElementFormula formula,
-                 JvpRule jvp);
+                 JvpRule jvp, Domain domain = Domain::Any);
 
 /// The standard error of a transpose rule called on an op (or operand) that is not linear.
 [[noreturn]] void not_linear(const StdTensorOp& op, const char* why);

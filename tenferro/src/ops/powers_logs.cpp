@@ -71,7 +71,7 @@ const OpDef& def_Log2() {
   static const OpDef d = formula_op("log2", OpKind::Log2, {kNonlinear}, vectorized<MathFn::Log2>(unary_formula<log2_fn, true>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.divide(dx, e.fixed_scaled(x, std::numbers::ln2));
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 
@@ -79,7 +79,7 @@ const OpDef& def_Log10() {
   static const OpDef d = formula_op("log10", OpKind::Log10, {kNonlinear}, vectorized<MathFn::Log10>(unary_formula<log10_fn, true>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.divide(dx, e.fixed_scaled(x, std::numbers::ln10));
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 
@@ -95,7 +95,7 @@ const OpDef& def_Cbrt() {
   static const OpDef d = formula_op("cbrt", OpKind::Cbrt, {kNonlinear}, vectorized<MathFn::Cbrt>(unary_formula<cbrt_fn, false>()),
                                     unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
                                       return e.divide(dx, e.fixed_scaled(e.fixed_mul(y, y), 3.0));
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 

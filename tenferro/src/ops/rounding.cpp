@@ -97,19 +97,19 @@ const OpDef& def_Frexp() {
 }
 
 const OpDef& def_Floor() {
-  static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {});
+  static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {}, Domain::Steps);
   return d;
 }
 const OpDef& def_Ceil() {
-  static const OpDef d = formula_op("ceil", OpKind::Ceil, {kNoGrad}, unary_formula<ceil_fn, false>(), {});
+  static const OpDef d = formula_op("ceil", OpKind::Ceil, {kNoGrad}, unary_formula<ceil_fn, false>(), {}, Domain::Steps);
   return d;
 }
 const OpDef& def_Round() {
-  static const OpDef d = formula_op("round", OpKind::Round, {kNoGrad}, unary_formula<round_fn, false>(), {});
+  static const OpDef d = formula_op("round", OpKind::Round, {kNoGrad}, unary_formula<round_fn, false>(), {}, Domain::Steps);
   return d;
 }
 const OpDef& def_Trunc() {
-  static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {});
+  static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {}, Domain::Steps);
   return d;
 }
 const OpDef& def_Frac() {

@@ -124,7 +124,7 @@ const OpDef& def_Erfinv() {
                                     unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
                                       PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
                                       return e.scale(e.fixed_scaled(exp_y2, std::sqrt(std::numbers::pi) / 2), dx);
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -152,7 +152,7 @@ const OpDef& def_Lgamma() {
                                     vectorized<MathFn::Lgamma>(unary_formula<lgamma_fn, false>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.scale(e.fixed(OpKind::Digamma, x), dx);
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 
@@ -160,7 +160,7 @@ const OpDef& def_Digamma() {
   static const OpDef d = formula_op("digamma", OpKind::Digamma, {kNonlinear}, digamma_formula(),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.scale(fixed_polygamma(e, e.full(e.type(x), 1.0), x), dx);
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 
@@ -190,7 +190,7 @@ const OpDef& def_BesselI0e() {
                                     unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
                                       PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
                                       return e.scale(e.fixed_sub(e.fixed(OpKind::BesselI1e, x), sign_y), dx);
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 
@@ -212,7 +212,7 @@ const OpDef& def_BesselI1e() {
                                       PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
                                       PV i0e = e.fixed(OpKind::BesselI0e, x);
                                       return e.scale(e.fixed_sub(e.fixed_sub(i0e, sign_y), scaled_quotient), dx);
-                                    }));
+                                    }), Domain::Positive);
   return d;
 }
 

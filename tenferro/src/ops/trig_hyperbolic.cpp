@@ -65,7 +65,7 @@ const OpDef& def_Tan() {
                                     unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
                                       PV y2 = e.fixed_mul(y, y);
                                       return e.scale(e.fixed_add(one_like(e, y), y2), dx);
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -75,7 +75,7 @@ const OpDef& def_Asin() {
                                       PV x2 = e.fixed_mul(x, x);
                                       PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
                                       return e.divide(dx, root);
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -85,7 +85,7 @@ const OpDef& def_Acos() {
                                       PV x2 = e.fixed_mul(x, x);
                                       PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
                                       return e.divide(dx, e.fixed(OpKind::Neg, root));
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -94,7 +94,7 @@ const OpDef& def_Atan() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed_add(one_like(e, x), x2));
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -119,7 +119,7 @@ const OpDef& def_Asinh() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed(OpKind::Sqrt, e.fixed_add(x2, one_like(e, x))));
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
@@ -130,7 +130,7 @@ const OpDef& def_Acosh() {
                                       PV below = e.fixed(OpKind::Sqrt, e.fixed_sub(x, one));
                                       PV above = e.fixed(OpKind::Sqrt, e.fixed_add(x, one));
                                       return e.divide(dx, e.fixed_mul(below, above));
-                                    }));
+                                    }), Domain::AboveOne);
   return d;
 }
 
@@ -139,13 +139,13 @@ const OpDef& def_Atanh() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed_sub(one_like(e, x), x2));
-                                    }));
+                                    }), Domain::Centered);
   return d;
 }
 
 const OpDef& def_Atan2() {
   static const OpDef d = formula_op("atan2", OpKind::Atan2, {kNonlinear, kNonlinear},
-                                    vectorized<exec::MathFn2::Atan2>(binary_formula<atan2_fn>()), jvp_atan2);
+                                    vectorized<exec::MathFn2::Atan2>(binary_formula<atan2_fn>()), jvp_atan2, Domain::AboveOne);
   return d;
 }
 

@@ -140,6 +140,18 @@ enum class Layout : std::uint8_t {
   Broadcast,  ///< attrs BroadcastDims
 };
 
+/// Where tests draw an elementwise op's operands (the last operand's, for a binary op): a region
+/// well inside where the op is smooth, so that finite differences check its derivative. The
+/// coverage test derives an op's case from it (tests/op_coverage_test.cpp), from operands a, b
+/// of the checker's random values.
+enum class Domain : std::uint8_t {
+  Any,       ///< smooth everywhere: the values as drawn
+  Positive,  ///< away from 0 and the negative axis (log2, lgamma): a + 2
+  AboveOne,  ///< above 1 (acosh): a + 3
+  Centered,  ///< well inside (-1, 1) (asin, atanh, erfinv): 0.3 a
+  Steps,     ///< piecewise constant (floor, round): 3 a, its derivative 0 between the jumps
+};
+
 struct OpDef {
   std::string name;               ///< printed name; unique among registered ops
   OpKind kind = OpKind::Custom;   ///< built-in id (op_kind.hpp), Custom for registered ops
@@ -153,6 +165,8 @@ struct OpDef {
   /// Elementwise ops with one result: the formula (see ElementFormula). A definition with a formula
   /// may leave `kernel` empty; register_op and the built-in table then derive it.
   std::optional<ElementFormula> formula = {};
+  /// Where tests draw the operands of an elementwise op (Domain).
+  Domain domain = Domain::Any;
   /// Traits the executor's passes read (exec/): how the op fuses, whether it only rearranges its
   /// operand, whether it is the identity on values (stop_gradient), whether its result is all
   /// zeros, and what it computes on rank-0 operands where that is an elementwise formula
