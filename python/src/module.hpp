@@ -30,8 +30,8 @@ Tensor share_or_copy(const py::array& a, const std::string& who = "tenferro");
 /// otherwise. A Traced value (or a sequence holding one) raises TracerConversionError (TypeError),
 /// anything else that is not a tensor TypeError; `who` names the caller ("tenferro.grad argument 0").
 Tensor to_tensor(const py::handle& x, const std::string& who = "tenferro");
-/// The Traced values a traced Python callable returned: one Traced, or a tuple or list of them;
-/// TypeError naming what came back otherwise.
+/// The Traced values a traced Python callable returned: one Traced, or a tuple or list of them,
+/// nested tuples and lists flattened depth-first; TypeError naming what came back otherwise.
 std::vector<Traced> traced_results(const py::handle& r);
 /// A C++ traced function calling the Python callable with the Traced arguments.
 detail::TracedFunction traced_function(py::function f);

@@ -178,22 +178,26 @@ std::vector<Traced> Operands::get_list(const py::handle& xs, Slot slot) const {
   return out;
 }
 
-std::vector<Traced> traced_results(const py::handle& r) {
-  if (py::isinstance<Traced>(r)) return {r.cast<Traced>()};
+namespace {
+void collect_results(const py::handle& r, std::vector<Traced>& out) {
+  if (py::isinstance<Traced>(r)) {
+    out.push_back(r.cast<Traced>());
+    return;
+  }
   if (py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) {
-    std::vector<Traced> out;
-    for (const auto& item : r) {
-      if (!py::isinstance<Traced>(item)) {
-        throw py::type_error("tenferro: a traced function returned a " + std::string(py::str(py::type::of(item))) +
-                             " among its results; expected Traced values (results of tenferro operations on "
-                             "the arguments)");
-      }
-      out.push_back(item.cast<Traced>());
-    }
-    return out;
+    for (const auto& item : r) collect_results(item, out);
+    return;
   }
   throw py::type_error("tenferro: a traced function returned a " + std::string(py::str(py::type::of(r))) +
-                       "; expected a Traced value or a tuple of them");
+                       " among its results; expected Traced values (results of tenferro operations on the "
+                       "arguments), or tuples or lists of them");
+}
+}  // namespace
+
+std::vector<Traced> traced_results(const py::handle& r) {
+  std::vector<Traced> out;
+  collect_results(r, out);
+  return out;
 }
 
 detail::TracedFunction traced_function(py::function f) {

@@ -65,7 +65,38 @@ class Transformed {
     impl_ = std::make_unique<detail::TransformedFunction>(traced_function(std::move(f)), argnums_);
   }
 
+  /// On Traced arguments (inside a traced function: vmap(grad(f)), jit): the gradient program
+  /// recorded into their trace; the other arguments become constants of it.
+  py::object call_traced(const py::args& args) const {
+    Operands operands(name_of(mode_));
+    for (const auto& a : args) operands.add(a);
+    std::vector<Traced> xs;
+    for (const auto& a : args) xs.push_back(operands.get(a));
+    auto [value, grads] = impl_->value_and_grads_traced(xs);
+    py::object g;
+    if (many_) {
+      py::tuple t(grads.size());
+      for (std::size_t i = 0; i < grads.size(); ++i) t[i] = py::cast(grads[i]);
+      g = t;
+    } else {
+      g = py::cast(grads.at(0));
+    }
+    if (mode_ == Mode::Grad) return g;
+    return py::make_tuple(value, g);
+  }
+
+  /// For functions that return (loss, aux...): output 0 differentiated, the others (detached by
+  /// the caller) returned as they are: (value, gradients for argnums, aux values).
+  py::tuple call_aux(const py::args& args) const {
+    const Tensors xs = tensors_of(args, name_of(mode_));
+    auto [value, grads, aux] = impl_->value_grads_aux(xs);
+    return py::make_tuple(value, tuple_of(grads), tuple_of(aux));
+  }
+
   py::object call(const py::args& args) const {
+    bool traced = false;
+    for (const auto& a : args) traced = traced || py::isinstance<Traced>(a);
+    if (traced && (mode_ == Mode::Grad || mode_ == Mode::ValueAndGrad)) return call_traced(args);
     const Tensors xs = tensors_of(args, name_of(mode_));
     switch (mode_) {
       case Mode::Grad:
@@ -92,6 +123,63 @@ class Transformed {
   bool many_ = false;
   std::unique_ptr<detail::TransformedFunction> impl_;
 };
+
+/// vmap(f): f mapped over a batch axis of its arguments (tenferro/vmap.hpp). On Traced arguments it
+/// records the batched program into their trace; on tensors or arrays it traces and runs it.
+class Vmapped {
+ public:
+  Vmapped(py::function f, VmapOptions options) : f_(traced_function(std::move(f))), options_(std::move(options)) {}
+
+  py::object call(const py::args& args) const {
+    bool traced = false;
+    for (const auto& a : args) traced = traced || py::isinstance<Traced>(a);
+    if (traced) {
+      std::vector<Traced> xs;
+      for (const auto& a : args) {
+        if (!py::isinstance<Traced>(a)) {
+          throw py::type_error("tenferro.vmap: argument " + std::to_string(xs.size()) +
+                               " is not Traced while others are; pass all Traced values or all arrays");
+        }
+        xs.push_back(a.cast<Traced>());
+      }
+      return results(detail::vmap_traced(f_, std::span<const Traced>(xs), options_));
+    }
+    const Tensors xs = tensors_of(args, "tenferro.vmap");
+    const auto f = f_;
+    const auto options = options_;
+    const detail::TracedFunction batched = [f, options](const std::vector<Traced>& in) {
+      return detail::vmap_traced(f, std::span<const Traced>(in), options);
+    };
+    const Tensors out = Program(detail::trace_function(batched, detail::types_of(xs))).run(xs);
+    if (out.size() == 1) return py::cast(out[0]);
+    return tuple_of(out);
+  }
+
+ private:
+  static py::object results(const std::vector<Traced>& out) {
+    if (out.size() == 1) return py::cast(out[0]);
+    py::tuple t(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) t[i] = py::cast(out[i]);
+    return t;
+  }
+  detail::TracedFunction f_;
+  VmapOptions options_;
+};
+
+/// vmap's axes from Python: an int or None for every argument (result), or a sequence of them.
+std::vector<std::optional<std::int64_t>> axes_list(const py::object& axes) {
+  std::vector<std::optional<std::int64_t>> out;
+  if (axes.is_none()) return {std::nullopt};
+  if (py::isinstance<py::int_>(axes)) return {axes.cast<std::int64_t>()};
+  for (const auto& a : axes) {
+    if (a.is_none()) {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(a.cast<std::int64_t>());
+    }
+  }
+  return out;
+}
 
 /// jit(f): f traced once per argument signature and compiled; a call runs the program.
 class Jit {
@@ -131,7 +219,9 @@ class Jit {
 
 void bind_transforms(py::module_& m) {
   py::class_<Transformed>(m, "Transformed", "A transformed function: call it on tensors or arrays.")
-      .def("__call__", &Transformed::call);
+      .def("__call__", &Transformed::call)
+      .def("call_aux", &Transformed::call_aux,
+           "(loss, gradients, aux) of a function returning a loss and detached auxiliary values.");
   py::class_<Jit>(m, "Jit", "A function compiled once per argument signature.")
       .def("__call__", &Jit::call)
       .def("print", &Jit::print, "The traced graph for these arguments, as text.");
@@ -145,6 +235,22 @@ void bind_transforms(py::module_& m) {
   transform("jacrev", Mode::JacRev, "Jacobian of f's output with respect to args[argnums], reverse mode.");
   transform("hessian", Mode::Hessian, "Hessian of a real scalar f with respect to args[argnums].");
   m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"));
+  py::class_<Vmapped>(m, "Vmapped", "A function mapped over a batch axis of its arguments.")
+      .def("__call__", &Vmapped::call);
+  m.def("_vmap", [](py::function f, py::object in_axes, py::object out_axes, py::object axis_size, std::size_t nargs) {
+    VmapOptions options;
+    // One entry stands for every argument (an int or None), as in JAX.
+    auto in = axes_list(in_axes);
+    if (!py::isinstance<py::tuple>(in_axes) && !py::isinstance<py::list>(in_axes)) in.assign(nargs, in.at(0));
+    options.in_axes = std::move(in);
+    if (!out_axes.is_none() && !py::isinstance<py::int_>(out_axes)) {
+      for (const auto& a : out_axes) options.out_axes.push_back(a.cast<std::int64_t>());
+    } else if (py::isinstance<py::int_>(out_axes) && out_axes.cast<std::int64_t>() != 0) {
+      options.out_axes = {out_axes.cast<std::int64_t>()};
+    }
+    if (!axis_size.is_none()) options.axis_size = axis_size.cast<std::int64_t>();
+    return Vmapped(std::move(f), std::move(options));
+  }, py::arg("f"), py::arg("in_axes"), py::arg("out_axes"), py::arg("axis_size"), py::arg("nargs"));
   m.def("jvp", [](py::function f, const py::object& primals, const py::object& tangents) {
     auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.jvp primal"),
                          tensors_of_sequence(tangents, "tenferro.jvp tangent"));

@@ -14,6 +14,10 @@ functions of this module record operations. Wherever they take a tensor they als
 array, a Tensor, a nested list or a Python scalar (a constant of the trace), as long as one
 operand is Traced. Outside a transformed function, einsum works on arrays directly.
 
+grad and value_and_grad take trees (lists, tuples, dicts, None of arrays: JAX's pytrees) and
+return gradients of the same structure; has_aux carries auxiliary results through. vmap maps a
+function over a batch axis (vmap(grad(f)) gives per-example gradients).
+
 A Traced value has a dtype and a shape but no value while tracing: bool(), int(), float(), an
 `if` or `while` on it raise TracerConversionError (use where, cond, switch, while_loop); len()
 and iteration follow its leading axis, whose length is known.
@@ -34,6 +38,8 @@ from ._tenferro import (  # noqa: F401
     exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
     semiring_dot_general, semiring_dot_general_index)
+from ._trees import (  # noqa: F401,E402
+    TreeDef, grad, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 

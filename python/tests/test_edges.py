@@ -30,7 +30,7 @@ def run_isolated(code):
 # must raise and a fragment of the message.
 RAGGED_CASES = [
     ("tf.Tensor([[1.0, 2.0], [3.0]])", "ValueError", "ragged nested sequence: axis 1 has lengths 2 and 1"),
-    ("tf.grad(lambda x: tf.sum(x))([[1.0, 2.0], [3.0]])", "ValueError",
+    ("tf.jacfwd(lambda x: x * 2.0)([[1.0, 2.0], [3.0]])", "ValueError",
      "ragged nested sequence: axis 1 has lengths 2 and 1"),
     ("tf.jit(lambda x: x * 2.0)([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0]]])", "ValueError",
      "ragged nested sequence: axis 2 has lengths 2 and 1"),
@@ -76,7 +76,8 @@ def test_regular_nested_sequences_still_convert():
     assert tf.Tensor([[True, False]]).dtype == "bool"
     assert tf.Tensor([[1, 2]]).dtype == "i64"
     assert tf.Tensor([1j, 2.0]).dtype == "c128"
-    np.testing.assert_array_equal(np.asarray(tf.grad(lambda x: tf.sum(x * x))([[1.0, 2.0], [3.0, 4.0]])),
+    # grad takes lists as trees (test_trees.py); jacfwd converts a nested list to one tensor.
+    np.testing.assert_array_equal(np.asarray(tf.jacfwd(lambda x: tf.sum(x * x))([[1.0, 2.0], [3.0, 4.0]])),
                                   [[2.0, 4.0], [6.0, 8.0]])
 
 
@@ -160,7 +161,10 @@ def test_a_list_of_traced_values_is_not_a_tensor():
     with pytest.raises(TypeError, match="tf.stack"):
         tf.jit(lambda x: tf.matmul(x, [x[0], x[1]]))(np.ones((2, 2)))
     with pytest.raises(tf.TracerConversionError):
-        tf.jit(lambda x: tf.grad(lambda y: tf.sum(y))(x))(np.ones(2))
+        tf.jit(lambda x: tf.jacfwd(lambda y: y * y)(x))(np.ones(2))
+    # grad on traced values records its gradient program (what vmap(grad(f)) needs).
+    np.testing.assert_array_equal(np.asarray(tf.jit(lambda x: tf.grad(lambda y: tf.sum(y * y))(x))(np.ones(2))),
+                                  [2.0, 2.0])
 
 
 # ---- reductions over an empty axis ----

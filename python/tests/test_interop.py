@@ -581,11 +581,17 @@ CASES.update({
     "random.permutation": [Case(tf.random.permutation, [T(KEY), 6], None,
                                 check=lambda p, k, n: np.array_equal(np.sort(p), np.arange(6)))],
     # Concrete entry points: the transforms take concrete arguments (arrays, Tensors, lists, scalars).
+    # grad and value_and_grad take trees (a list is a tree of its items, test_trees.py), and traced
+    # values too (their gradient program is recorded: vmap(grad(f))).
     "grad": [Case(lambda x, y: tf.grad(lambda x, y: tf.sum(x * y * y))(x, y), [T(V), T(W)], lambda x, y: y * y,
-                  mode="concrete"),
-             Case(lambda x: tf.grad(lambda x: x * x)(x), [T(S0)], lambda x: 2 * x, mode="concrete")],
+                  mode="concrete", kinds=("numpy", "tensor", "scalar"), traced_ok=True),
+             Case(lambda x: tf.grad(lambda x: x * x)(x), [T(S0)], lambda x: 2 * x, mode="concrete",
+                  kinds=("numpy", "tensor", "scalar"), traced_ok=True)],
     "value_and_grad": [Case(lambda x, y: tf.value_and_grad(lambda x, y: tf.sum(x * y), argnums=(0, 1))(x, y),
-                            [T(V), T(W)], lambda x, y: (np.sum(x * y), (y, x)), mode="concrete")],
+                            [T(V), T(W)], lambda x, y: (np.sum(x * y), (y, x)), mode="concrete",
+                            kinds=("numpy", "tensor", "scalar"), traced_ok=True)],
+    "vmap": [Case(lambda x: tf.vmap(lambda r: tf.sum(r * r))(x), [T(A)], lambda x: np.sum(x * x, axis=1),
+                  mode="concrete", kinds=("numpy", "tensor", "list"), traced_ok=True)],
     "jacfwd": [Case(lambda x, m: tf.jacfwd(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
                     mode="concrete")],
     "jacrev": [Case(lambda x, m: tf.jacrev(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
@@ -695,8 +701,11 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 
 # Names that are not functions of tensors: exception classes, the classes whose instances the
 # functions return (their operators and methods have cases of their own), and metadata properties.
+# Not functions of tensors: the error classes, the callable classes and the tree utilities (which
+# take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
-          "Jit", "Transformed", "Traced.shape", "Traced.dtype", "Traced.ndim"}
+          "Jit", "Transformed", "Vmapped", "Traced.shape", "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
+          "tree_leaves", "tree_map", "tree_unflatten"}
 OPERATOR_DUNDERS = {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
                                                "and", "or", "xor", "lshift", "rshift", "divmod") for p in ("", "r")}
 OPERATOR_DUNDERS |= {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__pos__", "__abs__",

@@ -483,3 +483,78 @@ TEST(OpCoverage, EachFunctionOfTheOpListRecordsItsOp) {
 #undef TENFERRO_CHECK_BINARY
   EXPECT_GE(listed, 40u);
 }
+
+namespace {
+/// Row `i` of a tensor along axis 0, as a tensor of the remaining axes.
+tf::Tensor row(const tf::Tensor& x, std::int64_t i) {
+  auto f = [i](T a) {
+    tf::Shape shape = a.shape();
+    std::vector<std::int64_t> start(shape.size(), 0), limit(shape.begin(), shape.end());
+    start[0] = i;
+    limit[0] = i + 1;
+    return tf::reshape(tf::slice(a, start, limit), tf::Shape(shape.begin() + 1, shape.end()));
+  };
+  return tf::trace(f, x).run({x})[0];
+}
+
+/// The elements of any tensor as complex doubles.
+std::vector<tf::c128> values_of(const tf::Tensor& t) {
+  std::vector<tf::c128> out(static_cast<std::size_t>(t.numel()));
+  tf::visit_dtype(t.dtype(), [&](auto zero) {
+    using V = decltype(zero);
+    const V* p = static_cast<const V*>(t.raw_data());
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if constexpr (std::is_same_v<V, bool>) {
+        out[k] = p[k] ? 1.0 : 0.0;
+      } else {
+        out[k] = tf::c128(p[k]);
+      }
+    }
+  });
+  return out;
+}
+
+tf::Tensor with_leading(tf::DType dtype, std::int64_t n, const tf::Shape& shape, std::uint64_t seed) {
+  tf::Shape s = shape;
+  s.insert(s.begin(), n);
+  return tf::test::random_tensor({dtype, s}, seed);
+}
+}  // namespace
+
+// vmap (tenferro/vmap.hpp): every op's case, batched on its first operand, its second and both,
+// equals the case applied to each batch element (the same kernels on the same numbers: equal to
+// rounding, 1e-12 relative), and the batched program passes check_grads to order 2.
+TEST(OpCoverage, EveryOpBatchesLikeALoopOverItsExamples) {
+  auto all = cases();
+  const std::int64_t n = 3;
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    auto it = all.find(d->name);
+    if (it == all.end()) continue;  // EveryOpPassesCheckGradsToOrderTwo names it
+    SCOPED_TRACE(d->name);
+    const Case& c = it->second;
+    const tf::DType dtype = tf::DType::F64;
+    using Axes = std::vector<std::optional<std::int64_t>>;
+    for (const Axes& in_axes : {Axes{0, std::nullopt}, Axes{std::nullopt, 0}, Axes{0, 0}}) {
+      SCOPED_TRACE(std::string("batched: ") + (in_axes[0] ? "a" : "") + (in_axes[1] ? "b" : ""));
+      const tf::Tensor a = in_axes[0] ? with_leading(dtype, n, c.a, 11) : tf::test::random_tensor({dtype, c.a}, 11);
+      const tf::Tensor b = in_axes[1] ? with_leading(dtype, n, c.b, 12) : tf::test::random_tensor({dtype, c.b}, 12);
+      auto f = [&](T x, T y) { return c.f(x, y); };
+      const tf::Tensor batched = tf::vmap(f, {.in_axes = in_axes})(a, b);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const tf::Tensor ai = in_axes[0] ? row(a, i) : a, bi = in_axes[1] ? row(b, i) : b;
+        const tf::Tensor expected = tf::trace(f, ai, bi).run({ai, bi})[0];
+        const tf::Tensor got = row(batched, i);
+        ASSERT_EQ(got.type(), expected.type());
+        const auto gv = values_of(got), ev = values_of(expected);
+        for (std::size_t k = 0; k < gv.size(); ++k) {
+          EXPECT_LE(std::abs(gv[k] - ev[k]), 1e-12 * (1 + std::abs(ev[k]))) << "example " << i << " element " << k;
+        }
+      }
+      auto vf = [&](T x, T y) { return tf::vmap(f, {.in_axes = in_axes})(x, y); };
+      const std::vector<tf::Tensor> args = {a, b};
+      const auto result = tidu::testkit::check_grads(
+          tidu::testkit::function_of(tf::detail::trace_graph(vf, tf::detail::types_of(args))), std::span<const tf::Tensor>(args), 2);
+      EXPECT_TRUE(result.ok) << result.message;
+    }
+  }
+}

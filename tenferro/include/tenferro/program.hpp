@@ -21,6 +21,8 @@ tidu::LinearizedGraph<StdTensorOp> linearize(const Program& program);
 namespace detail {
 /// Throws unless the graph has one output and the cotangent has its type.
 void check_cotangent(const char* what, const GraphPtr& graph, const Tensor& cotangent);
+/// Throws unless the graph's first output is a real scalar (a loss; ShapeError or DTypeError).
+void check_scalar_output(const char* what, const GraphPtr& graph);
 /// Throws unless the graph has one scalar real output (what grad and hessian differentiate).
 void check_scalar_loss(const char* what, const GraphPtr& graph);
 /// Throws ShapeError unless the graph has exactly one output (what jacfwd and jacrev return).

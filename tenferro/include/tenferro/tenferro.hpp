@@ -26,3 +26,5 @@
 #include "tenferro/threads.hpp"
 #include "tenferro/traced.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/tree.hpp"
+#include "tenferro/vmap.hpp"

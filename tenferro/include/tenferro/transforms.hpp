@@ -11,7 +11,10 @@
 // argument signature (dtypes and shapes), linearizes once, and afterwards only runs compiled
 // programs: a call costs a cache look-up plus the runs. The direct forms (jvp, vjp, hvp) trace on
 // every call, but compiled programs of equal structure come from a process-wide compile cache.
-// f may take up to 8 Traced arguments and return a Traced or a std::vector<Traced>.
+// grad and value_and_grad take trees of tensors (tenferro/tree.hpp), any number of arguments, and
+// return gradients in the differentiated argument's structure; the other transforms take up to 8
+// Tensor arguments. f returns a Traced or a std::vector<Traced> (with has_aux: a pair of a Traced
+// loss and any tree of Traced).
 //
 // Only the tracing of f is a template here: everything after it (linearizing, transposing,
 // compiling, running, and tidu's machinery instantiated for StdTensorOp) is compiled once in
@@ -21,10 +24,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "tenferro/traced.hpp"
+#include "tenferro/tree.hpp"
 
 // The graph engine's type that Program names, declared only (tenferro/program.hpp includes it).
 namespace computegraph {
@@ -127,6 +134,13 @@ class TransformedFunction {
   Tensor grad(const Tensors& args) const;
   std::pair<Tensor, Tensor> value_and_grad(const Tensors& args) const;
   std::pair<Tensor, Tensors> value_and_grads(const Tensors& args) const;
+  /// For a function whose output 0 is a real scalar loss and whose other outputs are auxiliary
+  /// values (not differentiated): (loss, the gradient for each argnum, the other outputs).
+  std::tuple<Tensor, Tensors, Tensors> value_grads_aux(const Tensors& args) const;
+  /// For Traced arguments (inside a traced function: vmap, another transform's trace): the loss
+  /// and its gradients for the argnums, recorded into the arguments' trace as the gradient
+  /// program's operations.
+  std::pair<Traced, std::vector<Traced>> value_and_grads_traced(const std::vector<Traced>& args) const;
   Tensor jacfwd(const Tensors& args) const;
   Tensor jacrev(const Tensors& args) const;
   Tensor hessian(const Tensors& args) const;
@@ -144,14 +158,109 @@ Tensors hvp_of(const TracedFunction& f, const Tensors& primals, const Tensors& d
 /// What each transformed callable runs.
 enum class Mode { Grad, ValueAndGrad, ValueAndGrads, JacFwd, JacRev, Hessian };
 
-template <class F, Mode M>
+/// The structure of trees beyond their types (vector lengths, map keys, optional presence), as a
+/// key: equal keys and equal types mean equal leaf layouts.
+template <class T>
+void tree_key(std::string& key, const T& tree) {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (is_tree_leaf<U>::value) {
+    key += 'L';
+  } else if constexpr (registered_tree_struct<U>) {
+    std::apply([&](const auto&... field) { (tree_key(key, field), ...); }, TreeFields<U>::tie(tree));
+  } else if constexpr (requires { typename U::key_type; }) {
+    key += '{';
+    for (const auto& [name, value] : tree) {
+      key += std::to_string(name.size()) + ':' + name;
+      tree_key(key, value);
+    }
+    key += '}';
+  } else if constexpr (requires { tree.has_value(); }) {
+    key += tree.has_value() ? '?' : '-';
+    if (tree.has_value()) tree_key(key, *tree);
+  } else if constexpr (requires { std::tuple_size<U>::value; } && !requires { tree.size(); }) {
+    std::apply([&](const auto&... element) { (tree_key(key, element), ...); }, tree);
+  } else {
+    key += '[' + std::to_string(tree.size());
+    for (const auto& element : tree) tree_key(key, element);
+    key += ']';
+  }
+}
+
+/// A tree transform's derived function for one argument structure: the transformed function
+/// over the flattened leaves, and (with aux) the structure of the auxiliary result, recorded when
+/// the function is traced.
+struct TreeEntry {
+  TransformedFunction impl;
+  std::shared_ptr<void> aux_structure;
+};
+/// The tree transforms of one transformed callable, by argument structure (thread-safe).
+struct TreeCache {
+  std::shared_ptr<TreeEntry> find(const std::string& key) const;
+  std::shared_ptr<TreeEntry> insert(const std::string& key, std::shared_ptr<TreeEntry> entry) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_ = make_state();
+  static std::shared_ptr<State> make_state();
+};
+
+/// The argument a transform differentiates: Index (std::integral_constant, fixed at compile time)
+/// or std::size_t (chosen at run time: the arguments must then be trees of one type).
+template <class Sel, class... A>
+const auto& selected_argument(Sel sel, const A&... args) {
+  if constexpr (std::is_same_v<Sel, std::size_t>) {
+    using First = std::tuple_element_t<0, std::tuple<A...>>;
+    static_assert((std::is_same_v<A, First> && ...),
+                  "tenferro: the arguments are trees of different types, so the differentiated one must be "
+                  "chosen at compile time: tf::grad(f, tf::argnum<I>)");
+    const First* all[] = {&args...};
+    if (sel >= sizeof...(A)) throw BindingError("tenferro: argnum " + std::to_string(sel) + " of a function called with " +
+                                                std::to_string(sizeof...(A)) + " arguments");
+    return *all[sel];
+  } else {
+    static_assert(Sel::value < sizeof...(A), "tenferro: argnum<I> beyond the arguments");
+    return std::get<Sel::value>(std::tie(args...));
+  }
+}
+
+/// The structure (a tree of leaf positions) of the aux result of a function returning (loss, aux).
+template <class Result, bool Aux>
+struct aux_structure_of {
+  using type = int;  // no aux
+};
+template <class Result>
+struct aux_structure_of<Result, true> {
+  static_assert(requires { typename Result::second_type; },
+                "tenferro: with has_aux the function must return std::pair<Traced, aux tree>");
+  using type = with_leaf_t<typename Result::second_type, LeafIndex>;
+};
+
+template <class F, Mode M, class Sel = std::size_t, bool Aux = false>
 class Transformed {
  public:
-  Transformed(F f, std::vector<std::size_t> argnums) : impl_(erase_function(std::move(f)), std::move(argnums)) {}
+  Transformed(F f, std::vector<std::size_t> argnums)
+      : f_(f), impl_(erase_function(std::move(f)), argnums), argnums_(std::move(argnums)) {}
 
   template <class... A>
+    requires(sizeof...(A) > 0)
   auto operator()(const A&... args) const {
-    return call(Tensors{args...});
+    if constexpr ((std::is_same_v<A, Traced> && ...)) {
+      // Inside a trace: the gradient program is recorded into it (vmap(grad(f)), grad of grad).
+      static_assert(!Aux && (M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::ValueAndGrads),
+                    "tenferro: on Traced arguments, grad and value_and_grad (without aux) are supported");
+      auto [value, grads] = impl_.value_and_grads_traced(std::vector<Traced>{args...});
+      if constexpr (M == Mode::Grad) {
+        return grads.at(0);
+      } else if constexpr (M == Mode::ValueAndGrad) {
+        return std::make_pair(value, grads.at(0));
+      } else {
+        return std::make_pair(value, grads);
+      }
+    } else if constexpr (!Aux && (std::is_same_v<A, Tensor> && ...) && sizeof...(A) <= kMaxArgs) {
+      return call(Tensors{args...});
+    } else {
+      return call_tree(args...);
+    }
   }
 
   auto call(const Tensors& args) const {
@@ -171,19 +280,163 @@ class Transformed {
   }
 
  private:
+  /// Trees of tensors (or more than kMaxArgs tensors, or a function with aux): the function is
+  /// traced on the trees' leaves, once per argument structure and signature.
+  template <class... A>
+  auto call_tree(const A&... args) const {
+    static_assert((is_tree_v<A> && ...), "tenferro: every argument of a transformed function must be a tree of "
+                                         "tensors (tenferro/tree.hpp)");
+    static_assert(M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::ValueAndGrads,
+                  "tenferro: jacfwd, jacrev and hessian take up to 8 Tensor arguments; grad and value_and_grad "
+                  "take trees");
+    using Result = std::invoke_result_t<F&, with_leaf_t<A, Traced>...>;
+    Tensors flat;
+    std::vector<std::size_t> first;  // argument k's leaves are flat[first[k], first[k + 1])
+    (
+        [&](const auto& arg) {
+          first.push_back(flat.size());
+          tree_for_each(arg, [&](const Tensor& t) { flat.push_back(t); });
+        }(args),
+        ...);
+    first.push_back(flat.size());
+    std::string key;
+    ((key += typeid(A).name(), key += ';', tree_key(key, args)), ...);
+    std::shared_ptr<TreeEntry> entry = cache_.find(key);
+    if (!entry) entry = cache_.insert(key, make_entry<Result>(first, args...));
+    auto [value, grads, aux] = entry->impl.value_grads_aux(flat);
+    // The gradient of each selected argument: its tree, filled with the selected leaves' gradients.
+    std::size_t next = 0;
+    auto gradient_of = [&](const auto& arg) { return tree_map<Tensor>(arg, [&](const Tensor&) { return grads.at(next++); }); };
+    auto result = [&] {
+      if constexpr (M == Mode::ValueAndGrads) {
+        using G = decltype(gradient_of(selected_argument(std::size_t{0}, args...)));
+        std::vector<G> gs;
+        for (std::size_t j : argnums_) gs.push_back(gradient_of(selected_argument(j, args...)));
+        return gs;
+      } else {
+        return gradient_of(selected_argument(selection(), args...));
+      }
+    }();
+    if constexpr (Aux) {
+      const auto& structure = *std::static_pointer_cast<typename aux_structure_of<Result, Aux>::type>(entry->aux_structure);
+      auto aux_tree = tree_map<Tensor>(structure, [&](LeafIndex i) { return aux.at(i.index); });
+      if constexpr (M == Mode::Grad) {
+        return std::make_pair(std::move(result), std::move(aux_tree));
+      } else {
+        return std::make_pair(std::make_pair(std::move(value), std::move(aux_tree)), std::move(result));
+      }
+    } else if constexpr (M == Mode::Grad) {
+      return result;
+    } else {
+      return std::make_pair(std::move(value), std::move(result));
+    }
+  }
+
+  Sel selection() const {
+    if constexpr (std::is_same_v<Sel, std::size_t>) {
+      return argnums_.at(0);
+    } else {
+      return Sel{};
+    }
+  }
+
+  template <class Result, class... A>
+  std::shared_ptr<TreeEntry> make_entry(const std::vector<std::size_t>& first, const A&... args) const {
+    // The leaves each selected argument owns, in order: the derived function's argnums.
+    std::vector<std::size_t> selected;
+    if constexpr (M == Mode::ValueAndGrads) {
+      selected = argnums_;
+    } else if constexpr (std::is_same_v<Sel, std::size_t>) {
+      selected = {argnums_.at(0)};
+    } else {
+      selected = {Sel::value};
+    }
+    std::vector<std::size_t> leaves;
+    for (std::size_t j : selected) {
+      if (j + 1 >= first.size()) throw BindingError("tenferro: argnum " + std::to_string(j) + " beyond the arguments");
+      for (std::size_t k = first[j]; k < first[j + 1]; ++k) leaves.push_back(k);
+    }
+    if (leaves.empty()) throw BindingError("tenferro: the differentiated arguments have no tensors");
+    // The arguments' structures, as trees of leaf positions.
+    std::size_t counter = 0;
+    auto count = [&](const Tensor&) { return LeafIndex{counter++}; };
+    // A braced list evaluates left to right (make_tuple's arguments would not): leaf k of the
+    // flattened arguments gets index k.
+    const std::tuple<with_leaf_t<A, LeafIndex>...> structures{tree_map<LeafIndex>(args, count)...};
+    std::shared_ptr<void> aux_structure;
+    using AuxStructure = typename aux_structure_of<Result, Aux>::type;
+    auto aux_holder = std::make_shared<AuxStructure>();
+    aux_structure = aux_holder;
+    TracedFunction fn = [f = f_, structures, aux_holder](const std::vector<Traced>& flat) {
+      auto pick = [&](LeafIndex i) { return flat.at(i.index); };
+      auto r = std::apply([&](const auto&... s) { return f(tree_map<Traced>(s, pick)...); }, structures);
+      std::vector<Traced> out;
+      if constexpr (Aux) {
+        out.push_back(r.first);
+        std::size_t n = 0;
+        *aux_holder = tree_map<LeafIndex>(r.second, [&](const Traced&) { return LeafIndex{n++}; });
+        tree_for_each(r.second, [&](const Traced& t) { out.push_back(stop_gradient(t)); });
+      } else {
+        collect(out, r);
+      }
+      return out;
+    };
+    return std::make_shared<TreeEntry>(TreeEntry{TransformedFunction(std::move(fn), std::move(leaves)), aux_structure});
+  }
+
+  F f_;
   TransformedFunction impl_;
+  std::vector<std::size_t> argnums_;
+  TreeCache cache_;
 };
 }  // namespace detail
 
-/// d f / d args[argnum] of a function returning a real scalar.
+/// Selects argument I at compile time: tf::grad(f, tf::argnum<1>). Needed when the arguments are
+/// trees of different types (the gradient has the selected argument's type).
+template <std::size_t I>
+inline constexpr std::integral_constant<std::size_t, I> argnum{};
+/// Marks a function that returns (loss, aux), aux any tree of Traced values carried through
+/// without being differentiated: grad returns (gradient, aux); value_and_grad ((loss, aux),
+/// gradient), as JAX's has_aux.
+struct HasAux {};
+inline constexpr HasAux has_aux{};
+
+/// d f / d args[argnum] of a function returning a real scalar. Arguments may be trees of tensors
+/// (tenferro/tree.hpp: vectors, maps, tuples, registered structs, ...), any number of them; the
+/// gradient is a tree of the differentiated argument's structure.
 template <class F>
-auto grad(F f, std::size_t argnum = 0) { return detail::Transformed<F, detail::Mode::Grad>(std::move(f), {argnum}); }
-/// (f(args), d f / d args[argnum]).
+auto grad(F f) { return detail::Transformed<F, detail::Mode::Grad, std::integral_constant<std::size_t, 0>>(std::move(f), {0}); }
 template <class F>
-auto value_and_grad(F f, std::size_t argnum = 0) {
+auto grad(F f, std::size_t argnum) { return detail::Transformed<F, detail::Mode::Grad>(std::move(f), {argnum}); }
+template <class F, std::size_t I>
+auto grad(F f, std::integral_constant<std::size_t, I>) {
+  return detail::Transformed<F, detail::Mode::Grad, std::integral_constant<std::size_t, I>>(std::move(f), {I});
+}
+/// With aux: (gradient, aux).
+template <class F, std::size_t I = 0>
+auto grad(F f, HasAux, std::integral_constant<std::size_t, I> = {}) {
+  return detail::Transformed<F, detail::Mode::Grad, std::integral_constant<std::size_t, I>, true>(std::move(f), {I});
+}
+/// (f(args), d f / d args[argnum]); trees as grad.
+template <class F>
+auto value_and_grad(F f) {
+  return detail::Transformed<F, detail::Mode::ValueAndGrad, std::integral_constant<std::size_t, 0>>(std::move(f), {0});
+}
+template <class F>
+auto value_and_grad(F f, std::size_t argnum) {
   return detail::Transformed<F, detail::Mode::ValueAndGrad>(std::move(f), {argnum});
 }
+template <class F, std::size_t I>
+auto value_and_grad(F f, std::integral_constant<std::size_t, I>) {
+  return detail::Transformed<F, detail::Mode::ValueAndGrad, std::integral_constant<std::size_t, I>>(std::move(f), {I});
+}
+/// With aux: ((f's loss, aux), gradient).
+template <class F, std::size_t I = 0>
+auto value_and_grad(F f, HasAux, std::integral_constant<std::size_t, I> = {}) {
+  return detail::Transformed<F, detail::Mode::ValueAndGrad, std::integral_constant<std::size_t, I>, true>(std::move(f), {I});
+}
 /// (f(args), [d f / d args[j] for j in argnums]): one compiled gradient program for all of them.
+/// Trees: the arguments must be trees of one type (each gradient has it).
 template <class F>
 auto value_and_grad(F f, std::vector<std::size_t> argnums) {
   if (argnums.empty()) throw BindingError("value_and_grad: argnums is empty");

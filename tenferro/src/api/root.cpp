@@ -18,21 +18,13 @@ namespace tenferro {
 
 namespace {
 
-/// An op without operands recorded in `like`'s trace, as the constant it evaluates to.
-Traced nullary(const Traced& like, const StdTensorOp& op) {
-  if (op.kind == OpKind::Constant) return constant(like, *op.attrs.get<ConstantValue>().value);
-  Tensor value;
-  op.run_kernel({}, std::span<Tensor>(&value, 1));
-  return constant(like, std::move(value));
-}
-
 /// Replays a closed graph (region or materialized JVP) into the trace of `args`, one per input.
 template <class G>
 TracedList replay(const G& graph, std::span<const Traced> args) {
   const Traced like = args[0];
   return computegraph::replay(graph, args, [&like](const StdTensorOp& op, const computegraph::OperationRole&,
                                                    std::span<const Traced> in) {
-    return in.empty() ? TracedList{nullary(like, op)} : apply_outputs(op, in);
+    return in.empty() ? TracedList{detail::record_nullary(like, op)} : apply_outputs(op, in);
   });
 }
 

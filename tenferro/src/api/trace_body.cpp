@@ -26,6 +26,13 @@ struct BodyScope {
 };
 }  // namespace
 
+Traced record_nullary(const Traced& like, const StdTensorOp& op) {
+  if (op.kind == OpKind::Constant) return constant(like, *op.attrs.get<ConstantValue>().value);
+  Tensor value;
+  op.run_kernel({}, std::span<Tensor>(&value, 1));
+  return constant(like, std::move(value));
+}
+
 std::shared_ptr<TraceState> innermost(std::span<const Traced> values, const std::string& who) {
   std::shared_ptr<TraceState> best;
   for (const Traced& v : values) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "api/trace_body.hpp"
+#include "computegraph/replay.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/transforms.hpp"
 #include "tenferro/ops/record.hpp"
@@ -36,14 +38,16 @@ struct TransformState {
   explicit TransformState(TracedFunction function) : f(std::move(function)), ad(default_compile_cache()) {}
 
   /// The graph of f for these arguments; traced (and restricted to `wrt`) on first use.
-  GraphPtr graph(const Tensors& args, const std::vector<std::size_t>* wrt) {
-    auto types = types_of(args);
+  GraphPtr graph(const Tensors& args, const std::vector<std::size_t>* wrt) { return graph_for(types_of(args), wrt); }
+
+  GraphPtr graph_for(std::vector<TensorType> types, const std::vector<std::size_t>* wrt) {
+    const std::size_t count = types.size();
     std::lock_guard lock(mutex);
     auto it = graphs.find(types);
     if (it != graphs.end()) return it->second;
     GraphPtr g = trace_function(f, types);
     if (wrt) {
-      std::vector<bool> mask(args.size(), false);
+      std::vector<bool> mask(count, false);
       for (std::size_t j : *wrt) mask.at(j) = true;
       ad.set_wrt(g, std::move(mask));
     }
@@ -115,6 +119,71 @@ std::pair<Tensor, Tensors> TransformedFunction::value_and_grads(const Tensors& a
   Tensors selected;
   for (std::size_t j : argnums_) selected.push_back(grads[j]);
   return {value, selected};
+}
+
+std::tuple<Tensor, Tensors, Tensors> TransformedFunction::value_grads_aux(const Tensors& args) const {
+  for (std::size_t j : argnums_) check_wrt("grad", args, j);
+  GraphPtr g = state_->graph(args, &argnums_);
+  check_scalar_output("grad", g);
+  // Only the loss's cotangent is read: the other outputs are detached (stop_gradient), so they
+  // have no tangent and their entries stay empty.
+  Tensors cts(g->outputs().size());
+  cts[0] = Tensor::scalar(1.0, type_of(g->key(g->outputs()[0])).dtype);
+  auto [values, grads] = state_->ad.vjp(g, args, cts);
+  Tensors selected;
+  for (std::size_t j : argnums_) selected.push_back(grads[j]);
+  Tensors aux(values.begin() + 1, values.end());
+  return {values[0], std::move(selected), std::move(aux)};
+}
+
+std::pair<Traced, std::vector<Traced>> TransformedFunction::value_and_grads_traced(const std::vector<Traced>& args) const {
+  if (args.empty()) throw BindingError("grad: the function needs at least one argument");
+  std::vector<TensorType> types;
+  for (const Traced& a : args) types.push_back(a.type());
+  for (std::size_t j : argnums_) {
+    if (j >= types.size()) {
+      throw BindingError("grad: argnum " + std::to_string(j) + " of a function called with " + std::to_string(types.size()) +
+                         " arguments");
+    }
+    if (!is_inexact(types[j].dtype)) {
+      throw DTypeError("grad: argument " + std::to_string(j) + " is " + types[j].to_string() + "; only float or complex arguments are differentiated");
+    }
+  }
+  GraphPtr g = state_->graph_for(types, &argnums_);
+  check_scalar_loss("grad", g);
+  const auto [program, layout] = state_->ad.vjp_program_with_layout(g);
+  std::vector<Traced> in(args);
+  if (program->input_slots().size() > args.size()) {
+    in.push_back(constant(args[0], Tensor::scalar(1.0, type_of(g->key(g->outputs()[0])).dtype)));  // the seed
+  }
+  const Traced like = args[0];
+  const auto slots = computegraph::replay_values(
+      *program, std::span<const Traced>(in),
+      [&like](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Traced> operands) {
+        return operands.empty() ? std::vector<Traced>{record_nullary(like, op)} : apply_outputs(op, operands);
+      });
+  const auto& outs = program->output_slots();
+  Traced value = *slots[outs[0]];
+  std::vector<Traced> grads;
+  for (std::size_t j : argnums_) {
+    grads.push_back(layout[j] >= 0 ? *slots[outs[static_cast<std::size_t>(layout[j])]] : full_like(args[j], 0.0));
+  }
+  return {value, grads};
+}
+
+struct TreeCache::State {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<TreeEntry>> entries;
+};
+std::shared_ptr<TreeCache::State> TreeCache::make_state() { return std::make_shared<State>(); }
+std::shared_ptr<TreeEntry> TreeCache::find(const std::string& key) const {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->entries.find(key);
+  return it == state_->entries.end() ? nullptr : it->second;
+}
+std::shared_ptr<TreeEntry> TreeCache::insert(const std::string& key, std::shared_ptr<TreeEntry> entry) const {
+  std::lock_guard lock(state_->mutex);
+  return state_->entries.emplace(key, std::move(entry)).first->second;  // the first insert wins
 }
 
 Tensor TransformedFunction::hessian(const Tensors& args) const {

@@ -72,11 +72,8 @@ void check_cotangent(const char* what, const GraphPtr& graph, const Tensor& cota
   throw DTypeError(message);
 }
 
-void check_scalar_loss(const char* what, const GraphPtr& graph) {
-  if (graph->outputs().size() != 1) {
-    throw ShapeError(std::string(what) + ": the function must return one value, it returns " +
-                     std::to_string(graph->outputs().size()));
-  }
+void check_scalar_output(const char* what, const GraphPtr& graph) {
+  if (graph->outputs().empty()) throw ShapeError(std::string(what) + ": the function returns nothing");
   const TensorType& t = type_of(graph->key(graph->outputs()[0]));
   if (t.numel() != 1 || t.rank() != 0) {
     throw ShapeError(std::string(what) + ": the function must return a scalar (rank 0), it returns " +
@@ -86,6 +83,14 @@ void check_scalar_loss(const char* what, const GraphPtr& graph) {
     throw DTypeError(std::string(what) + ": the function must return a real float scalar, it returns " +
                      t.to_string() + "; take real() of a complex loss");
   }
+}
+
+void check_scalar_loss(const char* what, const GraphPtr& graph) {
+  if (graph->outputs().size() != 1) {
+    throw ShapeError(std::string(what) + ": the function must return one value, it returns " +
+                     std::to_string(graph->outputs().size()));
+  }
+  check_scalar_output(what, graph);
 }
 
 void ParallelColumns::operator()(std::size_t count,

@@ -3,6 +3,7 @@
 //
 // JVP, with dH = (dA + dA^H)/2 and X = L^-1 dH L^-H (two triangular solves):
 //   dL = L Phi(X),  Phi(X) = tril(X, -1) + diag(X)/2
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -54,7 +55,7 @@ Tangents jvp_cholesky(const StdTensorOp&, const JvpArgs& a) {
 const OpDef& def_Cholesky() {
   static const OpDef d{.name = "cholesky", .kind = OpKind::Cholesky, .operands = {kNonlinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::cholesky(t[0]).out; }),
-                       .kernel = single_result(eval_cholesky), .jvp = jvp_cholesky};
+                       .kernel = single_result(eval_cholesky), .jvp = jvp_cholesky, .batch = detail::batch_leading_axis()};
   return d;
 }
 

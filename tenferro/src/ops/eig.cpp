@@ -9,6 +9,7 @@
 // LAPACK's normalization keeps (d|v_j|^2 = 2 Re v_j^H dv_j = 0). A column's phase is still free:
 // only phase-invariant functions of V (|V|, V f(w) V^-1) have derivatives, as for svd and eigh.
 // The reciprocal 1/x of the complex eigenvalue gaps is broadened as conj(x) / (|x|^2 + eps).
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -72,7 +73,7 @@ const OpDef& def_Eig() {
                          StdTensorOp op = ops::eig(t[0], a.get<EighAttrs>());
                          return std::vector<TensorType>{op.out, op.more_outs[0]};
                        },
-                       .kernel = eval_eig, .jvp = jvp_eig};
+                       .kernel = eval_eig, .jvp = jvp_eig, .batch = detail::batch_leading_axis()};
   return d;
 }
 

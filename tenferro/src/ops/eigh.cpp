@@ -6,6 +6,7 @@
 //   dw = Re diag(dP)
 //   dV = V (F o dP),  F_ij = 1/(w_j - w_i) off the diagonal (Lorentzian-broadened), 0 on it
 // The zero diagonal of F is the gauge choice diag(V^H dV) = 0.
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -91,13 +92,13 @@ std::vector<TensorType> eigh_types(Types t, const OpAttrs& attrs, bool vectors) 
 const OpDef& def_Eigh() {
   static const OpDef d{.name = "eigh", .kind = OpKind::Eigh, .operands = {kNonlinear}, .outputs = 2,
                        .shape_rule = [](Types t, const OpAttrs& a) { return eigh_types(t, a, true); },
-                       .kernel = eval_eigh, .jvp = jvp_eigh};
+                       .kernel = eval_eigh, .jvp = jvp_eigh, .batch = detail::batch_leading_axis()};
   return d;
 }
 const OpDef& def_EighValues() {
   static const OpDef d{.name = "eigvalsh", .kind = OpKind::EighValues, .operands = {kNonlinear},
                        .shape_rule = [](Types t, const OpAttrs& a) { return eigh_types(t, a, false); },
-                       .kernel = eval_eigh, .jvp = jvp_eigh};
+                       .kernel = eval_eigh, .jvp = jvp_eigh, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/blas_gemm.hpp"
@@ -175,7 +176,7 @@ Tangents transpose_expm_frechet(const StdTensorOp& op, const TransposeArgs& a) {
 const OpDef& def_Expm() {
   static const OpDef d{.name = "expm", .kind = OpKind::Expm, .operands = {kNonlinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::expm(t[0]).out; }),
-                       .kernel = single_result(eval_expm), .jvp = jvp_expm};
+                       .kernel = single_result(eval_expm), .jvp = jvp_expm, .batch = detail::batch_leading_axis()};
   return d;
 }
 const OpDef& def_ExpmFrechet() {
@@ -184,7 +185,7 @@ const OpDef& def_ExpmFrechet() {
                          return ops::expm_frechet(t[0], t[1]).out;
                        }),
                        .kernel = single_result(eval_expm_frechet), .jvp = jvp_expm_frechet,
-                       .transpose = transpose_expm_frechet};
+                       .transpose = transpose_expm_frechet, .batch = detail::batch_leading_axis()};
   return d;
 }
 

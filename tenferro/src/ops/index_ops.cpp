@@ -15,12 +15,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -320,12 +322,25 @@ Tangents transpose_reverse(const StdTensorOp& op, const TransposeArgs& a) {
 
 // ---- definitions -------------------------------------------------------------------------------
 
+/// vmap: indices of the operand's rank (take along an axis) get the batch axis too; a batched
+/// 1-D index takes the loop.
+static std::vector<BatchedValue> batch_take(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  const std::int64_t axis = op.attrs.get<AxisAttrs>().axis + 1;
+  const std::size_t index_rank = x[1].value.rank() - (x[1].batched ? 1 : 0);
+  if (index_rank == 1) {
+    if (x[1].batched) return detail::batch_by_loop(op, x, batch_size);
+    return detail::all_batched({apply(ops::take(x[0].value.type(), x[1].value.type(), axis), {x[0].value, x[1].value})});
+  }
+  const Traced data = detail::with_batch_axis(x[0], batch_size), index = detail::with_batch_axis(x[1], batch_size);
+  return detail::all_batched({apply(ops::take(data.type(), index.type(), axis), {data, index})});
+}
+
 const OpDef& def_Take() {
   static const OpDef d{.name = "take", .kind = OpKind::Take, .operands = {kLinear, kNoGrad},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::take(t[0], t[1], a.get<AxisAttrs>().axis).out;
                        }),
-                       .kernel = single_result(eval_take), .jvp = jvp_linear_data, .transpose = transpose_take};
+                       .kernel = single_result(eval_take), .jvp = jvp_linear_data, .transpose = transpose_take, .batch = batch_take};
   return d;
 }
 const OpDef& def_IndexAdd() {
@@ -337,21 +352,33 @@ const OpDef& def_IndexAdd() {
                        .transpose = transpose_index_add};
   return d;
 }
+static std::vector<BatchedValue> batch_cumsum(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  const AxisAttrs& a = op.attrs.get<AxisAttrs>();
+  return detail::all_batched({apply(ops::cumsum(x[0].value.type(), a.axis + 1, a.reverse), {x[0].value})});
+}
+
 const OpDef& def_Cumsum() {
   static const OpDef d{.name = "cumsum", .kind = OpKind::Cumsum, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          const auto& c = a.get<AxisAttrs>();
                          return ops::cumsum(t[0], c.axis, c.reverse).out;
                        }),
-                       .kernel = single_result(eval_cumsum), .jvp = jvp_linear_data, .transpose = transpose_cumsum};
+                       .kernel = single_result(eval_cumsum), .jvp = jvp_linear_data, .transpose = transpose_cumsum, .batch = batch_cumsum};
   return d;
 }
+static std::vector<BatchedValue> batch_reverse(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  return detail::all_batched(
+      {apply(ops::reverse(x[0].value.type(), detail::shifted(op.attrs.get<ReverseAxes>().axes)), {x[0].value})});
+}
+
 const OpDef& def_Reverse() {
   static const OpDef d{.name = "reverse", .kind = OpKind::Reverse, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::reverse(t[0], a.get<ReverseAxes>().axes).out;
                        }),
-                       .kernel = single_result(eval_reverse), .jvp = jvp_linear_data, .transpose = transpose_reverse};
+                       .kernel = single_result(eval_reverse), .jvp = jvp_linear_data, .transpose = transpose_reverse, .batch = batch_reverse};
   return d;
 }
 

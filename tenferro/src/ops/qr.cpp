@@ -7,6 +7,7 @@
 // For m < n, A = [A1 | A2] with square A1 = Q R1: (dQ, dR1) come from the square rule on A1, and
 // R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2. Complete mode equals reduced mode for m <= n; for
 // m > n its extra columns of Q are any orthonormal completion and have no derivative.
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -99,7 +100,7 @@ const OpDef& def_Qr() {
                          StdTensorOp op = ops::qr(t[0], a.get<QrAttrs>());
                          return std::vector<TensorType>{op.out, op.more_outs[0]};
                        },
-                       .kernel = eval_qr, .jvp = jvp_qr};
+                       .kernel = eval_qr, .jvp = jvp_qr, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -19,11 +19,13 @@
 
 #include <omp.h>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -329,36 +331,46 @@ TensorType reduce_type(Types t, const OpAttrs& attrs, OpKind kind) {
 // Every reduction admits a transpose: reduce_sum is linear, and the others over no axes are the
 // identity (their JVP emits the op itself then).
 
+/// vmap: the reduced axes, past the batch axis.
+static std::vector<BatchedValue> batch_reduce(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  return detail::all_batched(
+      {apply(ops::reduce(op.kind, x[0].value.type(), detail::shifted(op.attrs.get<ReduceAxes>().axes)), {x[0].value})});
+}
+
 const OpDef& def_ReduceSum() {
   static const OpDef d{
       .name = "reduce_sum", .kind = OpKind::ReduceSum, .operands = {kLinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceSum); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Sum); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::SumReduction};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::SumReduction, .batch = batch_reduce};
   return d;
 }
+
 const OpDef& def_ReduceProd() {
   static const OpDef d{
       .name = "reduce_prod", .kind = OpKind::ReduceProd, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceProd); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Prod); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction, .batch = batch_reduce};
   return d;
 }
+
 const OpDef& def_ReduceMax() {
   static const OpDef d{
       .name = "reduce_max", .kind = OpKind::ReduceMax, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMax); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Max); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction, .batch = batch_reduce};
   return d;
 }
+
 const OpDef& def_ReduceMin() {
   static const OpDef d{
       .name = "reduce_min", .kind = OpKind::ReduceMin, .operands = {kNonlinear},
       .shape_rule = single_type(+[](Types t, const OpAttrs& a) { return reduce_type(t, a, OpKind::ReduceMin); }),
       .kernel = single_result(+[](const StdTensorOp& op, Operands in) { return eval_reduce(op, in, Fold::Min); }),
-      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction};
+      .jvp = jvp_reduce, .transpose = transpose_reduce, .fusion = Fusion::Reduction, .batch = batch_reduce};
   return d;
 }
 

@@ -10,9 +10,11 @@
 // element, a one-sided derivative; reduce_max instead splits it among the ties.
 #include <cmath>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -106,20 +108,28 @@ std::vector<TensorType> reduce_index_types(Types t, const OpAttrs& attrs, OpKind
 
 // ---- definitions -------------------------------------------------------------------------------
 
+/// vmap: the reduced axis, past the batch axis.
+static std::vector<BatchedValue> batch_reduce_index(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  return detail::all_batched(
+      apply_outputs(ops::reduce_index(op.kind, x[0].value.type(), op.attrs.get<ReduceAxis>().axis + 1), std::span<const Traced>(&x[0].value, 1)));
+}
+
 const OpDef& def_ReduceMaxIndex() {
   static const OpDef d{
       .name = "reduce_max_index", .kind = OpKind::ReduceMaxIndex, .operands = {kNonlinear}, .outputs = 2,
       .shape_rule = [](Types t, const OpAttrs& a) { return reduce_index_types(t, a, OpKind::ReduceMaxIndex); },
       .kernel = [](const StdTensorOp& op, Operands in, std::span<Tensor> out) { eval_reduce_index(op, in, out, true); },
-      .jvp = jvp_reduce_index};
+      .jvp = jvp_reduce_index, .batch = batch_reduce_index};
   return d;
 }
+
 const OpDef& def_ReduceMinIndex() {
   static const OpDef d{
       .name = "reduce_min_index", .kind = OpKind::ReduceMinIndex, .operands = {kNonlinear}, .outputs = 2,
       .shape_rule = [](Types t, const OpAttrs& a) { return reduce_index_types(t, a, OpKind::ReduceMinIndex); },
       .kernel = [](const StdTensorOp& op, Operands in, std::span<Tensor> out) { eval_reduce_index(op, in, out, false); },
-      .jvp = jvp_reduce_index};
+      .jvp = jvp_reduce_index, .batch = batch_reduce_index};
   return d;
 }
 

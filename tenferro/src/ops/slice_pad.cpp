@@ -11,11 +11,13 @@
 #include <cstring>
 #include <sstream>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -246,20 +248,38 @@ Tangents transpose_pad(const StdTensorOp& op, const TransposeArgs& a) {
 
 // ---- definitions -------------------------------------------------------------------------------
 
+static std::vector<BatchedValue> batch_slice(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  SliceAttrs s = op.attrs.get<SliceAttrs>();
+  s.start.insert(s.start.begin(), 0);
+  s.limit.insert(s.limit.begin(), batch_size);
+  s.stride.insert(s.stride.begin(), 1);
+  return detail::all_batched({apply(ops::slice(x[0].value.type(), std::move(s)), {x[0].value})});
+}
+
 const OpDef& def_Slice() {
   static const OpDef d{.name = "slice", .kind = OpKind::Slice, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::slice(t[0], a.get<SliceAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice};
+                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .batch = batch_slice};
   return d;
 }
+/// vmap: a batched padding value takes the loop.
+static std::vector<BatchedValue> batch_pad(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  if (x[1].batched) return detail::batch_by_loop(op, x, batch_size);
+  PadAttrs p = op.attrs.get<PadAttrs>();
+  p.low.insert(p.low.begin(), 0);
+  p.high.insert(p.high.begin(), 0);
+  p.interior.insert(p.interior.begin(), 0);
+  return detail::all_batched({apply(ops::pad(x[0].value.type(), x[1].value.type(), std::move(p)), {x[0].value, x[1].value})});
+}
+
 const OpDef& def_Pad() {
   static const OpDef d{.name = "pad", .kind = OpKind::Pad, .operands = {kLinear, kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::pad(t[0], t[1], a.get<PadAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_pad), .jvp = jvp_pad, .transpose = transpose_pad};
+                       .kernel = single_result(eval_pad), .jvp = jvp_pad, .transpose = transpose_pad, .batch = batch_pad};
   return d;
 }
 

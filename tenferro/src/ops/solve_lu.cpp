@@ -9,6 +9,7 @@
 // dL2 = (D2 - L2 dU) U^-1. Wide (m < n): with U = [U1 | U2] (U1 m x m) and D = [D1 | D2], the
 // square rule on (L, U1, D1), then D2 = dL U2 + L dU2 gives dU2 = L^-1 (D2 - dL U2). P, the
 // parity and the pivots are piecewise constant (no tangent).
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -201,7 +202,7 @@ const OpDef& def_Solve() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::solve(t[0], t[1], a.get<SolveAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_solve), .jvp = jvp_solve, .transpose = transpose_solve};
+                       .kernel = single_result(eval_solve), .jvp = jvp_solve, .transpose = transpose_solve, .batch = detail::batch_leading_axis()};
   return d;
 }
 
@@ -213,7 +214,7 @@ const OpDef& def_Lu() {
                          types.insert(types.end(), op.more_outs.begin(), op.more_outs.end());
                          return types;
                        },
-                       .kernel = eval_lu, .jvp = jvp_lu};
+                       .kernel = eval_lu, .jvp = jvp_lu, .batch = detail::batch_leading_axis()};
   return d;
 }
 
@@ -223,7 +224,7 @@ const OpDef& def_LuPivotsToPermutation() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::lu_pivots_to_permutation(t[0], a.get<LuPermutationAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_lu_pivots_to_permutation)};
+                       .kernel = single_result(eval_lu_pivots_to_permutation), .batch = detail::batch_leading_axis()};
   return d;
 }
 

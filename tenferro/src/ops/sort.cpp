@@ -15,10 +15,12 @@
 #include <cmath>
 #include <numeric>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -113,6 +115,12 @@ Tangents jvp_sort(const StdTensorOp& op, const JvpArgs& a) {
 
 }  // namespace
 
+static std::vector<BatchedValue> batch_sort(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  const SortAttrs& a = op.attrs.get<SortAttrs>();
+  return detail::all_batched(apply_outputs(ops::sort(x[0].value.type(), a.axis + 1, a.descending), std::span<const Traced>(&x[0].value, 1)));
+}
+
 const OpDef& def_Sort() {
   static const OpDef d{
       .name = "sort", .kind = OpKind::Sort, .operands = {kNonlinear}, .outputs = 2,
@@ -122,7 +130,7 @@ const OpDef& def_Sort() {
             const StdTensorOp op = ops::sort(t[0], s.axis, s.descending);
             return std::vector<TensorType>{op.out, op.output_type(1)};
           },
-      .kernel = eval_sort, .jvp = jvp_sort};
+      .kernel = eval_sort, .jvp = jvp_sort, .batch = batch_sort};
   return d;
 }
 

@@ -15,11 +15,13 @@
 // from them have none. Kernels never write their operands; reshape's result shares storage.
 #include <algorithm>
 
+#include "ir/batching.hpp"
 #include "ir/elementwise_formulas.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
 #include "kernels/layout.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -304,22 +306,45 @@ Tangents transpose_embed_diag(const StdTensorOp& op, const TransposeArgs& a) {
 // ---- definitions -------------------------------------------------------------------------------
 // Every op here is linear: its JVP is the op itself (jvp_structural).
 
+/// vmap: the batch axis stays first.
+static std::vector<BatchedValue> batch_transpose(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  std::vector<std::int64_t> perm{0};
+  for (std::int64_t p : op.attrs.get<Permutation>().perm) perm.push_back(p + 1);
+  return detail::all_batched({apply(ops::transpose(x[0].value.type(), std::move(perm)), {x[0].value})});
+}
+
 const OpDef& def_Transpose() {
   static const OpDef d{.name = "transpose", .kind = OpKind::Transpose, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::transpose(t[0], a.get<Permutation>().perm).out;
                        }),
-                       .kernel = single_result(eval_transpose), .jvp = jvp_structural, .transpose = transpose_transpose, .layout = Layout::Transpose};
+                       .kernel = single_result(eval_transpose), .jvp = jvp_structural, .transpose = transpose_transpose, .layout = Layout::Transpose, .batch = batch_transpose};
   return d;
 }
+static std::vector<BatchedValue> batch_reshape(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  Shape shape = op.attrs.get<ReshapeTo>().shape;
+  shape.insert(shape.begin(), batch_size);
+  return detail::all_batched({apply(ops::reshape(x[0].value.type(), std::move(shape)), {x[0].value})});
+}
+
 const OpDef& def_Reshape() {
   static const OpDef d{.name = "reshape", .kind = OpKind::Reshape, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::reshape(t[0], a.get<ReshapeTo>().shape).out;
                        }),
-                       .kernel = single_result(eval_reshape), .jvp = jvp_structural, .transpose = transpose_reshape, .layout = Layout::Reshape};
+                       .kernel = single_result(eval_reshape), .jvp = jvp_structural, .transpose = transpose_reshape, .layout = Layout::Reshape, .batch = batch_reshape};
   return d;
 }
+static std::vector<BatchedValue> batch_broadcast(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  const BroadcastDims& b = op.attrs.get<BroadcastDims>();
+  Shape shape = b.shape;
+  shape.insert(shape.begin(), batch_size);
+  std::vector<std::int64_t> dims{0};
+  for (std::int64_t d : b.dims) dims.push_back(d + 1);
+  return detail::all_batched({apply(ops::broadcast_in_dim(x[0].value.type(), std::move(shape), std::move(dims)), {x[0].value})});
+}
+
 const OpDef& def_BroadcastInDim() {
   static const OpDef d{.name = "broadcast_in_dim", .kind = OpKind::BroadcastInDim, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
@@ -328,7 +353,7 @@ const OpDef& def_BroadcastInDim() {
                        }),
                        .kernel = single_result(eval_broadcast), .jvp = jvp_structural,
                        .transpose = transpose_broadcast, 
-                       .layout = Layout::Broadcast};
+                       .layout = Layout::Broadcast, .batch = batch_broadcast};
   return d;
 }
 /// Linear between float and complex dtypes; to or from i64 and bool there is no tangent (the JVP
@@ -342,6 +367,12 @@ const OpDef& def_Convert() {
                        .formula = fast_form({}, ElementFast::Convert), .fusion = Fusion::Elementwise};
   return d;
 }
+static std::vector<BatchedValue> batch_extract_diag(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  const DiagAxes& a = op.attrs.get<DiagAxes>();
+  return detail::all_batched({apply(ops::extract_diag(x[0].value.type(), a.axis1 + 1, a.axis2 + 1), {x[0].value})});
+}
+
 const OpDef& def_ExtractDiag() {
   static const OpDef d{.name = "extract_diag", .kind = OpKind::ExtractDiag, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
@@ -349,9 +380,15 @@ const OpDef& def_ExtractDiag() {
                          return ops::extract_diag(t[0], axes.axis1, axes.axis2).out;
                        }),
                        .kernel = single_result(eval_extract_diag), .jvp = jvp_structural,
-                       .transpose = transpose_extract_diag};
+                       .transpose = transpose_extract_diag, .batch = batch_extract_diag};
   return d;
 }
+static std::vector<BatchedValue> batch_embed_diag(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  (void)batch_size;
+  const DiagAxes& a = op.attrs.get<DiagAxes>();
+  return detail::all_batched({apply(ops::embed_diag(x[0].value.type(), a.axis1 + 1, a.axis2 + 1), {x[0].value})});
+}
+
 const OpDef& def_EmbedDiag() {
   static const OpDef d{.name = "embed_diag", .kind = OpKind::EmbedDiag, .operands = {kLinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
@@ -359,7 +396,7 @@ const OpDef& def_EmbedDiag() {
                          return ops::embed_diag(t[0], axes.axis1, axes.axis2).out;
                        }),
                        .kernel = single_result(eval_embed_diag), .jvp = jvp_structural,
-                       .transpose = transpose_embed_diag};
+                       .transpose = transpose_embed_diag, .batch = batch_embed_diag};
   return d;
 }
 

@@ -13,6 +13,7 @@
 // reverse rule and linearizes again for second order.
 #include <sstream>
 
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -160,13 +161,13 @@ std::vector<TensorType> svd_types(Types t, const OpAttrs& attrs, bool vectors) {
 const OpDef& def_Svd() {
   static const OpDef d{.name = "svd", .kind = OpKind::Svd, .operands = {kNonlinear}, .outputs = 3,
                        .shape_rule = [](Types t, const OpAttrs& a) { return svd_types(t, a, true); },
-                       .kernel = eval_svd, .jvp = jvp_svd};
+                       .kernel = eval_svd, .jvp = jvp_svd, .batch = detail::batch_leading_axis()};
   return d;
 }
 const OpDef& def_SvdValues() {
   static const OpDef d{.name = "svdvals", .kind = OpKind::SvdValues, .operands = {kNonlinear},
                        .shape_rule = [](Types t, const OpAttrs& a) { return svd_types(t, a, false); },
-                       .kernel = eval_svd, .jvp = jvp_svd};
+                       .kernel = eval_svd, .jvp = jvp_svd, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -5,6 +5,7 @@
 // diagonal when unit_diagonal), dX = solve(dB - op(dT) X) (left) or solve(dB - X op(dT)) (right),
 // one more triangular_solve with the same attributes. Transpose in B: the adjoint of
 // B -> op(A)^-1 B is C -> op(A)^-H C, the same solve with `adjoint` flipped (sides kept).
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
 #include "kernels/lapack.hpp"
@@ -111,7 +112,7 @@ const OpDef& def_TriangularSolve() {
                          return ops::triangular_solve(t[0], t[1], a.get<TriangularSolveAttrs>()).out;
                        }),
                        .kernel = single_result(eval_triangular_solve), .jvp = jvp_triangular_solve,
-                       .transpose = transpose_triangular_solve};
+                       .transpose = transpose_triangular_solve, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -32,6 +32,7 @@
 #include "tenferro/ops/op_attrs.hpp"
 #include "tenferro/ops/op_kind.hpp"
 #include "tenferro/tensor.hpp"
+#include "tenferro/traced.hpp"
 #include "tidu/primitive.hpp"
 
 namespace tenferro {
@@ -72,6 +73,19 @@ using Kernel = std::function<void(const StdTensorOp& op, std::span<const Tensor*
                                   std::span<Tensor> results)>;
 using JvpRule = std::function<tidu::Tangents(const StdTensorOp& op, const JvpArgs& args)>;
 using TransposeRule = std::function<tidu::Tangents(const StdTensorOp& op, const TransposeArgs& args)>;
+
+/// A value of a batched computation (vmap, tenferro/vmap.hpp): the traced value and whether its
+/// leading axis is the batch axis (otherwise the value is the same for every batch element).
+struct BatchedValue {
+  Traced value;
+  bool batched = false;
+};
+/// A batching rule: the op applied to every batch element of its operands, as ops on whole
+/// batches. Operands and results that are batched carry the batch axis first; at least one
+/// operand is batched; `batch_size` is the batch axis's length. Returns one value per result.
+using BatchRule =
+    std::function<std::vector<BatchedValue>(const StdTensorOp& op, std::span<const BatchedValue> operands,
+                                            std::int64_t batch_size)>;
 
 /// The executor's own loops for an elementwise formula: a formula that names one is run by the
 /// scalar interpreter's typed opcodes and the fused kernels' dedicated loop (exec/ maps each id,
@@ -190,6 +204,10 @@ struct OpDef {
   /// printing and verification.
   std::function<std::vector<computegraph::GraphPtr<StdTensorOp>>(const StdTensorOp&)> regions = {};
 
+  /// Last, so that any definition can end with it. How vmap batches the op (BatchRule;
+  /// src/ir/batching.hpp). Ops without one are batched by a loop over the batch elements
+  /// (correct for any op, slower; tenferro/vmap.hpp); elementwise ops get the leading-axis rule.
+  BatchRule batch = {};
   std::size_t arity() const { return operands.size(); }
   /// True if some operand is Linear or Bilinear.
   bool has_linear_operand() const;

@@ -1,0 +1,215 @@
+"""Trees of arrays as arguments and results of the transforms, as JAX's pytrees.
+
+A tree is a list, tuple (NamedTuples included), dict or None of trees, or a leaf (an array, a
+Tensor, a Traced value or a Python scalar). None holds no leaves. Leaves are visited depth-first:
+lists and tuples in order, dicts in sorted key order.
+"""
+from . import _tenferro
+
+
+class TreeDef:
+    """The structure of a tree without its leaves: hashable, so that transforms cache one traced
+    program per structure."""
+
+    __slots__ = ("node", "leaves")
+
+    def __init__(self, node, leaves):
+        self.node = node
+        self.leaves = leaves
+
+    def __eq__(self, other):
+        return isinstance(other, TreeDef) and self.node == other.node
+
+    def __hash__(self):
+        return hash(self.node)
+
+    def __repr__(self):
+        return f"TreeDef({_describe(self.node)})"
+
+
+def _describe(node):
+    kind = node[0]
+    if kind == "leaf":
+        return "*"
+    if kind == "none":
+        return "None"
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {_describe(c)}" for k, c in zip(node[1], node[2])) + "}"
+    if kind == "namedtuple":
+        return node[1].__name__ + "(" + ", ".join(_describe(c) for c in node[2]) + ")"
+    inner = ", ".join(_describe(c) for c in node[1])
+    return "[" + inner + "]" if kind == "list" else "(" + inner + ("," if len(node[1]) == 1 else "") + ")"
+
+
+def _walk(tree, leaves):
+    if tree is None:
+        return ("none",)
+    if isinstance(tree, dict):
+        try:
+            keys = tuple(sorted(tree))
+        except TypeError:
+            raise TypeError("tenferro trees: dict keys must be sortable (they fix the order of the leaves)") from None
+        return ("dict", keys, tuple(_walk(tree[k], leaves) for k in keys))
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        return ("namedtuple", type(tree), tuple(_walk(c, leaves) for c in tree))
+    if isinstance(tree, (list, tuple)):
+        return ("list" if isinstance(tree, list) else "tuple", tuple(_walk(c, leaves) for c in tree))
+    leaves.append(tree)
+    return ("leaf",)
+
+
+def tree_flatten(tree):
+    """(the leaves in order, the tree's structure)."""
+    leaves = []
+    node = _walk(tree, leaves)
+    return leaves, TreeDef(node, len(leaves))
+
+
+def _build(node, it):
+    kind = node[0]
+    if kind == "leaf":
+        return next(it)
+    if kind == "none":
+        return None
+    if kind == "dict":
+        return {k: _build(c, it) for k, c in zip(node[1], node[2])}
+    if kind == "namedtuple":
+        return node[1](*[_build(c, it) for c in node[2]])
+    children = [_build(c, it) for c in node[1]]
+    return children if kind == "list" else tuple(children)
+
+
+def tree_unflatten(treedef, leaves):
+    """The tree of `treedef`'s structure holding `leaves` in order."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.leaves:
+        raise ValueError(f"tree_unflatten: {treedef!r} has {treedef.leaves} leaves, got {len(leaves)}")
+    return _build(treedef.node, iter(leaves))
+
+
+def tree_leaves(tree):
+    return tree_flatten(tree)[0]
+
+
+def tree_map(f, tree, *rest):
+    """The tree of f(leaf, *matching leaves of rest), rest being trees of the same structure."""
+    leaves, treedef = tree_flatten(tree)
+    others = []
+    for r in rest:
+        r_leaves, r_def = tree_flatten(r)
+        if r_def != treedef:
+            raise ValueError(f"tree_map: the trees differ in structure: {treedef!r} and {r_def!r}")
+        others.append(r_leaves)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+class _TreeTransform:
+    """grad or value_and_grad over trees: the C++ transform of the flattened function, one per
+    argument structure (tenferro/tree.hpp is the C++ counterpart)."""
+
+    def __init__(self, f, mode, argnums, has_aux):
+        self._f = f
+        self._mode = mode          # "grad" or "value_and_grad"
+        self._argnums = argnums    # an int or a tuple of ints
+        self._has_aux = has_aux
+        self._plain = None         # for calls whose arguments are all leaves, without aux
+        self._by_structure = {}
+        self.__doc__ = getattr(f, "__doc__", None)
+
+    def __call__(self, *args):
+        many = not isinstance(self._argnums, int)
+        argnums = tuple(self._argnums) if many else (self._argnums,)
+        for a in argnums:
+            if not isinstance(a, int) or not -len(args) <= a < len(args):
+                raise ValueError(f"tenferro.{self._mode}: argnums {self._argnums!r} for a call with {len(args)} arguments")
+        argnums = tuple(a % len(args) for a in argnums)
+        defs = [tree_flatten(a) for a in args]
+        if not self._has_aux and all(d.node == ("leaf",) for _, d in defs):
+            if self._plain is None:
+                cpp = _tenferro.grad if self._mode == "grad" else _tenferro.value_and_grad
+                self._plain = cpp(self._f, self._argnums)
+            return self._plain(*args)
+        key = tuple(d for _, d in defs)
+        entry = self._by_structure.get(key)
+        if entry is None:
+            entry = self._entry(defs, argnums)
+            self._by_structure[key] = entry
+        cpp, aux_def = entry
+        leaves = [leaf for ls, _ in defs for leaf in ls]
+        value, grads, aux = cpp.call_aux(*leaves)
+        at = 0
+        trees = []
+        for a in argnums:
+            n = defs[a][1].leaves
+            trees.append(tree_unflatten(defs[a][1], grads[at:at + n]))
+            at += n
+        gradient = tuple(trees) if many else trees[0]
+        if self._has_aux:
+            aux_tree = tree_unflatten(aux_def[0], aux)
+            if self._mode == "grad":
+                return gradient, aux_tree
+            return (value, aux_tree), gradient
+        return gradient if self._mode == "grad" else (value, gradient)
+
+    def _entry(self, defs, argnums):
+        first, at = [], 0
+        for _, d in defs:
+            first.append(at)
+            at += d.leaves
+        flat_argnums = tuple(k for a in argnums for k in range(first[a], first[a] + defs[a][1].leaves))
+        if not flat_argnums:
+            raise ValueError(f"tenferro.{self._mode}: the differentiated arguments hold no arrays")
+        structures = [d for _, d in defs]
+        aux_def = [None]
+        f, has_aux = self._f, self._has_aux
+
+        def flat(*leaves):
+            args, k = [], 0
+            for d in structures:
+                args.append(tree_unflatten(d, leaves[k:k + d.leaves]))
+                k += d.leaves
+            out = f(*args)
+            if not has_aux:
+                return out
+            if not isinstance(out, tuple) or len(out) != 2:
+                raise TypeError(f"tenferro.{self._mode} with has_aux: the function must return (loss, aux)")
+            loss, aux = out
+            aux_leaves, aux_def[0] = tree_flatten(aux)
+            return (loss, *[_tenferro.stop_gradient(x) for x in aux_leaves])
+
+        return _tenferro.grad(flat, flat_argnums), aux_def
+
+
+def grad(f, argnums=0, has_aux=False):
+    """d f / d args[argnums] of a function returning a real scalar. Arguments may be trees (lists,
+    tuples, dicts, None of arrays); the gradient has the differentiated argument's structure (a
+    tuple of them for a tuple of argnums). With has_aux, f returns (loss, aux) and the result is
+    (gradient, aux)."""
+    return _TreeTransform(f, "grad", argnums, has_aux)
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """(f(args), gradient) as grad; with has_aux ((loss, aux), gradient)."""
+    return _TreeTransform(f, "value_and_grad", argnums, has_aux)
+
+
+class _Vmap:
+    def __init__(self, f, in_axes, out_axes, axis_size):
+        self._f, self._in_axes, self._out_axes, self._axis_size = f, in_axes, out_axes, axis_size
+        self.__doc__ = getattr(f, "__doc__", None)
+
+    def __call__(self, *args):
+        in_axes = self._in_axes
+        if isinstance(in_axes, list):
+            in_axes = tuple(in_axes)
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(f"tenferro.vmap: in_axes has {len(in_axes)} entries for {len(args)} arguments")
+        return _tenferro._vmap(self._f, in_axes, self._out_axes, self._axis_size, len(args))(*args)
+
+
+def vmap(f, in_axes=0, out_axes=0, axis_size=None):
+    """f mapped over a batch axis of its arguments, as jax.vmap: in_axes is an int or None for every
+    argument, or a tuple with one per argument (None: not batched); out_axes an int for every
+    result or a tuple; axis_size the batch size when no argument is batched. Composes with grad
+    (vmap(grad(f)) gives per-example gradients) and nests."""
+    return _Vmap(f, in_axes, out_axes, axis_size)

@@ -1,0 +1,123 @@
+// vmap (tenferro/vmap.hpp): the function traced on one example, its graph replayed with each op's
+// batching rule. Batched values carry the batch axis first throughout; the arguments' batch axes
+// are moved there on entry and the results' moved to out_axes on exit.
+#include "tenferro/vmap.hpp"
+
+#include <string>
+
+#include "api/trace_body.hpp"
+#include "computegraph/replay.hpp"
+#include "ir/batching.hpp"
+#include "tenferro/ops/record.hpp"
+
+namespace tenferro::detail {
+
+namespace {
+/// x with axis `from` moved to position `to` (both in range).
+Traced move_axis(const Traced& x, std::int64_t from, std::int64_t to) {
+  if (from == to) return x;
+  std::vector<std::int64_t> perm;
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(x.rank()); ++k) {
+    if (k != from) perm.push_back(k);
+  }
+  perm.insert(perm.begin() + to, from);
+  return transpose(x, std::move(perm));
+}
+
+std::string shape_text(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
+  return out + "]";
+}
+
+/// The op on batched operands: its own rule, the leading-axis rule for elementwise ops, else the loop.
+std::vector<BatchedValue> batch_op(const StdTensorOp& op, std::span<const BatchedValue> in, std::int64_t batch_size) {
+  if (op.def->batch) return op.def->batch(op, in, batch_size);
+  if (op.def->elementwise || op.def->formula) return batch_leading_axis()(op, in, batch_size);
+  return batch_by_loop(op, in, batch_size);
+}
+}  // namespace
+
+std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options) {
+  const std::size_t n = args.size();
+  if (n == 0) throw BindingError("vmap: the function needs at least one argument");
+  if (!options.in_axes.empty() && options.in_axes.size() != n) {
+    throw BindingError("vmap: in_axes has " + std::to_string(options.in_axes.size()) + " entries for " +
+                       std::to_string(n) + " arguments");
+  }
+  std::optional<std::int64_t> size = options.axis_size;
+  std::string size_from = "axis_size";
+  if (size && *size < 0) throw ValueError("vmap: axis_size " + std::to_string(*size) + " is negative");
+  std::vector<BatchedValue> inputs;
+  std::vector<TensorType> example_types;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<std::int64_t> axis = options.in_axes.empty() ? std::optional<std::int64_t>(0) : options.in_axes[i];
+    const Traced& x = args[i];
+    if (!axis) {
+      inputs.push_back({x, false});
+      example_types.push_back(x.type());
+      continue;
+    }
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    const std::int64_t a = *axis < 0 ? *axis + rank : *axis;
+    if (a < 0 || a >= rank) {
+      throw ShapeError("vmap: in_axes[" + std::to_string(i) + "] = " + std::to_string(*axis) + " is not an axis of argument " +
+                       std::to_string(i) + " of shape " + shape_text(x.shape()));
+    }
+    const std::int64_t d = x.shape()[static_cast<std::size_t>(a)];
+    if (size && *size != d) {
+      throw ShapeError("vmap: argument " + std::to_string(i) + " of shape " + shape_text(x.shape()) + " has " + std::to_string(d) +
+                       " elements along its batch axis " + std::to_string(a) + ", but " + size_from + " gives " +
+                       std::to_string(*size));
+    }
+    size = d;
+    size_from = "argument " + std::to_string(i);
+    inputs.push_back({move_axis(x, a, 0), true});
+    Shape example = x.shape();
+    example.erase(example.begin() + a);
+    example_types.push_back({x.dtype(), std::move(example)});
+  }
+  if (!size) throw ValueError("vmap: no argument is batched (every in_axes entry is nullopt); give axis_size");
+  const std::int64_t batch_size = *size;
+
+  const std::shared_ptr<TraceState> parent = innermost(args, "vmap");
+  const TracedBody body = trace_body(
+      parent, example_types, [&f](std::span<const Traced> xs) { return f(std::vector<Traced>(xs.begin(), xs.end())); }, {},
+      "vmap");
+  for (const Traced& c : body.captures) inputs.push_back({c, false});
+
+  const Traced like = args[0];
+  const std::vector<BatchedValue> results = computegraph::replay(
+      *body.region.graph(), std::span<const BatchedValue>(inputs),
+      [&](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const BatchedValue> in) {
+        if (in.empty()) return std::vector<BatchedValue>{{record_nullary(like, op), false}};
+        bool any = false;
+        for (const BatchedValue& v : in) any = any || v.batched;
+        if (any) return batch_op(op, in, batch_size);
+        std::vector<Traced> plain;
+        for (const BatchedValue& v : in) plain.push_back(v.value);
+        std::vector<BatchedValue> out;
+        for (Traced& r : apply_outputs(op, plain)) out.push_back({std::move(r), false});
+        return out;
+      });
+
+  if (options.out_axes.size() > 1 && options.out_axes.size() != results.size()) {
+    throw BindingError("vmap: out_axes has " + std::to_string(options.out_axes.size()) + " entries for " +
+                       std::to_string(results.size()) + " results");
+  }
+  std::vector<Traced> out;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const Traced r = with_batch_axis(results[k], batch_size);
+    const std::int64_t axis = options.out_axes.empty() ? 0 : options.out_axes[options.out_axes.size() == 1 ? 0 : k];
+    const auto rank = static_cast<std::int64_t>(r.rank());
+    const std::int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+      throw ShapeError("vmap: out_axes[" + std::to_string(k) + "] = " + std::to_string(axis) + " is not an axis of result " +
+                       std::to_string(k) + " of shape " + shape_text(r.shape()) + " (the batch axis included)");
+    }
+    out.push_back(move_axis(r, 0, a));
+  }
+  return out;
+}
+
+}  // namespace tenferro::detail
