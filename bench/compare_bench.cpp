@@ -49,5 +49,6 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "eager")) bench::run_eager(options);
   if (bench::wants(options, "control")) bench::run_control(options);
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
+  if (bench::wants(options, "vmap")) bench::run_vmap(options);
   return 0;
 }

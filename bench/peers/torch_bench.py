@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg", "indexing", "conv", "eager", "control")
+            "linalg", "trg", "indexing", "conv", "eager", "control", "vmap")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -440,6 +440,33 @@ def run_control(args):
     report("recurrence_fwd", "1e4", "f64", measure(rec_forward, args.budget))
     report("recurrence_grad", "1e4", "f64", measure(lambda: torch.autograd.grad(recurrence(c0, x), (c0, x)),
                                                      args.budget))
+
+
+def run_vmap(args):
+    """Per-example gradients of run_mlp's network (f32, batch 256) with functorch's vmap(grad)."""
+    from functorch import grad, vmap
+    batch, n_in, hidden, n_out = 256, 784, 512, 10
+    gen = torch.Generator().manual_seed(1)
+    dtype = torch.float32
+
+    def normal(shape, scale):
+        return torch.randn(*shape, generator=gen, dtype=dtype) * scale
+
+    params = (normal((n_in, hidden), 0.03), normal((hidden,), 0.01), normal((hidden, hidden), 0.04),
+              normal((hidden,), 0.01), normal((hidden, n_out), 0.04), normal((n_out,), 0.01))
+    x = torch.randn(batch, n_in, generator=gen, dtype=dtype)
+    y = torch.zeros(batch, n_out, dtype=dtype)
+    y[torch.arange(batch), torch.arange(batch) % n_out] = 1
+
+    def loss(p, xi, yi):
+        w1, b1, w2, b2, w3, b3 = p
+        h1 = torch.tanh(xi @ w1 + b1)
+        h2 = torch.tanh(h1 @ w2 + b2)
+        return -(yi * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum()
+
+    per_example = vmap(grad(loss), in_dims=(None, 0, 0))
+    report("vmap_mlp_grad", "784-512-512-10x256", "f32", measure(lambda: per_example(params, x, y), args.budget),
+           impl="functorch")
 
 
 def main():
