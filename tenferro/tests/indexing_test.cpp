@@ -191,3 +191,21 @@ TEST(DynamicSlice, SecondDerivativesAndErrors) {
   EXPECT_THROW(tf::trace([](T x, T st) { return tf::dynamic_update_slice(x, tf::reshape(x, {4, 3}), st); }, k3x4, s),
                tf::ShapeError);
 }
+
+// concatenate and stack join any dtype, as numpy.concatenate and numpy.stack: bool and i64 parts
+// too (concatenate pads and adds, which bool cannot do itself).
+TEST(Indexing, ConcatenateAndStackJoinBoolAndIntegerParts) {
+  const tf::Tensor a = tf::Tensor::from(std::vector<bool>{true, false}, {2});
+  const tf::Tensor b = tf::Tensor::from(std::vector<bool>{false, true, true}, {3});
+  const tf::Tensor j = tf::trace([](T x, T y) { return tf::concatenate({x, y}, 0); }, a, b).run({a, b})[0];
+  ASSERT_EQ(j.dtype(), tf::DType::Bool);
+  const std::vector<bool> joined = {true, false, false, true, true};
+  for (std::size_t k = 0; k < joined.size(); ++k) EXPECT_EQ(j.data<bool>()[k], joined[k]) << k;
+  const tf::Tensor s = tf::trace([](T x) { return tf::stack({x, x}, 1); }, a).run({a})[0];
+  ASSERT_EQ(s.shape(), (tf::Shape{2, 2}));
+  EXPECT_TRUE(s.data<bool>()[0] && s.data<bool>()[1] && !s.data<bool>()[2] && !s.data<bool>()[3]);
+  const tf::Tensor i = tf::Tensor::from(std::vector<std::int64_t>{4, -7}, {2});
+  const tf::Tensor ij = tf::trace([](T x) { return tf::concatenate({x, x}, 0); }, i).run({i})[0];
+  ASSERT_EQ(ij.dtype(), tf::DType::I64);
+  EXPECT_EQ(ij.data<std::int64_t>()[3], -7);
+}

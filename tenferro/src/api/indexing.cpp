@@ -45,6 +45,12 @@ Traced concatenate(std::span<const Traced> parts, std::int64_t axis) {
     }
     total += p.shape()[k];
   }
+  if (parts[0].dtype() == DType::Bool) {
+    // Padding and adding need numbers: the parts joined as i64, then back to bool.
+    std::vector<Traced> numbers;
+    for (const Traced& p : parts) numbers.push_back(astype(p, DType::I64));
+    return astype(concatenate(std::span<const Traced>(numbers), axis), DType::Bool);
+  }
   // Each part padded with zeros to the full length at its offset, then summed: linear, and the
   // transpose slices each part's cotangent back out.
   std::optional<Traced> sum;

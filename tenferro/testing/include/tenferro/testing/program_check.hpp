@@ -36,6 +36,7 @@ namespace tenferro::testing {
 struct CheckConfig {
   bool derivatives = true;  // all the AD checks; off: passes and threads only
   bool threads = true;      // the 1-vs-2-threads check (sets tenferro::num_threads and restores it)
+  bool vmap = true;         // vmap over a batch of two examples against the program run on each
   std::uint64_t seed = 1;   // of the random directions t, v, w, ct
 };
 
