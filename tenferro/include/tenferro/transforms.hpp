@@ -303,7 +303,11 @@ class Transformed {
     ((key += typeid(A).name(), key += ';', tree_key(key, args)), ...);
     std::shared_ptr<TreeEntry> entry = cache_.find(key);
     if (!entry) entry = cache_.insert(key, make_entry<Result>(first, args...));
-    auto [value, grads, aux] = entry->impl.value_grads_aux(flat);
+    // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+    std::tuple<Tensor, Tensors, Tensors> computed = entry->impl.value_grads_aux(flat);
+    Tensor& value = std::get<0>(computed);
+    const Tensors& grads = std::get<1>(computed);
+    const Tensors& aux = std::get<2>(computed);
     // The gradient of each selected argument: its tree, filled with the selected leaves' gradients.
     std::size_t next = 0;
     auto gradient_of = [&](const auto& arg) { return tree_map<Tensor>(arg, [&](const Tensor&) { return grads.at(next++); }); };
