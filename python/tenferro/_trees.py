@@ -193,6 +193,22 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return _TreeTransform(f, "value_and_grad", argnums, has_aux)
 
 
+def _leaf_axes(arg, axes, where):
+    """The batch axis of every leaf of `arg`, from `axes`: an int or None for the whole subtree, or
+    a list, tuple or dict of them matching `arg`'s structure (JAX's in_axes prefix trees)."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(tree_leaves(arg))
+    if isinstance(axes, dict) and isinstance(arg, dict):
+        if sorted(axes) != sorted(arg):
+            raise ValueError(f"tenferro.vmap: in_axes{where} has keys {sorted(axes)!r}, the argument {sorted(arg)!r}")
+        return [a for k in sorted(arg) for a in _leaf_axes(arg[k], axes[k], f"{where}[{k!r}]")]
+    if isinstance(axes, (list, tuple)) and isinstance(arg, (list, tuple)) and not isinstance(arg, dict):
+        if len(axes) != len(arg):
+            raise ValueError(f"tenferro.vmap: in_axes{where} has {len(axes)} entries, the argument {len(arg)}")
+        return [a for i, (x, ax) in enumerate(zip(arg, axes)) for a in _leaf_axes(x, ax, f"{where}[{i}]")]
+    raise ValueError(f"tenferro.vmap: in_axes{where} = {axes!r} does not match the argument's structure")
+
+
 class _Vmap:
     def __init__(self, f, in_axes, out_axes, axis_size):
         self._f, self._in_axes, self._out_axes, self._axis_size = f, in_axes, out_axes, axis_size
@@ -204,12 +220,31 @@ class _Vmap:
             in_axes = tuple(in_axes)
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(f"tenferro.vmap: in_axes has {len(in_axes)} entries for {len(args)} arguments")
-        return _tenferro._vmap(self._f, in_axes, self._out_axes, self._axis_size, len(args))(*args)
+        per_arg = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        defs = [tree_flatten(a) for a in args]
+        leaves = [leaf for ls, _ in defs for leaf in ls]
+        axes = [ax for i, (a, ax) in enumerate(zip(args, per_arg)) for ax in _leaf_axes(a, ax, f"[{i}]")]
+        structures = [d for _, d in defs]
+        out_def = [None]
+        f = self._f
+
+        def flat(*xs):
+            rebuilt, k = [], 0
+            for d in structures:
+                rebuilt.append(tree_unflatten(d, xs[k:k + d.leaves]))
+                k += d.leaves
+            out_leaves, out_def[0] = tree_flatten(f(*rebuilt))
+            return tuple(out_leaves)
+
+        out = _tenferro._vmap(flat, tuple(axes), self._out_axes, self._axis_size, len(leaves))(*leaves)
+        results = list(out) if isinstance(out, tuple) else [out]
+        return tree_unflatten(out_def[0], results)
 
 
 def vmap(f, in_axes=0, out_axes=0, axis_size=None):
-    """f mapped over a batch axis of its arguments, as jax.vmap: in_axes is an int or None for every
-    argument, or a tuple with one per argument (None: not batched); out_axes an int for every
-    result or a tuple; axis_size the batch size when no argument is batched. Composes with grad
-    (vmap(grad(f)) gives per-example gradients) and nests."""
+    """f mapped over a batch axis of its arguments, as jax.vmap. Arguments and results may be trees.
+    in_axes is an int or None for every argument, or a tuple with one entry per argument: an int or
+    None for all its leaves, or a tree of them matching the argument (None: not batched); out_axes
+    an int for every result leaf; axis_size the batch size when no argument is batched. Composes
+    with grad (vmap(grad(f)) gives per-example gradients) and nests."""
     return _Vmap(f, in_axes, out_axes, axis_size)

@@ -122,3 +122,21 @@ def test_vmap_axes_and_errors():
     np.testing.assert_allclose(np.asarray(moved), 2 * a.T, rtol=1e-14)
     with pytest.raises(ValueError, match="argument 1"):
         tf.vmap(lambda x, y: x + y)(a, RNG.standard_normal((4, 4)))
+
+
+def test_vmap_over_trees_with_per_leaf_axes():
+    params = {"w": RNG.standard_normal((3, 2)), "b": RNG.standard_normal(2)}
+    batch = {"x": RNG.standard_normal((5, 3)), "scale": RNG.standard_normal(5)}
+
+    def f(p, ex):
+        y = tf.matmul(tf.reshape(ex["x"], (1, 3)), p["w"]) + p["b"]
+        return {"y": tf.reshape(y, (2,)) * ex["scale"], "norm": tf.sum(y * y)}
+
+    out = tf.vmap(f, in_axes=(None, {"x": 0, "scale": 0}))(params, batch)
+    assert set(out) == {"norm", "y"} and out["y"].shape == (5, 2) and out["norm"].shape == (5,)
+    for i in range(5):
+        y = batch["x"][i] @ params["w"] + params["b"]
+        np.testing.assert_allclose(np.asarray(out["y"])[i], y * batch["scale"][i], rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(out["norm"])[i], y @ y, rtol=1e-12)
+    with pytest.raises(ValueError, match="keys"):
+        tf.vmap(f, in_axes=(None, {"x": 0}))(params, batch)
