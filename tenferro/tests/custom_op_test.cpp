@@ -292,6 +292,28 @@ TEST(CustomOp, MissingRulesAndBadCallsNameTheOp) {
   }
 }
 
+// vmap batches an op registered without a batching rule by a loop over the examples (the same
+// kernel on each example's slice: equal bit for bit), an elementwise one over the leading axis,
+// and refuses the loop, naming the op, under loop_fallback = false.
+TEST(CustomOp, VmapLoopsOverAnOpWithoutABatchingRuleUnlessForbidden) {
+  const tf::Tensor xs = uniform({3, 4}, tf::DType::F64, 31);
+  auto f = [](T x) { return cube(scaled_cumsum(x, 0.5)); };
+  const tf::Tensor r = tf::vmap(f)(xs);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    std::vector<double> row(xs.data<double>() + i * 4, xs.data<double>() + i * 4 + 4);
+    const tf::Tensor x = tf::Tensor::from(row, {4});
+    const tf::Tensor e = tf::trace(f, x).run({x})[0];
+    for (std::int64_t k = 0; k < 4; ++k) EXPECT_EQ(r.data<double>()[i * 4 + k], e.data<double>()[k]);
+  }
+  EXPECT_NO_THROW(tf::vmap([](T x) { return cube(x); }, {.loop_fallback = false})(xs));  // elementwise: no loop
+  try {
+    tf::vmap(f, {.loop_fallback = false})(xs);
+    ADD_FAILURE() << "the loop was not refused";
+  } catch (const tf::Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("scaled_cumsum has no batching rule"));
+  }
+}
+
 TEST(CustomOp, RegistryListsBuiltinsThenRegisteredOps) {
   (void)cube_op();
   const auto all = tf::registered_ops();

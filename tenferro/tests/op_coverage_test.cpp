@@ -318,6 +318,9 @@ TEST(OpCoverage, EveryOpHasItsRules) {
     EXPECT_TRUE(static_cast<bool>(d->kernel)) << d->name << " has no kernel";
     EXPECT_TRUE(d->jvp || d->never_differentiable()) << d->name << " has no JVP rule";
     EXPECT_TRUE(d->transpose || !d->has_linear_operand()) << d->name << " has no transpose rule";
+    // vmap's loop over the batch (batch_by_loop) is for ops registered by users without a rule.
+    EXPECT_TRUE(d->batch || d->elementwise || d->formula || (d->variadic_arity == nullptr && d->operands.empty()))
+        << d->name << " has no batching rule";
     // Variadic ops (control flow) take their output count from their shape rule, per application.
     EXPECT_TRUE(d->outputs >= 1u || d->variadic_arity) << d->name << " has no outputs";
     EXPECT_EQ(tf::find_op(d->name), d) << "two ops named " << d->name;
@@ -486,17 +489,6 @@ TEST(OpCoverage, EachFunctionOfTheOpListRecordsItsOp) {
 
 namespace {
 /// Row `i` of a tensor along axis 0, as a tensor of the remaining axes.
-tf::Tensor row(const tf::Tensor& x, std::int64_t i) {
-  auto f = [i](T a) {
-    tf::Shape shape = a.shape();
-    std::vector<std::int64_t> start(shape.size(), 0), limit(shape.begin(), shape.end());
-    start[0] = i;
-    limit[0] = i + 1;
-    return tf::reshape(tf::slice(a, start, limit), tf::Shape(shape.begin() + 1, shape.end()));
-  };
-  return tf::trace(f, x).run({x})[0];
-}
-
 /// The elements of any tensor as complex doubles.
 std::vector<tf::c128> values_of(const tf::Tensor& t) {
   std::vector<tf::c128> out(static_cast<std::size_t>(t.numel()));
@@ -541,9 +533,9 @@ TEST(OpCoverage, EveryOpBatchesLikeALoopOverItsExamples) {
       auto f = [&](T x, T y) { return c.f(x, y); };
       const tf::Tensor batched = tf::vmap(f, {.in_axes = in_axes})(a, b);
       for (std::int64_t i = 0; i < n; ++i) {
-        const tf::Tensor ai = in_axes[0] ? row(a, i) : a, bi = in_axes[1] ? row(b, i) : b;
+        const tf::Tensor ai = in_axes[0] ? tf::test::example(a, 0, i) : a, bi = in_axes[1] ? tf::test::example(b, 0, i) : b;
         const tf::Tensor expected = tf::trace(f, ai, bi).run({ai, bi})[0];
-        const tf::Tensor got = row(batched, i);
+        const tf::Tensor got = tf::test::example(batched, 0, i);
         ASSERT_EQ(got.type(), expected.type());
         const auto gv = values_of(got), ev = values_of(expected);
         for (std::size_t k = 0; k < gv.size(); ++k) {

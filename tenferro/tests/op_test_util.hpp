@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "computegraph/computegraph.hpp"
+#include "tenferro/indexing.hpp"
 #include "tenferro/operand_space.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
@@ -145,5 +146,19 @@ inline tidu::LinearizedGraph<StdTensorOp> linearize_wrt(const Fn& f, const std::
 
 /// sum over all elements of re(conj(a) b): the real inner product of the complex convention.
 inline double inner(const Tensor& a, const Tensor& b) { return Space::inner(a, b); }
+
+/// Example i of a batch: x's slice i along `axis`, without that axis (vmap tests compare a
+/// batched result's examples with unbatched runs).
+inline Tensor example(const Tensor& x, std::int64_t axis, std::int64_t i) {
+  auto f = [axis, i](Traced a) {
+    std::vector<std::int64_t> start(a.rank(), 0), limit(a.shape().begin(), a.shape().end());
+    start[static_cast<std::size_t>(axis)] = i;
+    limit[static_cast<std::size_t>(axis)] = i + 1;
+    Shape shape = a.shape();
+    shape.erase(shape.begin() + axis);
+    return reshape(slice(a, start, limit), shape);
+  };
+  return trace(f, x).run({x})[0];
+}
 
 }  // namespace tenferro::test

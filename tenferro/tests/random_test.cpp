@@ -182,7 +182,11 @@ TEST(Random, DropoutDifferentiatesThroughItsMask) {
 TEST(Random, BadInputGivesTypedErrors) {
   const tf::Tensor key = rnd::key(1);
   EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(tf::astype(k, tf::DType::F64), {2}); }, key), tf::DTypeError);
-  EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(tf::reshape(k, {1, 2}), {2}); }, key), tf::DTypeError);
+  // A stack of keys i64[k.., 2] draws for each key (vmap batches keys this way); a key whose last
+  // axis is not 2 is refused.
+  EXPECT_TRUE(same_bits(draw([](T k) { return rnd::uniform(tf::reshape(k, {1, 2}), {2}); }, key),
+                        draw([](T k) { return tf::reshape(rnd::uniform(k, {2}), {1, 2}); }, key)));
+  EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(tf::reshape(k, {2, 1}), {2}); }, key), tf::ShapeError);
   EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(k, {2}, tf::DType::I64); }, key), tf::DTypeError);
   EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(k, {-1}); }, key), tf::ShapeError);
   EXPECT_THROW(tf::trace([](T k) { return rnd::uniform(k, {2}, tf::DType::F64, 1.0, 0.0); }, key), tf::ValueError);

@@ -23,19 +23,6 @@ tf::Tensor random_tensor(tf::Shape shape, std::uint64_t seed) {
   return tf::test::random_tensor({tf::DType::F64, std::move(shape)}, seed);
 }
 
-/// Slice i of x along `axis`, without that axis.
-tf::Tensor take(const tf::Tensor& x, std::int64_t axis, std::int64_t i) {
-  auto f = [axis, i](T a) {
-    std::vector<std::int64_t> start(a.rank(), 0), limit(a.shape().begin(), a.shape().end());
-    start[static_cast<std::size_t>(axis)] = i;
-    limit[static_cast<std::size_t>(axis)] = i + 1;
-    tf::Shape shape = a.shape();
-    shape.erase(shape.begin() + axis);
-    return tf::reshape(tf::slice(a, start, limit), shape);
-  };
-  return tf::trace(f, x).run({x})[0];
-}
-
 void expect_near(const tf::Tensor& a, const tf::Tensor& b, double tol = 1e-12) {
   ASSERT_EQ(a.shape(), b.shape());
   for (std::int64_t i = 0; i < a.numel(); ++i) {
@@ -58,8 +45,8 @@ TEST(Vmap, InAxesOutAxesAndSharedArguments) {
   const tf::Tensor ys = tf::vmap(f, {.in_axes = {std::nullopt, 1}, .out_axes = {1}})(w, xs);
   ASSERT_EQ(ys.shape(), (tf::Shape{2, 5}));
   for (std::int64_t i = 0; i < 5; ++i) {
-    const tf::Tensor xi = take(xs, 1, i);
-    expect_near(take(ys, 1, i), tf::trace(f, w, xi).run({w, xi})[0]);
+    const tf::Tensor xi = tf::test::example(xs, 1, i);
+    expect_near(tf::test::example(ys, 1, i), tf::trace(f, w, xi).run({w, xi})[0]);
   }
   // Negative axes count from the end; axis_size batches a function of no batched argument.
   const tf::Tensor again = tf::vmap(f, {.in_axes = {std::nullopt, -1}, .out_axes = {-1}})(w, xs);
@@ -80,8 +67,8 @@ TEST(Vmap, PerExampleGradientsAreVmapOfGrad) {
   const tf::Tensor g = per_example(w1, w2, xs, ys);
   ASSERT_EQ(g.shape(), (tf::Shape{6, 4, 8}));
   for (std::int64_t i = 0; i < 6; ++i) {
-    const tf::Tensor gi = tf::grad(loss)(w1, w2, take(xs, 0, i), take(ys, 0, i));
-    expect_near(take(g, 0, i), gi);
+    const tf::Tensor gi = tf::grad(loss)(w1, w2, tf::test::example(xs, 0, i), tf::test::example(ys, 0, i));
+    expect_near(tf::test::example(g, 0, i), gi);
   }
   // The gradient of the batch's summed loss is the sum of the per-example gradients.
   auto batch_loss = [&](T a, T b, T x, T y) {
@@ -101,7 +88,7 @@ TEST(Vmap, NestedVmapIsADoubleLoop) {
   ASSERT_EQ(r.shape(), (tf::Shape{2, 3}));
   for (std::int64_t i = 0; i < 2; ++i) {
     for (std::int64_t j = 0; j < 3; ++j) {
-      const tf::Tensor x = take(take(a, 0, i), 0, j);
+      const tf::Tensor x = tf::test::example(tf::test::example(a, 0, i), 0, j);
       EXPECT_NEAR(r.data<double>()[i * 3 + j], tf::trace(f, x, b).run({x, b})[0].item<double>(), 1e-14);
     }
   }
@@ -119,12 +106,35 @@ TEST(Vmap, ABatchedMatmulIsOneContraction) {
   EXPECT_THAT(ir, testing::Not(HasSubstr("slice"))) << "a loop over the batch";
   const tf::Tensor r = p.run({ws, x})[0];
   for (std::int64_t i = 0; i < 5; ++i) {
-    const tf::Tensor wi = take(ws, 0, i);
-    expect_near(take(r, 0, i), tf::trace(f, wi, x).run({wi, x})[0]);
+    const tf::Tensor wi = tf::test::example(ws, 0, i);
+    expect_near(tf::test::example(r, 0, i), tf::trace(f, wi, x).run({wi, x})[0]);
   }
 }
 
-TEST(Vmap, ControlFlowIsBatchedByItsLoop) {
+// The tropical products batch like dot_general (one product with a batch dimension), both outputs
+// of the index variant included; the same kernel runs, so the values are equal bit for bit.
+TEST(Vmap, TropicalProductsAreOneBatchedProduct) {
+  const tf::DotDims matmul{{}, {}, {1}, {0}};
+  const tf::Tensor as = random_tensor({4, 2, 3}, 21), b = random_tensor({3, 2}, 22), bs = random_tensor({4, 3, 2}, 23);
+  auto f = [&](T x, T y) {
+    auto [v, k] = tf::semiring_dot_general_index(x, y, tf::Semiring::MaxPlus, matmul);
+    return tf::semiring_dot_general(x, y, tf::Semiring::MinPlus, matmul) + v + tf::astype(k, tf::DType::F64);
+  };
+  using Axes = std::vector<std::optional<std::int64_t>>;
+  for (const Axes& axes : {Axes{0, std::nullopt}, Axes{std::nullopt, 0}, Axes{0, 0}}) {
+    const tf::Tensor x = axes[0] ? as : tf::test::example(as, 0, 0), y = axes[1] ? bs : b;
+    auto batched = [&](T u, T v) { return tf::vmap(f, {.in_axes = axes})(u, v); };
+    const tf::Program p = tf::trace(batched, x, y);
+    EXPECT_THAT(p.print(), testing::Not(HasSubstr("slice"))) << "a loop over the batch";
+    const tf::Tensor r = p.run({x, y})[0];
+    for (std::int64_t i = 0; i < 4; ++i) {
+      const tf::Tensor xi = axes[0] ? tf::test::example(x, 0, i) : x, yi = axes[1] ? tf::test::example(y, 0, i) : y;
+      expect_near(tf::test::example(r, 0, i), tf::trace(f, xi, yi).run({xi, yi})[0], 0);
+    }
+  }
+}
+
+TEST(Vmap, AForiLoopIsOneBatchedScan) {
   const tf::Tensor c0 = random_tensor({4, 2}, 11);
   auto f = [](T c) {
     return tf::fori_loop(0, 3, [](const T&, const tf::TracedList& carry) { return tf::TracedList{tf::sin(carry[0]) + carry[0]}; },
@@ -132,8 +142,8 @@ TEST(Vmap, ControlFlowIsBatchedByItsLoop) {
   };
   const tf::Tensor r = tf::vmap(f)(c0);
   for (std::int64_t i = 0; i < 4; ++i) {
-    const tf::Tensor ci = take(c0, 0, i);
-    expect_near(take(r, 0, i), tf::trace(f, ci).run({ci})[0]);
+    const tf::Tensor ci = tf::test::example(c0, 0, i);
+    expect_near(tf::test::example(r, 0, i), tf::trace(f, ci).run({ci})[0]);
   }
 }
 

@@ -9,6 +9,11 @@
 // under the key. The streams keep the functions apart: split 0, fold_in 1, uniform 2 (and through
 // it normal, bernoulli, categorical, permutation, dropout), bits 3. Use a key once: split it for
 // independent draws.
+//
+// Every function also takes a stack of keys, i64[k.., 2], and then draws for each key: its results
+// get the leading axes [k..], each key's block exactly what that key alone gives (split returns
+// n stacks [k.., 2]). vmap over keys runs this way, in one primitive per draw: a batched key gives
+// independent streams, bitwise equal to separate draws.
 #include <cstdint>
 #include <vector>
 

@@ -17,10 +17,16 @@
 // of a function of Traced values records its gradient program into the trace), and grad of a
 // function that calls vmap differentiates the batched program.
 //
-// Ops without a batching rule of their own (the control-flow ops, random bits, gather and scatter,
-// conv, user-registered ops that are not elementwise) are batched by a loop over the batch: each
-// element's op applied to its slices, the results stacked. Correct for every op, one application
-// per element; registered elementwise ops map over the leading axis like the built-in ones.
+// Every built-in op has a batching rule in its own definition (op_coverage_test checks): control
+// flow included (a cond on a per-example predicate selects between its branches, a while_loop
+// whose condition differs per example runs until every example is done, each keeping its final
+// carry; a scan is one scan of the batched body), random numbers (a batched key draws each
+// example's own stream, bit for bit the unbatched draw), conv, gather and scatter, the linear
+// algebra on stacks of matrices. Ops registered by users are batched by their rule if they give
+// one (OpDef::batch), mapped over the leading axis if elementwise, and otherwise by a loop over the
+// batch: each example's op applied to its slices, the results stacked (correct, one application
+// per example, and silent). VmapOptions::loop_fallback = false turns that loop into an Error
+// naming the op, for programs that must not contain one.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -41,6 +47,9 @@ struct VmapOptions {
   std::vector<std::int64_t> out_axes = {};
   /// The batch size when no argument is batched (otherwise, if given, it must agree).
   std::optional<std::int64_t> axis_size = {};
+  /// Whether an op without a batching rule (a user-registered op) may be batched by a loop over
+  /// the examples; false: vmap throws Error naming the op instead.
+  bool loop_fallback = true;
 };
 
 namespace detail {

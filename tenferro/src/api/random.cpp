@@ -38,9 +38,18 @@ Tensor key(std::uint64_t seed) {
 
 std::vector<Traced> split(const Traced& key, std::int64_t n) {
   if (n < 1) throw ValueError("random::split: n = " + std::to_string(n) + "; expected at least 1 key");
-  const Traced words = draw_bits(key, {n, 2}, kSplitStream, 0);
+  const Traced words = draw_bits(key, {n, 2}, kSplitStream, 0);  // [k.., n, 2]: n keys per key
+  const Shape& w = words.shape();
+  const std::size_t at = w.size() - 2;
+  Shape one = w;
+  one.erase(one.begin() + static_cast<std::ptrdiff_t>(at));
   std::vector<Traced> keys;
-  for (std::int64_t i = 0; i < n; ++i) keys.push_back(reshape(slice(words, {i, 0}, {i + 1, 2}), {2}));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<std::int64_t> start(w.size(), 0), limit(w.begin(), w.end());
+    start[at] = i;
+    limit[at] = i + 1;
+    keys.push_back(reshape(slice(words, std::move(start), std::move(limit)), one));
+  }
   return keys;
 }
 
@@ -82,7 +91,9 @@ Traced categorical(const Traced& key, const Traced& logits, std::int64_t axis) {
   // (k + 1/2) 2^-t lies in (0, 1): the Gumbel noise -log(-log(u')) is finite.
   const Traced open = u + std::ldexp(1.0, -t - 1);
   const Traced gumbel = -log(-log(open));
-  return argmax(stop_gradient(logits) + gumbel, axis < 0 ? axis + static_cast<std::int64_t>(logits.rank()) : axis);
+  // A stack of keys [k.., 2] gives noise [k.., logits..]: the axis counts past the keys' axes.
+  const std::int64_t keys = static_cast<std::int64_t>(key.rank()) - 1;
+  return argmax(stop_gradient(logits) + gumbel, (axis < 0 ? axis + static_cast<std::int64_t>(logits.rank()) : axis) + keys);
 }
 
 Traced permutation(const Traced& key, std::int64_t n) {

@@ -37,10 +37,6 @@ std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shar
                                                                  std::span<const TensorType> types,
                                                                  std::span<const BodyFn> fns, const std::string& who);
 
-/// An op without operands (a constant, iota, zeros) recorded in `like`'s trace as the constant it
-/// evaluates to: what replays of graphs into a trace record for such ops.
-Traced record_nullary(const Traced& like, const StdTensorOp& op);
-
 /// The trace every one of `values` belongs to or is enclosed by (the innermost); Error naming
 /// `who` if there is none.
 std::shared_ptr<TraceState> innermost(std::span<const Traced> values, const std::string& who);

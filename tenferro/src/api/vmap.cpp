@@ -6,7 +6,6 @@
 #include <string>
 
 #include "api/trace_body.hpp"
-#include "computegraph/replay.hpp"
 #include "ir/batching.hpp"
 #include "tenferro/ops/record.hpp"
 
@@ -30,12 +29,6 @@ std::string shape_text(const Shape& s) {
   return out + "]";
 }
 
-/// The op on batched operands: its own rule, the leading-axis rule for elementwise ops, else the loop.
-std::vector<BatchedValue> batch_op(const StdTensorOp& op, std::span<const BatchedValue> in, std::int64_t batch_size) {
-  if (op.def->batch) return op.def->batch(op, in, batch_size);
-  if (op.def->elementwise || op.def->formula) return batch_leading_axis()(op, in, batch_size);
-  return batch_by_loop(op, in, batch_size);
-}
 }  // namespace
 
 std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options) {
@@ -86,20 +79,8 @@ std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced>
       "vmap");
   for (const Traced& c : body.captures) inputs.push_back({c, false});
 
-  const Traced like = args[0];
-  const std::vector<BatchedValue> results = computegraph::replay(
-      *body.region.graph(), std::span<const BatchedValue>(inputs),
-      [&](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const BatchedValue> in) {
-        if (in.empty()) return std::vector<BatchedValue>{{record_nullary(like, op), false}};
-        bool any = false;
-        for (const BatchedValue& v : in) any = any || v.batched;
-        if (any) return batch_op(op, in, batch_size);
-        std::vector<Traced> plain;
-        for (const BatchedValue& v : in) plain.push_back(v.value);
-        std::vector<BatchedValue> out;
-        for (Traced& r : apply_outputs(op, plain)) out.push_back({std::move(r), false});
-        return out;
-      });
+  const LoopFallbackScope fallback(options.loop_fallback);
+  const std::vector<BatchedValue> results = batch_graph(*body.region.graph(), inputs, batch_size, args[0]);
 
   if (options.out_axes.size() > 1 && options.out_axes.size() != results.size()) {
     throw BindingError("vmap: out_axes has " + std::to_string(options.out_axes.size()) + " entries for " +

@@ -9,12 +9,20 @@
 // primal values from the operands), linear in the operands' tangents; a branch whose result has
 // no tangent returns zeros for it. The transpose of a linear cond is a cond of the transposed
 // branches. Both are conds again, so every order works.
+//
+// Batching (vmap): with one index for the whole batch, a cond of the batched branches; a result
+// is batched if it is in any branch. With an index per example, every branch runs on the whole
+// batch and each example takes its own branch's results by a select (jax.lax.cond does the
+// same), so every branch runs for every example: values an untaken branch computes are dropped,
+// derivatives included (select passes none to the unselected side).
 #include <algorithm>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
+#include "tenferro/control_flow.hpp"
 
 namespace tenferro {
 
@@ -182,6 +190,55 @@ Tangents transpose_cond(const StdTensorOp& op, const TransposeArgs& a) {
   return result;
 }
 
+/// vmap of a cond (see the file's comment).
+std::vector<BatchedValue> batch_cond(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  const auto& s = op.attrs.get<CondAttrs>();
+  const std::size_t n = s.n_operands, m = op.output_count();
+  const std::span<const BatchedValue> operands = x.subspan(1);
+  std::vector<bool> in(n), out(m, false);
+  for (std::size_t i = 0; i < n; ++i) in[i] = operands[i].batched;
+  if (x[0].batched) out.assign(m, true);
+  for (const Body& branch : s.branches) {
+    const std::vector<bool> d = depends_on(*branch.region.graph(), in);
+    for (std::size_t j = 0; j < m; ++j) out[j] = out[j] || d[j];
+  }
+  auto run = [&](const Body& branch, std::span<const BatchedValue> args) {
+    return batched_as(batch_graph(*branch.region.graph(), args, batch_size, args.empty() ? x[0].value : args[0].value), out,
+                      batch_size);
+  };
+  std::vector<BatchedValue> results;
+  if (!x[0].batched) {
+    std::vector<Branch> branches;
+    for (const Body& branch : s.branches) {
+      branches.push_back([&run, &branch, &in](const TracedList& args) {
+        std::vector<BatchedValue> b;
+        for (std::size_t i = 0; i < args.size(); ++i) b.push_back({args[i], in[i]});
+        return run(branch, b);
+      });
+    }
+    TracedList values;
+    for (const BatchedValue& v : operands) values.push_back(v.value);
+    const TracedList r = switch_case(x[0].value, branches, values);
+    for (std::size_t j = 0; j < m; ++j) results.push_back({r[j], out[j]});
+    return results;
+  }
+  // One index per example: the branch each example takes, clamped as the kernel clamps.
+  const Traced& index = x[0].value;
+  const auto last = static_cast<std::int64_t>(s.branches.size()) - 1;
+  const Traced k = index.dtype() == DType::Bool
+                       ? astype(index, DType::I64)
+                       : minimum(maximum(index, constant(index, Tensor::from(std::vector<std::int64_t>{0}, {}))),
+                                 constant(index, Tensor::from(std::vector<std::int64_t>{last}, {})));
+  std::vector<Traced> chosen = run(s.branches[0], operands);
+  for (std::size_t b = 1; b < s.branches.size(); ++b) {
+    const std::vector<Traced> r = run(s.branches[b], operands);
+    const Traced takes = eq(k, constant(k, Tensor::from(std::vector<std::int64_t>{static_cast<std::int64_t>(b)}, {})));
+    for (std::size_t j = 0; j < m; ++j) chosen[j] = where(lanes(takes, r[j].shape()), r[j], chosen[j]);
+  }
+  for (Traced& v : chosen) results.push_back({std::move(v), true});
+  return results;
+}
+
 }  // namespace
 
 const OpDef& def_Cond() {
@@ -193,7 +250,8 @@ const OpDef& def_Cond() {
         std::vector<computegraph::GraphPtr<StdTensorOp>> graphs;
         for (const Body& b : op.attrs.get<CondAttrs>().branches) graphs.push_back(b.region.graph());
         return graphs;
-      }};
+      },
+      .batch = batch_cond};
   return d;
 }
 

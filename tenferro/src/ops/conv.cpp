@@ -15,16 +15,21 @@
 //   and the forward strides the kernel dilation, padding lo, hi' = y~ - x~ + k~ - 1 - lo; the
 //   groups' results are placed along the output features by pad and summed. The swaps are layout
 //   attributes, not transposes: no copy of the (large) input or cotangent.
+//
+// Batching (vmap): one conv per batched conv, the batch folded into an axis of the op, as JAX
+// does (batch_conv below).
 #include <algorithm>
 #include <complex>
 #include <numeric>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/conv_kernel.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -237,6 +242,103 @@ Tangents transpose_conv(const StdTensorOp& op, const TransposeArgs& a) {
   return result;
 }
 
+// ---- batching rule -----------------------------------------------------------------------------
+
+/// x = [B, d0, d1, rest..] with the batch B folded into d_axis (axis 0 or 1 of the unbatched
+/// value) read as [outer, inner]: that axis becomes [outer, B, inner] (outer = 1: B-major). At most
+/// one transpose, none when the batch already sits there.
+Traced fold_batch(const Traced& x, std::int64_t axis, std::int64_t outer) {
+  const Shape& s = x.shape();
+  const auto at = static_cast<std::size_t>(axis) + 1;
+  const std::int64_t b = s[0], inner = s[at] / outer;
+  Shape split;  // [B, d0, d1, rest..] with d_axis split into [outer, inner]
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (k == at) {
+      split.push_back(outer);
+      split.push_back(inner);
+    } else {
+      split.push_back(s[k]);
+    }
+  }
+  // Axes of `split`: 0 = B, then the unbatched axes with `outer` at `at` and `inner` at at + 1.
+  std::vector<std::int64_t> perm;
+  for (std::int64_t k = 1; k < static_cast<std::int64_t>(split.size()); ++k) {
+    perm.push_back(k);
+    if (k == static_cast<std::int64_t>(at)) perm.push_back(0);
+  }
+  const bool identity = at == 1 && outer == 1;  // B already directly before d0
+  Traced r = identity ? x : transpose(tenferro::reshape(x, split), std::move(perm));
+  Shape folded(s.begin() + 1, s.end());
+  folded[at - 1] = outer * b * inner;
+  return tenferro::reshape(r, std::move(folded));
+}
+
+/// The inverse of fold_batch for a result y = [e0, e1, rest..] whose axis `axis` is
+/// [outer, B, inner]: [B, e0, e1, rest..] with that axis [outer, inner].
+Traced unfold_batch(const Traced& y, std::int64_t axis, std::int64_t outer, std::int64_t b) {
+  const Shape& s = y.shape();
+  const auto at = static_cast<std::size_t>(axis);
+  const std::int64_t inner = s[at] / (outer * b);
+  Shape split;  // y with `axis` split into [outer, B, inner]
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (k == at) {
+      split.push_back(outer);
+      split.push_back(b);
+      split.push_back(inner);
+    } else {
+      split.push_back(s[k]);
+    }
+  }
+  Traced r = tenferro::reshape(y, split);
+  if (!(at == 0 && outer == 1)) {  // B not yet first: move it there
+    std::vector<std::int64_t> perm{static_cast<std::int64_t>(at) + 1};
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(split.size()); ++k) {
+      if (k != static_cast<std::int64_t>(at) + 1) perm.push_back(k);
+    }
+    r = transpose(r, std::move(perm));
+  }
+  Shape unfolded{b};
+  unfolded.insert(unfolded.end(), s.begin(), s.end());
+  unfolded[at + 1] = outer * inner;
+  return tenferro::reshape(r, std::move(unfolded));
+}
+
+/// vmap: one conv on whole batches, the batch folded into an axis of the conv (as JAX does), in
+/// any layout (each fold reads the layout flags; at most one transpose per operand and result):
+/// - input batched only: B folded into the input's batch axis (N -> B N, B-major), unfolded from
+///   the result's batch axis;
+/// - kernel batched only: B folded into the kernel's output features inside each group
+///   (O = [G, O/G] -> [G, B, O/G], so that each group's outputs stay contiguous), unfolded from the
+///   result's features;
+/// - both: B folded into the input's features and the kernel's outputs, B-major, with B G groups
+///   (the feature_group_count trick: group b G + g pairs example b's features of group g with its
+///   kernel's outputs of group g), unfolded from the result's features. This is the case of the
+///   kernel's cotangent under per-example gradients (conv of a batched input and cotangent).
+/// An empty batch (which cannot be B G groups) takes the loop, which gives the empty result.
+std::vector<BatchedValue> batch_conv(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  if (batch_size == 0) return batch_by_loop(op, x, batch_size);
+  ConvAttrs a = op.attrs.get<ConvAttrs>();
+  const std::int64_t groups = a.groups;
+  const std::int64_t lhs_feature = 1 - a.lhs_batch_axis, out_feature = 1 - a.out_batch_axis;
+  Traced lhs = x[0].value, rhs = x[1].value;
+  std::int64_t out_axis = 0, out_outer = 1;
+  if (x[0].batched && x[1].batched) {
+    lhs = fold_batch(lhs, lhs_feature, 1);
+    rhs = fold_batch(rhs, a.rhs_out_axis, 1);
+    a.groups = groups * batch_size;
+    out_axis = out_feature;
+  } else if (x[0].batched) {
+    lhs = fold_batch(lhs, a.lhs_batch_axis, 1);
+    out_axis = a.out_batch_axis;
+  } else {
+    rhs = fold_batch(rhs, a.rhs_out_axis, groups);
+    out_axis = out_feature;
+    out_outer = groups;
+  }
+  const Traced y = apply(ops::conv(lhs.type(), rhs.type(), std::move(a)), {lhs, rhs});
+  return all_batched({unfold_batch(y, out_axis, out_outer, batch_size)});
+}
+
 }  // namespace
 
 const OpDef& def_Conv() {
@@ -244,7 +346,8 @@ const OpDef& def_Conv() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::conv(t[0], t[1], a.get<ConvAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_conv), .jvp = jvp_conv, .transpose = transpose_conv};
+                       .kernel = single_result(eval_conv), .jvp = jvp_conv, .transpose = transpose_conv,
+                       .batch = batch_conv};
   return d;
 }
 

@@ -430,40 +430,11 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
   return result;
 }
 
-/// vmap: both operands batched pair their batch axes as a new leading batch dimension; one batched
-/// operand keeps the batch axis as a free axis, which is then moved first.
-static std::vector<BatchedValue> batch_dot_general(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
-  (void)batch_size;
-  const DotDims& d = op.attrs.get<DotDims>();
-  const Traced& a = x[0].value;
-  const Traced& b = x[1].value;
-  if (x[0].batched && x[1].batched) {
-    DotDims e{{0}, {0}, {}, {}};
-    for (std::int64_t v : d.lhs_batch) e.lhs_batch.push_back(v + 1);
-    for (std::int64_t v : d.rhs_batch) e.rhs_batch.push_back(v + 1);
-    e.lhs_contract = detail::shifted(d.lhs_contract);
-    e.rhs_contract = detail::shifted(d.rhs_contract);
-    return detail::all_batched({apply(ops::dot_general(a.type(), b.type(), std::move(e)), {a, b})});
-  }
-  // Result axes: batch, lhs free, rhs free. The batch axis is the first free axis of its operand.
-  const bool lhs = x[0].batched;
-  DotDims e = d;
-  if (lhs) {
-    e.lhs_batch = detail::shifted(d.lhs_batch);
-    e.lhs_contract = detail::shifted(d.lhs_contract);
-  } else {
-    e.rhs_batch = detail::shifted(d.rhs_batch);
-    e.rhs_contract = detail::shifted(d.rhs_contract);
-  }
-  const std::int64_t batch = static_cast<std::int64_t>(d.lhs_batch.size());
-  const std::int64_t lhs_free = static_cast<std::int64_t>(a.rank()) - batch - static_cast<std::int64_t>(d.lhs_contract.size());
-  const std::int64_t at = lhs ? batch : batch + lhs_free;
-  const Traced r = apply(ops::dot_general(a.type(), b.type(), std::move(e)), {a, b});
-  std::vector<std::int64_t> perm{at};
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(r.rank()); ++k) {
-    if (k != at) perm.push_back(k);
-  }
-  return detail::all_batched({at == 0 ? r : transpose(r, std::move(perm))});
+/// vmap: the contraction kit's rule (ir/batching.hpp).
+static std::vector<BatchedValue> batch_dot_general(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t) {
+  return detail::batch_contraction(x, op.attrs.get<DotDims>(), [](const Traced& a, const Traced& b, DotDims e) {
+    return std::vector<Traced>{apply(ops::dot_general(a.type(), b.type(), std::move(e)), {a, b})};
+  });
 }
 
 const OpDef& def_DotGeneral() {

@@ -1,6 +1,6 @@
 // dynamic_slice and dynamic_update_slice: windows at start positions known only when the program
 // runs (StableHLO's ops, with the starts as one 1-D i64 operand). Order: shape rules, kernels, AD
-// rules, definitions.
+// rules, batching rules, definitions.
 //
 // Starts are clamped into [0, dim - size] per axis, as StableHLO does, so no start is ever out of
 // range (a start past the end reads the last window; a negative one the first). The ops are linear
@@ -11,11 +11,15 @@
 // absent one). The starts carry no tangent.
 #include <algorithm>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "tenferro/indexing.hpp"
+#include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -136,13 +140,71 @@ Tangents transpose_dynamic_update_slice(const StdTensorOp& op, const TransposeAr
 
 }  // namespace
 
+// ---- batching rules ----------------------------------------------------------------------------
+//
+// vmap (ir/batching.hpp). Starts not batched: the batch is one more axis of the window, with start
+// 0 and the whole batch's length (nothing to clamp there). Batched starts: the op is the gather
+// (dynamic_slice) or replacing scatter (dynamic_update_slice) of one window at the starts, which
+// clamp each start into [0, dim - size] exactly as these ops do (gather_scatter.cpp's kernels), so
+// the batching rule of that op pairs every example's starts with its operand in one application.
+
+namespace {
+/// The type of one example of `v` (without the batch axis).
+TensorType example_type(const BatchedValue& v) {
+  TensorType t = v.value.type();
+  if (v.batched) t.shape.erase(t.shape.begin());
+  return t;
+}
+/// The starts with a first start 0, for the batch axis.
+Traced with_batch_start(const Traced& starts) {
+  return concatenate({constant(starts, Tensor::from(std::vector<std::int64_t>{0}, Shape{1})), starts}, 0);
+}
+std::vector<std::int64_t> axes_upto(std::size_t rank) {
+  std::vector<std::int64_t> axes(rank);
+  for (std::size_t k = 0; k < rank; ++k) axes[k] = static_cast<std::int64_t>(k);
+  return axes;
+}
+}  // namespace
+
+static std::vector<BatchedValue> batch_dynamic_slice(const StdTensorOp& op, std::span<const BatchedValue> x,
+                                                     std::int64_t batch_size) {
+  const std::vector<std::int64_t>& sizes = op.attrs.get<SliceSizes>().sizes;
+  if (!x[1].batched) {
+    const Traced& operand = x[0].value;
+    const Traced starts = with_batch_start(x[1].value);
+    std::vector<std::int64_t> batch_sizes = sizes;
+    batch_sizes.insert(batch_sizes.begin(), batch_size);
+    return all_batched({apply(ops::dynamic_slice(operand.type(), starts.type(), std::move(batch_sizes)), {operand, starts})});
+  }
+  const std::vector<std::int64_t> axes = axes_upto(sizes.size());
+  const StdTensorOp window = ops::gather(example_type(x[0]), example_type(x[1]), GatherDims{axes, {}, axes, 0, sizes});
+  return window.def->batch(window, x, batch_size);
+}
+
+static std::vector<BatchedValue> batch_dynamic_update_slice(const StdTensorOp& op, std::span<const BatchedValue> x,
+                                                            std::int64_t batch_size) {
+  (void)op;
+  if (!x[2].batched) {
+    const Traced operand = with_batch_axis(x[0], batch_size), update = with_batch_axis(x[1], batch_size);
+    const Traced starts = with_batch_start(x[2].value);
+    return all_batched(
+        {apply(ops::dynamic_update_slice(operand.type(), update.type(), starts.type()), {operand, update, starts})});
+  }
+  const TensorType update = example_type(x[1]);
+  const std::vector<std::int64_t> axes = axes_upto(update.rank());
+  const StdTensorOp window = ops::scatter(example_type(x[0]), example_type(x[2]), update,
+                                          ScatterDims{axes, {}, axes, 0, ScatterMode::Replace});
+  const BatchedValue operands[] = {x[0], x[2], x[1]};  // scatter's order: operand, indices, updates
+  return window.def->batch(window, operands, batch_size);
+}
+
 const OpDef& def_DynamicSlice() {
   static const OpDef d{.name = "dynamic_slice", .kind = OpKind::DynamicSlice, .operands = {kLinear, kNoGrad},
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::dynamic_slice(t[0], t[1], a.get<SliceSizes>().sizes).out;
                        }),
                        .kernel = single_result(eval_dynamic_slice), .jvp = jvp_dynamic_slice,
-                       .transpose = transpose_dynamic_slice};
+                       .transpose = transpose_dynamic_slice, .batch = batch_dynamic_slice};
   return d;
 }
 const OpDef& def_DynamicUpdateSlice() {
@@ -152,7 +214,7 @@ const OpDef& def_DynamicUpdateSlice() {
                          return ops::dynamic_update_slice(t[0], t[1], t[2]).out;
                        }),
                        .kernel = single_result(eval_dynamic_update_slice), .jvp = jvp_dynamic_update_slice,
-                       .transpose = transpose_dynamic_update_slice};
+                       .transpose = transpose_dynamic_update_slice, .batch = batch_dynamic_update_slice};
   return d;
 }
 

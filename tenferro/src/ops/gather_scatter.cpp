@@ -1,5 +1,5 @@
 // gather and scatter with StableHLO's dimension numbers (ops/gather_attrs.hpp says what the numbers
-// mean). Order: attributes, shape rules, kernels, AD rules, definitions.
+// mean). Order: attributes, shape rules, kernels, AD rules, batching rules, definitions.
 //
 // Both are linear in their data (indices carry no tangent), and the transposes close the set:
 //   gather(x, i)                 -> ct_x = scatter_add(0, i, ct)
@@ -19,12 +19,15 @@
 #include <cstring>
 #include <sstream>
 
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "tenferro/indexing.hpp"
 #include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 
 namespace tenferro {
 
@@ -454,6 +457,97 @@ Tangents transpose_scatter(const StdTensorOp& op, const TransposeArgs& a) {
 
 }  // namespace
 
+// ---- batching rules ----------------------------------------------------------------------------
+//
+// vmap (ir/batching.hpp). Both ops clamp every start of an index vector into its axis on its own,
+// so a batched application is one op on whole batches:
+// - indices not batched: the batch is one more window axis of the operand (operand axis 0, start
+//   0, the whole batch), placed first in the result (gather) or in the updates (scatter);
+// - indices batched, gather's operand not: the batch is indices' first batch axis, which lands
+//   first in the result;
+// - otherwise (as JAX does): each index vector gets a first entry, its batch position, naming
+//   operand axis 0 with a window of size 1 there (collapsed / inserted). That entry is always in
+//   range, and windows of different batch positions never meet, so scatter's order of updates
+//   within an example (replace: the last wins; add: the order of the sums) is the example's own.
+
+namespace {
+Shape with_leading(Shape shape, std::int64_t n) {
+  shape.insert(shape.begin(), n);
+  return shape;
+}
+std::vector<std::int64_t> with_front(std::vector<std::int64_t> v, std::int64_t first) {
+  v.insert(v.begin(), first);
+  return v;
+}
+
+/// Batched indices (batch axis first) whose index vectors, along `vector_dim` (indices' rank for an
+/// implicit trailing vector of length 1), get a first entry: their batch position. Returns the new
+/// indices; their vectors lie along `vector_dim`.
+Traced with_batch_positions(const Traced& indices, std::int64_t vector_dim, std::int64_t batch_size) {
+  Traced idx = indices;
+  if (vector_dim == static_cast<std::int64_t>(idx.rank())) {
+    Shape s = idx.shape();
+    s.push_back(1);
+    idx = reshape(idx, std::move(s));
+  }
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(batch_size));
+  for (std::int64_t b = 0; b < batch_size; ++b) positions[static_cast<std::size_t>(b)] = b;
+  Shape column(idx.rank(), 1);
+  column[0] = batch_size;
+  Shape position_shape = idx.shape();
+  position_shape[static_cast<std::size_t>(vector_dim)] = 1;
+  const Traced position =
+      broadcast_to(constant(idx, Tensor::from(positions, std::move(column))), std::move(position_shape));
+  return concatenate({position, idx}, vector_dim);
+}
+}  // namespace
+
+static std::vector<BatchedValue> batch_gather(const StdTensorOp& op, std::span<const BatchedValue> x,
+                                              std::int64_t batch_size) {
+  GatherDims d = op.attrs.get<GatherDims>();
+  const Traced& operand = x[0].value;
+  Traced indices = x[1].value;
+  d.offset_dims = shifted(d.offset_dims);
+  if (!x[1].batched) {  // the batch as the first window axis
+    d.offset_dims.insert(d.offset_dims.begin(), 0);
+    d.collapsed_slice_dims = shifted(d.collapsed_slice_dims);
+    d.start_index_map = shifted(d.start_index_map);
+    d.slice_sizes = with_leading(d.slice_sizes, batch_size);
+  } else if (!x[0].batched) {  // the batch as indices' first batch axis
+    ++d.index_vector_dim;
+  } else if (batch_size == 0) {  // no window to take (and no axis of length 1 to collapse)
+    return all_batched({constant(operand, Tensor(TensorType{op.out.dtype, with_leading(op.out.shape, 0)}))});
+  } else {  // each index vector with its batch position
+    ++d.index_vector_dim;
+    indices = with_batch_positions(indices, d.index_vector_dim, batch_size);
+    d.collapsed_slice_dims = with_front(shifted(d.collapsed_slice_dims), 0);
+    d.start_index_map = with_front(shifted(d.start_index_map), 0);
+    d.slice_sizes = with_leading(d.slice_sizes, 1);
+  }
+  return all_batched({apply(ops::gather(operand.type(), indices.type(), std::move(d)), {operand, indices})});
+}
+
+static std::vector<BatchedValue> batch_scatter(const StdTensorOp& op, std::span<const BatchedValue> x,
+                                               std::int64_t batch_size) {
+  ScatterDims d = op.attrs.get<ScatterDims>();  // its mode (add or replace) kept
+  const Traced operand = with_batch_axis(x[0], batch_size), updates = with_batch_axis(x[2], batch_size);
+  Traced indices = x[1].value;
+  if (batch_size == 0) return all_batched({operand});  // no update to place
+  d.update_window_dims = shifted(d.update_window_dims);
+  if (!x[1].batched) {  // the batch as the first window axis of the updates
+    d.update_window_dims.insert(d.update_window_dims.begin(), 0);
+    d.inserted_window_dims = shifted(d.inserted_window_dims);
+    d.scatter_dims_to_operand_dims = shifted(d.scatter_dims_to_operand_dims);
+  } else {  // each index vector with its batch position
+    ++d.index_vector_dim;
+    indices = with_batch_positions(indices, d.index_vector_dim, batch_size);
+    d.inserted_window_dims = with_front(shifted(d.inserted_window_dims), 0);
+    d.scatter_dims_to_operand_dims = with_front(shifted(d.scatter_dims_to_operand_dims), 0);
+  }
+  return all_batched({apply(ops::scatter(operand.type(), indices.type(), updates.type(), std::move(d)),
+                            {operand, indices, updates})});
+}
+
 // ---- definitions -------------------------------------------------------------------------------
 
 const OpDef& def_Gather() {
@@ -461,7 +555,8 @@ const OpDef& def_Gather() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::gather(t[0], t[1], a.get<GatherDims>()).out;
                        }),
-                       .kernel = single_result(eval_gather), .jvp = jvp_gather, .transpose = transpose_gather};
+                       .kernel = single_result(eval_gather), .jvp = jvp_gather, .transpose = transpose_gather,
+                       .batch = batch_gather};
   return d;
 }
 const OpDef& def_Scatter() {
@@ -469,7 +564,8 @@ const OpDef& def_Scatter() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::scatter(t[0], t[1], t[2], a.get<ScatterDims>()).out;
                        }),
-                       .kernel = single_result(eval_scatter), .jvp = jvp_scatter, .transpose = transpose_scatter};
+                       .kernel = single_result(eval_scatter), .jvp = jvp_scatter, .transpose = transpose_scatter,
+                       .batch = batch_scatter};
   return d;
 }
 

@@ -322,17 +322,52 @@ Tangents transpose_reverse(const StdTensorOp& op, const TransposeArgs& a) {
 
 // ---- definitions -------------------------------------------------------------------------------
 
-/// vmap: indices of the operand's rank (take along an axis) get the batch axis too; a batched
-/// 1-D index takes the loop.
+// vmap (ir/batching.hpp). An index not batched is the same for every example: the op along the
+// shifted axis, every data operand with the batch axis. An index of the operand's rank gets the
+// batch axis too. A batched 1-D index idx[b, j] becomes the index of the operand's rank (take along
+// the axis) that repeats it over the other axes: r[b, o, j, i] = x[b, o, idx[b, j], i], so the
+// op's own kernel runs once on the whole batch and keeps its semantics exactly: negative entries
+// count from the end, and one outside [-n, n) throws ValueError. (A gather would clamp instead.)
+// index_add along the axis adds each update in the same order as the 1-D form.
+
+namespace {
+/// The batched 1-D index [B, m] repeated to the shape of a take along `axis` (shifted past the
+/// batch axis) of a batched operand of shape `data`: [B, data[1..axis), m, data(axis..)].
+Traced along_axis(const Traced& index, const Shape& data, std::int64_t axis) {
+  Shape shape = data, column(data.size(), 1);
+  const auto a = static_cast<std::size_t>(axis);
+  shape[a] = column[a] = index.shape()[1];
+  column[0] = index.shape()[0];
+  return broadcast_to(reshape(index, std::move(column)), std::move(shape));
+}
+}  // namespace
+
 static std::vector<BatchedValue> batch_take(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
   const std::int64_t axis = op.attrs.get<AxisAttrs>().axis + 1;
   const std::size_t index_rank = x[1].value.rank() - (x[1].batched ? 1 : 0);
-  if (index_rank == 1) {
-    if (x[1].batched) return detail::batch_by_loop(op, x, batch_size);
-    return detail::all_batched({apply(ops::take(x[0].value.type(), x[1].value.type(), axis), {x[0].value, x[1].value})});
+  const Traced data = detail::with_batch_axis(x[0], batch_size);
+  Traced index = x[1].value;
+  if (index_rank == 1 && x[1].batched) {
+    index = along_axis(index, data.shape(), axis);
+  } else if (index_rank != 1) {
+    index = detail::with_batch_axis(x[1], batch_size);
   }
-  const Traced data = detail::with_batch_axis(x[0], batch_size), index = detail::with_batch_axis(x[1], batch_size);
   return detail::all_batched({apply(ops::take(data.type(), index.type(), axis), {data, index})});
+}
+
+static std::vector<BatchedValue> batch_index_add(const StdTensorOp& op, std::span<const BatchedValue> x,
+                                                 std::int64_t batch_size) {
+  const std::int64_t axis = op.attrs.get<AxisAttrs>().axis + 1;
+  const std::size_t index_rank = x[1].value.rank() - (x[1].batched ? 1 : 0);
+  const Traced base = detail::with_batch_axis(x[0], batch_size), updates = detail::with_batch_axis(x[2], batch_size);
+  Traced index = x[1].value;
+  if (index_rank == 1 && x[1].batched) {
+    index = along_axis(index, updates.shape(), axis);
+  } else if (index_rank != 1) {
+    index = detail::with_batch_axis(x[1], batch_size);
+  }
+  return detail::all_batched(
+      {apply(ops::index_add(base.type(), index.type(), updates.type(), axis), {base, index, updates})});
 }
 
 const OpDef& def_Take() {
@@ -349,7 +384,7 @@ const OpDef& def_IndexAdd() {
                          return ops::index_add(t[0], t[1], t[2], a.get<AxisAttrs>().axis).out;
                        }),
                        .kernel = single_result(eval_index_add), .jvp = jvp_linear_data,
-                       .transpose = transpose_index_add};
+                       .transpose = transpose_index_add, .batch = batch_index_add};
   return d;
 }
 static std::vector<BatchedValue> batch_cumsum(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {

@@ -16,15 +16,21 @@
 // carry's cotangent flows back step by step, the consts' cotangents are summed in extra carries,
 // and the xs' cotangents are stacked. Both derived scans are scans again, so their JVPs and
 // transposes come from these same rules: every order works.
+//
+// Batching (vmap): one scan of the batched body. A carry is batched if it is on entry or becomes
+// so in the body (a fixed point over depends_on); batched xs are scanned along their second axis
+// (moved first for the scan, the batch second), and batched ys are moved back to batch-first.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 #include "computegraph/unzip.hpp"
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
+#include "tenferro/control_flow.hpp"
 
 namespace tenferro {
 
@@ -369,6 +375,52 @@ Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
   return result;
 }
 
+/// x with its two leading axes swapped.
+Traced swap_leading(const Traced& x) {
+  std::vector<std::int64_t> perm(x.rank());
+  std::iota(perm.begin(), perm.end(), std::int64_t{0});
+  std::swap(perm[0], perm[1]);
+  return transpose(x, std::move(perm));
+}
+
+/// vmap of a scan (see the file's comment).
+std::vector<BatchedValue> batch_scan(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs;
+  const computegraph::Graph<StdTensorOp>& body = *s.body.region.graph();
+  std::vector<bool> batched(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) batched[i] = x[i].batched;
+  std::vector<bool> out;
+  for (bool grew = true; grew;) {
+    grew = false;
+    out = depends_on(body, batched);
+    for (std::size_t i = 0; i < nc; ++i) {
+      if (out[i] && !batched[i]) batched[i] = grew = true;
+    }
+  }
+  for (std::size_t i = 0; i < nc; ++i) out[i] = batched[i];
+  TracedList init, xs;
+  for (std::size_t i = 0; i < nc; ++i) init.push_back(batched[i] ? with_batch_axis(x[i], batch_size) : x[i].value);
+  for (std::size_t i = nc; i < nc + nx; ++i) xs.push_back(x[i].batched ? swap_leading(x[i].value) : x[i].value);
+  auto step = [&](const TracedList& carry, const TracedList& x_t) {
+    std::vector<BatchedValue> in;
+    for (std::size_t i = 0; i < nc; ++i) in.push_back({carry[i], batched[i]});
+    for (std::size_t i = 0; i < nx; ++i) in.push_back({x_t[i], batched[nc + i]});
+    for (std::size_t i = nc + nx; i < x.size(); ++i) in.push_back(x[i]);
+    const TracedList r = batched_as(batch_graph(body, in, batch_size, in[0].value), out, batch_size);
+    const auto split = r.begin() + static_cast<std::ptrdiff_t>(nc);
+    return std::pair{TracedList(r.begin(), split), TracedList(split, r.end())};
+  };
+  const auto r = scan(step, init, xs, ScanOptions{.length = s.length, .reverse = s.reverse});
+  std::vector<BatchedValue> results;
+  for (std::size_t i = 0; i < nc; ++i) results.push_back({r.first[i], batched[i]});
+  for (std::size_t j = 0; j < r.second.size(); ++j) {
+    const bool b = out[nc + j];
+    results.push_back({b ? swap_leading(r.second[j]) : r.second[j], b});
+  }
+  return results;
+}
+
 }  // namespace
 
 const OpDef& def_Scan() {
@@ -381,7 +433,8 @@ const OpDef& def_Scan() {
       },
       .regions = [](const StdTensorOp& op) {
         return std::vector<computegraph::GraphPtr<StdTensorOp>>{op.attrs.get<ScanAttrs>().body.region.graph()};
-      }};
+      },
+      .batch = batch_scan};
   return d;
 }
 

@@ -8,11 +8,13 @@
 // which writes the result in its final layout [batch, lhs free, rhs free].
 #include <limits>
 
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/semiring_gemm.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
+#include "tenferro/ops/record.hpp"
 #include "tenferro/ops/semiring_attrs.hpp"
 
 namespace tenferro {
@@ -151,6 +153,18 @@ std::vector<TensorType> semiring_types(Types t, const OpAttrs& attrs, OpKind kin
   return types;
 }
 
+/// vmap: the contraction kit's rule (ir/batching.hpp), in the op's own semiring.
+std::vector<BatchedValue> batch_semiring_dot(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t) {
+  const auto& s = op.attrs.get<SemiringDims>();
+  const OpKind kind = op.kind;
+  return batch_contraction(x, s.dims, [&s, kind](const Traced& a, const Traced& b, DotDims e) {
+    StdTensorOp product = kind == OpKind::SemiringDot ? ops::semiring_dot_general(a.type(), b.type(), s.semiring, std::move(e))
+                                                      : ops::semiring_dot_general_index(a.type(), b.type(), s.semiring, std::move(e));
+    const Traced operands[] = {a, b};
+    return apply_outputs(std::move(product), operands);
+  });
+}
+
 }  // namespace
 
 // ---- definitions -------------------------------------------------------------------------------
@@ -161,7 +175,7 @@ const OpDef& def_SemiringDot() {
   static const OpDef d{
       .name = "semiring_dot_general", .kind = OpKind::SemiringDot, .operands = {kNonlinear, kNonlinear},
       .shape_rule = [](Types t, const OpAttrs& a) { return semiring_types(t, a, OpKind::SemiringDot); },
-      .kernel = eval_semiring_dot, .jvp = refuse_jvp};
+      .kernel = eval_semiring_dot, .jvp = refuse_jvp, .batch = batch_semiring_dot};
   return d;
 }
 const OpDef& def_SemiringDotIndex() {
@@ -169,7 +183,7 @@ const OpDef& def_SemiringDotIndex() {
       .name = "semiring_dot_general_index", .kind = OpKind::SemiringDotIndex, .operands = {kNonlinear, kNonlinear},
       .outputs = 2,
       .shape_rule = [](Types t, const OpAttrs& a) { return semiring_types(t, a, OpKind::SemiringDotIndex); },
-      .kernel = eval_semiring_dot, .jvp = refuse_jvp};
+      .kernel = eval_semiring_dot, .jvp = refuse_jvp, .batch = batch_semiring_dot};
   return d;
 }
 

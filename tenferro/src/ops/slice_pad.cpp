@@ -264,14 +264,32 @@ const OpDef& def_Slice() {
                        .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .batch = batch_slice};
   return d;
 }
-/// vmap: a batched padding value takes the loop.
+/// vmap (ir/batching.hpp). A padding value shared by the batch: the pad of the batch, nothing added
+/// along the batch axis. A batched value v[b]: where(mask, v[b], pad(x, 0)), the mask the pad of
+/// false by true (true exactly where the padding lies, negative and interior padding included), so
+/// every element is either the operand's or the example's value, bit for bit, in any dtype.
 static std::vector<BatchedValue> batch_pad(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
-  if (x[1].batched) return detail::batch_by_loop(op, x, batch_size);
-  PadAttrs p = op.attrs.get<PadAttrs>();
-  p.low.insert(p.low.begin(), 0);
-  p.high.insert(p.high.begin(), 0);
-  p.interior.insert(p.interior.begin(), 0);
-  return detail::all_batched({apply(ops::pad(x[0].value.type(), x[1].value.type(), std::move(p)), {x[0].value, x[1].value})});
+  const PadAttrs& p = op.attrs.get<PadAttrs>();
+  PadAttrs over_batch = p;  // nothing added along the batch axis
+  over_batch.low.insert(over_batch.low.begin(), 0);
+  over_batch.high.insert(over_batch.high.begin(), 0);
+  over_batch.interior.insert(over_batch.interior.begin(), 0);
+  const Traced& operand = x[0].value;
+  if (!x[1].batched) {
+    return detail::all_batched({apply(ops::pad(operand.type(), x[1].value.type(), std::move(over_batch)), {operand, x[1].value})});
+  }
+  const Traced& value = x[1].value;
+  Shape example = operand.shape();
+  if (x[0].batched) example.erase(example.begin());
+  const Traced inside = broadcast_to(constant(value, Tensor::zeros({}, DType::Bool)), std::move(example));
+  const Traced on_padding = constant(value, Tensor::ones({}, DType::Bool));
+  const Traced mask = apply(ops::pad(inside.type(), on_padding.type(), p), {inside, on_padding});
+  const Traced zero = constant(value, Tensor::zeros({}, operand.dtype()));
+  const Traced padded =
+      apply(ops::pad(operand.type(), zero.type(), x[0].batched ? std::move(over_batch) : p), {operand, zero});
+  Shape column(op.out.rank() + 1, 1);
+  column[0] = batch_size;
+  return detail::all_batched({where(mask, reshape(value, std::move(column)), padded)});
 }
 
 const OpDef& def_Pad() {

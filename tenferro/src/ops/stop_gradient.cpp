@@ -3,6 +3,7 @@
 // value is unchanged, so programs compute the same numbers with and without it. It detaches a
 // quantity that only steers a computation, such as the shift in logsumexp, from differentiation.
 // Order: shape/dtype rule, kernel, definition.
+#include "ir/batching.hpp"
 #include "ir/family.hpp"
 
 namespace tenferro {
@@ -20,7 +21,8 @@ Tensor eval_stop_gradient(const StdTensorOp&, Operands in) { return *in[0]; }
 const OpDef& def_StopGradient() {
   static const OpDef d{.name = "stop_gradient", .kind = OpKind::StopGradient, .operands = {kNoGrad},
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return t[0]; }),
-                       .kernel = single_result(eval_stop_gradient), .identity_on_values = true};
+                       .kernel = single_result(eval_stop_gradient), .identity_on_values = true,
+                       .batch = batch_leading_axis()};
   return d;
 }
 

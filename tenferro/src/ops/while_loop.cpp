@@ -9,10 +9,18 @@
 // primal loop does. Reverse mode would need the trip count before the loop runs; the API's
 // `max_trips` turns the loop into a scan of conds instead (tenferro/control_flow.hpp), and the
 // transpose rule here says so.
+//
+// Batching (vmap): a carry is batched if it is on entry or becomes so in the body (a fixed point
+// over depends_on). With one condition for the whole batch, a while_loop of the batched body.
+// With a condition per example, every carry is batched and the loop runs while any example's
+// condition holds; an example whose condition fails keeps its carry (a select per step), so each
+// example ends where it would alone (jax.lax.while_loop does the same).
+#include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
+#include "tenferro/control_flow.hpp"
 
 namespace tenferro {
 
@@ -150,6 +158,54 @@ Tangents transpose_while(const StdTensorOp&, const TransposeArgs&) {
                           "WhileOptions{.max_trips = n} (the loop then becomes a scan of n steps)");
 }
 
+/// vmap of a while_loop (see the file's comment).
+std::vector<BatchedValue> batch_while(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {
+  const auto& s = op.attrs.get<WhileAttrs>();
+  const std::size_t nc = s.n_carry;
+  std::vector<bool> batched(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) batched[i] = x[i].batched;
+  for (bool grew = true; grew;) {
+    grew = false;
+    const std::vector<bool> d = depends_on(*s.body.region.graph(), batched);
+    for (std::size_t i = 0; i < nc; ++i) {
+      if (d[i] && !batched[i]) batched[i] = grew = true;
+    }
+  }
+  const bool per_example = depends_on(*s.cond.region.graph(), batched)[0];
+  if (per_example) std::fill(batched.begin(), batched.begin() + static_cast<std::ptrdiff_t>(nc), true);
+  const std::vector<bool> carry_batched(batched.begin(), batched.begin() + static_cast<std::ptrdiff_t>(nc));
+  // The regions' inputs: the carry (of the loop being traced) and the constants (operands).
+  auto inputs = [&](const TracedList& carry) {
+    std::vector<BatchedValue> in;
+    for (std::size_t i = 0; i < nc; ++i) in.push_back({carry[i], batched[i]});
+    for (std::size_t i = nc; i < x.size(); ++i) in.push_back(x[i]);
+    return in;
+  };
+  auto condition = [&](const TracedList& carry) {
+    return batch_graph(*s.cond.region.graph(), inputs(carry), batch_size, carry[0])[0];
+  };
+  auto cond_fn = [&](const TracedList& carry) {
+    const BatchedValue go = condition(carry);
+    if (!per_example) return go.value;
+    return gt(sum(astype(go.value, DType::I64), {0}), constant(go.value, Tensor::from(std::vector<std::int64_t>{0}, {})));
+  };
+  auto body_fn = [&](const TracedList& carry) {
+    TracedList next = batched_as(batch_graph(*s.body.region.graph(), inputs(carry), batch_size, carry[0]), carry_batched,
+                                 batch_size);
+    if (per_example) {
+      const Traced go = condition(carry).value;
+      for (std::size_t i = 0; i < nc; ++i) next[i] = where(lanes(go, next[i].shape()), next[i], carry[i]);
+    }
+    return next;
+  };
+  TracedList init;
+  for (std::size_t i = 0; i < nc; ++i) init.push_back(batched[i] ? with_batch_axis(x[i], batch_size) : x[i].value);
+  const TracedList r = while_loop(cond_fn, body_fn, init);
+  std::vector<BatchedValue> out;
+  for (std::size_t i = 0; i < nc; ++i) out.push_back({r[i], batched[i]});
+  return out;
+}
+
 }  // namespace
 
 const OpDef& def_WhileLoop() {
@@ -163,7 +219,8 @@ const OpDef& def_WhileLoop() {
       .regions = [](const StdTensorOp& op) {
         const auto& s = op.attrs.get<WhileAttrs>();
         return std::vector<computegraph::GraphPtr<StdTensorOp>>{s.cond.region.graph(), s.body.region.graph()};
-      }};
+      },
+      .batch = batch_while};
   return d;
 }
 

@@ -9,8 +9,8 @@
 
 namespace tenferro {
 
-/// random_bits and random_uniform: the result's shape (and random_uniform's dtype), and the
-/// counters they read: word j of the stream comes from Threefry-2x32 on the counter pair
+/// random_bits and random_uniform: the result's shape per key (and random_uniform's dtype), and
+/// the counters they read: word j of the stream comes from Threefry-2x32 on the counter pair
 /// (stream, offset + j / 2), so different streams and offsets of one key never share a counter.
 struct RandomAttrs {
   Shape shape;
@@ -27,10 +27,12 @@ struct RandomAttrs {
 
 namespace ops {
 /// Random 32-bit words as i64 values in [0, 2^32), of attrs.shape, from a key (an i64[2] tensor of
-/// two 32-bit words).
+/// two 32-bit words). A stack of keys i64[k.., 2] gives [k.., attrs.shape..], each key's block the
+/// draw of that key alone (vmap batches the ops this way). DTypeError for a key that is not i64,
+/// ShapeError for one whose last axis is not 2 or a negative dimension in attrs.shape.
 StdTensorOp random_bits(const TensorType& key, RandomAttrs attrs);
 /// Uniform values in [0, 1) of attrs.shape and attrs.dtype (f32: 24 random bits from one word;
-/// f64: 53 bits from two words), from a key.
+/// f64: 53 bits from two words), from a key or a stack of keys as random_bits.
 StdTensorOp random_uniform(const TensorType& key, RandomAttrs attrs);
 }  // namespace ops
 

@@ -50,4 +50,10 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs);
 /// Records `op` applied to `inputs` and returns all its results, in output order.
 std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs);
 
+namespace detail {
+/// An op without operands (a constant, iota, zeros) recorded in `like`'s trace as the constant it
+/// evaluates to: what replays of graphs into a trace record for such ops.
+Traced record_nullary(const Traced& like, const StdTensorOp& op);
+}  // namespace detail
+
 }  // namespace tenferro
