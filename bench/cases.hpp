@@ -51,9 +51,11 @@ void run_control(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
 
-/// Per-example gradients of run_mlp's network at batch 256, f32, as vmap(grad(loss of one
-/// example)), against the same gradients written with a batch axis by hand (vmap_mlp_grad;
-/// ratio_vs_hand) and functorch's vmap(grad) (cases_vmap.cpp, torch_bench.py).
+/// vmap against functorch's (cases_vmap.cpp, torch_bench.py): per-example gradients of run_mlp's
+/// network (vmap_mlp_grad, against a hand-batched backward pass) and of a small CNN
+/// (vmap_cnn_grad, against one batch gradient), batched Jacobians of an RK4 step
+/// (vmap_ode_jacobian), and an ensemble of 32 MLPs (vmap_ensemble, against a hand-written
+/// ensemble axis).
 void run_vmap(const Options& options);
 
 }  // namespace bench

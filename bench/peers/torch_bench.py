@@ -443,6 +443,32 @@ def run_control(args):
 
 
 def run_vmap(args):
+    """bench/cases_vmap.cpp's cases with functorch (impl=functorch): per-example gradients of
+    run_mlp's network (vmap_mlp_grad) and of a small CNN (vmap_cnn_grad) as vmap(grad), the
+    Jacobians of an RK4 step at 128 states as vmap(jacfwd) (vmap_ode_jacobian), and the loss
+    gradients of an ensemble of 32 MLPs as vmap(grad) over stacked parameters (vmap_ensemble)."""
+    vmap_mlp_grad(args)
+    vmap_cnn_grad(args)
+    vmap_ode_jacobian(args)
+    vmap_ensemble(args)
+
+
+def one_hot(count, classes, dtype=torch.float32):
+    """Labels [count, classes]: example i has class i % classes, as bench_compare's."""
+    y = torch.zeros(count, classes, dtype=dtype)
+    y[torch.arange(count), torch.arange(count) % classes] = 1
+    return y
+
+
+def mlp_cross_entropy(p, x, y):
+    """-sum(y * log_softmax(logits)) of a tanh MLP with weights and biases p = (w1, b1, ..., b3)."""
+    w1, b1, w2, b2, w3, b3 = p
+    h1 = torch.tanh(x @ w1 + b1)
+    h2 = torch.tanh(h1 @ w2 + b2)
+    return -(y * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum()
+
+
+def vmap_mlp_grad(args):
     """Per-example gradients of run_mlp's network (f32, batch 256) with functorch's vmap(grad)."""
     from functorch import grad, vmap
     batch, n_in, hidden, n_out = 256, 784, 512, 10
@@ -455,17 +481,86 @@ def run_vmap(args):
     params = (normal((n_in, hidden), 0.03), normal((hidden,), 0.01), normal((hidden, hidden), 0.04),
               normal((hidden,), 0.01), normal((hidden, n_out), 0.04), normal((n_out,), 0.01))
     x = torch.randn(batch, n_in, generator=gen, dtype=dtype)
-    y = torch.zeros(batch, n_out, dtype=dtype)
-    y[torch.arange(batch), torch.arange(batch) % n_out] = 1
+    y = one_hot(batch, n_out)
+    per_example = vmap(grad(mlp_cross_entropy), in_dims=(None, 0, 0))
+    report("vmap_mlp_grad", "784-512-512-10x256", "f32", measure(lambda: per_example(params, x, y), args.budget),
+           impl="functorch")
 
-    def loss(p, xi, yi):
+
+def vmap_cnn_grad(args):
+    """Per-example gradients of the CNN 1x28x28 -> conv 3x3 8 -> tanh -> conv 3x3 16 stride 2 ->
+    tanh -> dense 10 (log-softmax cross-entropy), batch 64, f32: vmap(grad) of one example's loss."""
+    from functorch import grad, vmap
+    f = torch.nn.functional
+    batch, n_out = 64, 10
+    gen = torch.Generator().manual_seed(2)
+    dtype = torch.float32
+
+    def normal(shape, scale):
+        return torch.randn(*shape, generator=gen, dtype=dtype) * scale
+
+    params = (normal((8, 1, 3, 3), 0.33), normal((8,), 0.01), normal((16, 8, 3, 3), 0.12), normal((16,), 0.01),
+              normal((16 * 14 * 14, n_out), 0.018), normal((n_out,), 0.01))
+    x = torch.randn(batch, 1, 28, 28, generator=gen, dtype=dtype)
+    y = one_hot(batch, n_out)
+
+    def loss(p, xi, yi):  # xi [1, 28, 28]: conv2d sees a batch of one
         w1, b1, w2, b2, w3, b3 = p
-        h1 = torch.tanh(xi @ w1 + b1)
-        h2 = torch.tanh(h1 @ w2 + b2)
-        return -(yi * torch.log_softmax(h2 @ w3 + b3, dim=-1)).sum()
+        h1 = torch.tanh(f.conv2d(xi.unsqueeze(0), w1, b1, padding=1))
+        h2 = torch.tanh(f.conv2d(h1, w2, b2, stride=2, padding=1))
+        return -(yi * torch.log_softmax(h2.reshape(-1) @ w3 + b3, dim=-1)).sum()
 
     per_example = vmap(grad(loss), in_dims=(None, 0, 0))
-    report("vmap_mlp_grad", "784-512-512-10x256", "f32", measure(lambda: per_example(params, x, y), args.budget),
+    report("vmap_cnn_grad", "1x28x28-c8-c16s2-d10x64", "f32", measure(lambda: per_example(params, x, y), args.budget),
+           impl="functorch")
+
+
+def vmap_ode_jacobian(args):
+    """The 32 x 32 Jacobian of one RK4 step (h = 0.05) of u' = tanh(W u + b) - 0.1 u at 128 states,
+    f64: vmap(jacfwd(step))."""
+    from functorch import jacfwd, vmap
+    states, dim, h = 128, 32, 0.05
+    gen = torch.Generator().manual_seed(3)
+    dtype = torch.float64
+    w = torch.randn(dim, dim, generator=gen, dtype=dtype) * 0.3
+    b = torch.randn(dim, generator=gen, dtype=dtype) * 0.1
+    us = torch.randn(states, dim, generator=gen, dtype=dtype)
+
+    def rhs(u):
+        return torch.tanh(w @ u + b) - 0.1 * u
+
+    def step(u):
+        k1 = rhs(u)
+        k2 = rhs(u + h / 2 * k1)
+        k3 = rhs(u + h / 2 * k2)
+        k4 = rhs(u + h * k3)
+        return u + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    jacobians = vmap(jacfwd(step))
+    report("vmap_ode_jacobian", "rk4_32x128", "f64", measure(lambda: jacobians(us), args.budget), impl="functorch")
+
+
+def vmap_ensemble(args):
+    """An ensemble of 32 MLPs (64-128-128-10, tanh, f32) on one shared batch of 128: each member's
+    mean cross-entropy gradient, vmap(grad) over the stacked parameters."""
+    from functorch import grad, vmap
+    members, batch, n_in, hidden, n_out = 32, 128, 64, 128, 10
+    gen = torch.Generator().manual_seed(4)
+    dtype = torch.float32
+
+    def normal(shape, scale):
+        return torch.randn(members, *shape, generator=gen, dtype=dtype) * scale
+
+    params = (normal((n_in, hidden), 0.125), normal((hidden,), 0.01), normal((hidden, hidden), 0.09),
+              normal((hidden,), 0.01), normal((hidden, n_out), 0.09), normal((n_out,), 0.01))
+    x = torch.randn(batch, n_in, generator=gen, dtype=dtype)
+    y = one_hot(batch, n_out)
+
+    def member_loss(p, x, y):
+        return mlp_cross_entropy(p, x, y) / batch
+
+    member_gradients = vmap(grad(member_loss), in_dims=(0, None, None))
+    report("vmap_ensemble", "32x64-128-128-10x128", "f32", measure(lambda: member_gradients(params, x, y), args.budget),
            impl="functorch")
 
 

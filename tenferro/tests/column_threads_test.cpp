@@ -1,6 +1,8 @@
 // The column sweeps of hessian, jacfwd and jacrev run on the threads (tenferro::detail::
 // ParallelColumns): every entry must match its closed form and be bitwise the same for one thread
-// and for two, and the schedule must visit every column once and pass exceptions back.
+// and for two, and the schedule must visit every column once and pass exceptions back. Small
+// Jacobians run as one batched program instead (vmap of the derivative program; transformed.cpp,
+// batched_jacobian): each test takes one size of each kind, with the same expectations.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,17 +17,18 @@ namespace {
 namespace tf = tenferro;
 
 // The hessian callable runs its columns on several threads when there are enough of them
-// (ParallelColumns, chunks of 32 columns). With n = 150 (five chunks, the last one short) and a
+// (ParallelColumns, chunks of 32 columns). With n = 330 (eleven chunks, the last one short) and a
 // dense, non-symmetric-looking term, H = f c c^T + diag(-sin(x) x + 2 cos(x)) for
 // f = exp(sum(c x)) + sum(sin(x) x), must match the closed form and be bitwise the same with one
-// thread and with two.
+// thread and with two; n = 150 takes the batched program.
 TEST(ColumnThreads, HessianColumnsOnThreadsMatchClosedFormAndOneThread) {
-  constexpr std::int64_t n = 150;
+  for (const std::int64_t n : {330, 150}) {
+  SCOPED_TRACE(n);
   std::vector<double> cs(n), xs(n);
   double s = 0;
   for (std::size_t i = 0; i < cs.size(); ++i) {
-    cs[i] = 0.01 * static_cast<double>(i) - 0.7;
-    xs[i] = 0.5 - 0.004 * static_cast<double>(i);
+    cs[i] = 0.7 * std::cos(0.1 * static_cast<double>(i));  // bounded entries and sum at any n
+    xs[i] = 0.5 * std::sin(0.07 * static_cast<double>(i));
     s += cs[i] * xs[i];
   }
   const tf::Tensor c = tf::Tensor::from(cs, {n}), x = tf::Tensor::from(xs, {n});
@@ -45,16 +48,18 @@ TEST(ColumnThreads, HessianColumnsOnThreadsMatchClosedFormAndOneThread) {
       EXPECT_NEAR(h2.at<double>({i, j}), std::exp(s) * cs[a] * cs[b] + diagonal, 1e-12) << i << "," << j;
     }
   }
+  }
 }
 
-// jacfwd and jacrev run their columns (rows) on the threads too. f(v) = exp(v) * sum(v) on n = 100
-// has J_ij = exp(v_i) (delta_ij S + 1), S = sum(v): both must match it and be bitwise the same with
-// one thread and with two.
+// jacfwd and jacrev run their columns (rows) on the threads too. f(v) = exp(v) * sum(v) on n = 260
+// (the sweep) and n = 100 (the batched program) has J_ij = exp(v_i) (delta_ij S + 1), S = sum(v):
+// both must match it and be bitwise the same with one thread and with two.
 TEST(ColumnThreads, JacobiansOnThreadsMatchClosedFormAndOneThread) {
-  constexpr std::int64_t n = 100;
+  for (const std::int64_t n : {260, 100}) {
+  SCOPED_TRACE(n);
   std::vector<double> vs(n);
   double total = 0;
-  for (std::size_t i = 0; i < vs.size(); ++i) total += vs[i] = 0.3 - 0.006 * static_cast<double>(i);
+  for (std::size_t i = 0; i < vs.size(); ++i) total += vs[i] = 0.3 - 0.6 * static_cast<double>(i) / static_cast<double>(n);
   const tf::Tensor v = tf::Tensor::from(vs, {n});
   auto f = [](tf::Traced u) { return tf::exp(u) * tf::sum(u); };
   const int threads = tf::num_threads();
@@ -74,6 +79,7 @@ TEST(ColumnThreads, JacobiansOnThreadsMatchClosedFormAndOneThread) {
         EXPECT_NEAR(j2.at<double>({i, j}), e * ((i == j ? total : 0.0) + 1.0), 1e-12) << i << "," << j;
       }
     }
+  }
   }
 }
 

@@ -167,3 +167,92 @@ TEST(Vmap, BadAxesAndSizesNameTheArgument) {
   EXPECT_THROW(tf::vmap(f, {.in_axes = {std::nullopt, std::nullopt}})(a, a), tf::ValueError);
   EXPECT_THROW(tf::vmap(f, {.out_axes = {3}})(a, a), tf::ShapeError);
 }
+
+// ---- Jacobians as vmap of jvp / vjp ---------------------------------------------------------------
+
+namespace {
+T jac_f(T x, T a) { return tf::exp(x * a) * tf::sum(x) + tf::sin(x) * tf::sum(x * x); }
+}  // namespace
+
+// On Traced arguments jacfwd, jacrev and hessian are vmap over the coordinate vectors of the jvp,
+// vjp and hvp programs: they agree with the column sweeps of the Tensor path, and column k equals
+// the jvp along the k-th coordinate vector.
+TEST(VmapJacobian, TracedJacobiansAgreeWithTheColumnSweeps) {
+  const tf::Tensor x = random_tensor({4}, 30), a = random_tensor({4}, 31);
+  const tf::Tensor jf = tf::trace([](T u, T v) { return tf::jacfwd(jac_f)(u, v); }, x, a).run({x, a})[0];
+  const tf::Tensor jr = tf::trace([](T u, T v) { return tf::jacrev(jac_f)(u, v); }, x, a).run({x, a})[0];
+  const tf::Tensor expected = tf::jacfwd(jac_f)(x, a);
+  ASSERT_EQ(jf.shape(), (tf::Shape{4, 4}));
+  expect_near(jf, expected, 1e-14);
+  expect_near(jr, expected, 1e-14);
+  for (std::int64_t k = 0; k < 4; ++k) {  // column k is the directional derivative along e_k
+    std::vector<double> e(4, 0.0);
+    e[static_cast<std::size_t>(k)] = 1.0;
+    const tf::Tensor column = tf::jvp(jac_f, {x, a}, {tf::Tensor::from(e, {4}), tf::Tensor::zeros({4})}).second;
+    for (std::int64_t i = 0; i < 4; ++i) EXPECT_NEAR(jf.data<double>()[i * 4 + k], column.data<double>()[i], 1e-14);
+  }
+  auto loss = [](T u, T v) { return tf::sum(tf::exp(u * v) * u) * tf::sum(u * u); };
+  const tf::Tensor h = tf::trace([&](T u, T v) { return tf::hessian(loss)(u, v); }, x, a).run({x, a})[0];
+  expect_near(h, tf::hessian(loss)(x, a), 1e-13);
+  const auto ir = tf::trace([](T u, T v) { return tf::jacfwd(jac_f)(u, v); }, x, a).print();
+  EXPECT_THAT(ir, testing::Not(HasSubstr(" slice("))) << "a loop over the columns";
+}
+
+// jacrev's rows are conj(J^H e_row): for a holomorphic function of complex arguments both modes
+// give J = f'(z) (here diagonal, 2 a z).
+TEST(VmapJacobian, ComplexJacobiansInBothModes) {
+  const tf::Tensor z = tf::test::random_tensor({tf::DType::C128, {3}}, 32), a = tf::test::random_tensor({tf::DType::C128, {3}}, 33);
+  auto f = [](T u, T v) { return u * u * v; };
+  for (bool reverse : {false, true}) {
+    const tf::Tensor j = tf::trace([&](T u, T v) { return reverse ? tf::jacrev(f)(u, v) : tf::jacfwd(f)(u, v); }, z, a).run({z, a})[0];
+    for (std::int64_t i = 0; i < 3; ++i) {
+      for (std::int64_t k = 0; k < 3; ++k) {
+        const tf::c128 expected = i == k ? 2.0 * z.data<tf::c128>()[i] * a.data<tf::c128>()[i] : tf::c128{};
+        EXPECT_NEAR(std::abs(j.data<tf::c128>()[i * 3 + k] - expected), 0.0, 1e-14) << (reverse ? "jacrev" : "jacfwd");
+      }
+    }
+  }
+}
+
+// A batch of Jacobians (one per state, as for an ODE step's sensitivity) is vmap of jacfwd: equal
+// to the Jacobians taken one state at a time.
+TEST(VmapJacobian, VmapOfJacfwdIsABatchOfJacobians) {
+  const tf::Tensor us = random_tensor({5, 3}, 34), w = random_tensor({3, 3}, 35);
+  auto step = [](T u, T m) { return u + 0.1 * tf::tanh(tf::matmul(m, u)); };
+  auto jac = [&](T u, T m) { return tf::jacfwd(step)(u, m); };
+  const tf::Tensor js = tf::vmap(jac, {.in_axes = {0, std::nullopt}})(us, w);
+  ASSERT_EQ(js.shape(), (tf::Shape{5, 3, 3}));
+  for (std::int64_t i = 0; i < 5; ++i) expect_near(tf::test::example(js, 0, i), tf::jacfwd(step)(tf::test::example(us, 0, i), w), 1e-14);
+  auto jac_rev = [&](T u, T m) { return tf::jacrev(step)(u, m); };
+  expect_near(tf::vmap(jac_rev, {.in_axes = {0, std::nullopt}})(us, w), js, 1e-14);
+}
+
+// The traced jvp and vjp: vmap of jvp over tangents gives Jacobian columns, the vjp's cotangents
+// satisfy the adjoint identity <J t, c> = <t, J^T c>, and a Jacobian inside a loss differentiates
+// (to second order).
+TEST(VmapJacobian, TracedJvpVjpAndDerivativesOfJacobians) {
+  const tf::Tensor x = random_tensor({4}, 36), a = random_tensor({4}, 37), t = random_tensor({4}, 38), c = random_tensor({4}, 39);
+  auto pair = [](T u, T v, T du, T cu) {
+    const T jt = tf::jvp(jac_f, {u, v}, {du, tf::full_like(v, 0.0)}).second;
+    const auto [value, cts] = tf::vjp(jac_f, {u, v}, cu);
+    return tf::stack(std::vector<T>{tf::sum(jt * cu), tf::sum(du * cts[0])}, 0);
+  };
+  const tf::Tensor r = tf::trace(pair, x, a, t, c).run({x, a, t, c})[0];
+  EXPECT_NEAR(r.data<double>()[0], r.data<double>()[1], 1e-13);
+  auto loss = [](T u, T v) { return tf::sum(tf::jacfwd(jac_f)(u, v) * tf::jacrev(jac_f)(u, v)); };
+  const std::vector<tf::Tensor> args = {x, a};
+  const auto result = tidu::testkit::check_grads(
+      tidu::testkit::function_of(tf::detail::trace_graph(loss, tf::detail::types_of(args))), std::span<const tf::Tensor>(args), 2);
+  EXPECT_TRUE(result.ok) << result.message;
+}
+
+// Above a size (columns x values of the function) the Tensor path sweeps columns instead of
+// running the batched program; both give the same Jacobian and Hessian.
+TEST(VmapJacobian, TheColumnSweepAndTheBatchedProgramAgree) {
+  const std::int64_t n = 300;
+  const tf::Tensor x = random_tensor({n}, 40), a = random_tensor({n}, 41);
+  auto loss = [](T u, T v) { return tf::sum(tf::exp(u * v) * u) * tf::sum(u * u); };
+  expect_near(tf::jacfwd(jac_f)(x, a), tf::trace([](T u, T v) { return tf::jacfwd(jac_f)(u, v); }, x, a).run({x, a})[0], 1e-13);
+  expect_near(tf::jacrev(jac_f)(x, a), tf::trace([](T u, T v) { return tf::jacrev(jac_f)(u, v); }, x, a).run({x, a})[0], 1e-13);
+  expect_near(tf::hessian(loss)(x, a), tf::trace([&](T u, T v) { return tf::hessian(loss)(u, v); }, x, a).run({x, a})[0], 1e-12);
+}

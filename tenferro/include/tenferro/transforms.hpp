@@ -144,14 +144,26 @@ class TransformedFunction {
   Tensor jacfwd(const Tensors& args) const;
   Tensor jacrev(const Tensors& args) const;
   Tensor hessian(const Tensors& args) const;
+  /// For Traced arguments: the Jacobian [output..., x...] (Hessian [x..., x...]) of the argnum,
+  /// recorded into the arguments' trace as vmap over the coordinate vectors of the jvp (jacfwd,
+  /// hessian: of the hvp) or of the vjp (jacrev) program.
+  enum class JacobianKind { Forward, Reverse, Hessian };
+  Traced jacobian_traced(const std::vector<Traced>& args, JacobianKind kind) const;
 
  private:
+  /// jacobian_traced compiled for the arguments' types (once per signature) and run on them.
+  Tensor batched_jacobian_run(const Tensors& args, JacobianKind kind) const;
+
   std::shared_ptr<TransformState> state_;
   std::vector<std::size_t> argnums_;
 };
 
 // The direct forms (transformed.cpp).
 std::pair<Tensor, Tensor> jvp_of(const TracedFunction& f, const Tensors& primals, const Tensors& tangents);
+std::pair<Traced, Traced> jvp_traced_of(const TracedFunction& f, const std::vector<Traced>& primals,
+                                        const std::vector<Traced>& tangents);
+std::pair<Traced, std::vector<Traced>> vjp_traced_of(const TracedFunction& f, const std::vector<Traced>& primals,
+                                                     const Traced& cotangent);
 std::pair<Tensor, Tensors> vjp_of(const TracedFunction& f, const Tensors& primals, const Tensor& cotangent);
 Tensors hvp_of(const TracedFunction& f, const Tensors& primals, const Tensors& directions);
 
@@ -245,16 +257,22 @@ class Transformed {
     requires(sizeof...(A) > 0)
   auto operator()(const A&... args) const {
     if constexpr ((std::is_same_v<A, Traced> && ...)) {
-      // Inside a trace: the gradient program is recorded into it (vmap(grad(f)), grad of grad).
-      static_assert(!Aux && (M == Mode::Grad || M == Mode::ValueAndGrad || M == Mode::ValueAndGrads),
-                    "tenferro: on Traced arguments, grad and value_and_grad (without aux) are supported");
-      auto [value, grads] = impl_.value_and_grads_traced(std::vector<Traced>{args...});
-      if constexpr (M == Mode::Grad) {
-        return grads.at(0);
-      } else if constexpr (M == Mode::ValueAndGrad) {
-        return std::make_pair(value, grads.at(0));
+      // Inside a trace: the derivative program is recorded into it (vmap(grad(f)), grad of grad,
+      // vmap(jacfwd(f))).
+      static_assert(!Aux, "tenferro: on Traced arguments, transforms take functions without aux");
+      if constexpr (M == Mode::JacFwd || M == Mode::JacRev || M == Mode::Hessian) {
+        using K = TransformedFunction::JacobianKind;
+        return impl_.jacobian_traced(std::vector<Traced>{args...},
+                                     M == Mode::JacFwd ? K::Forward : M == Mode::JacRev ? K::Reverse : K::Hessian);
       } else {
-        return std::make_pair(value, grads);
+        auto [value, grads] = impl_.value_and_grads_traced(std::vector<Traced>{args...});
+        if constexpr (M == Mode::Grad) {
+          return grads.at(0);
+        } else if constexpr (M == Mode::ValueAndGrad) {
+          return std::make_pair(value, grads.at(0));
+        } else {
+          return std::make_pair(value, grads);
+        }
       }
     } else if constexpr (!Aux && (std::is_same_v<A, Tensor> && ...) && sizeof...(A) <= kMaxArgs) {
       return call(Tensors{args...});
@@ -460,10 +478,21 @@ template <class F>
 std::pair<Tensor, Tensor> jvp(F f, const Tensors& primals, const Tensors& tangents) {
   return detail::jvp_of(detail::erase_function(std::move(f)), primals, tangents);
 }
+/// The same inside a trace (vmap of jvp: a batch of tangents, Jacobian columns): the jvp
+/// program recorded into the primals' trace. One tangent per primal, of its type.
+template <class F>
+std::pair<Traced, Traced> jvp(F f, const std::vector<Traced>& primals, const std::vector<Traced>& tangents) {
+  return detail::jvp_traced_of(detail::erase_function(std::move(f)), primals, tangents);
+}
 /// (f(primals), J^* cotangent) for a function with one output; one cotangent per primal.
 template <class F>
 std::pair<Tensor, Tensors> vjp(F f, const Tensors& primals, const Tensor& cotangent) {
   return detail::vjp_of(detail::erase_function(std::move(f)), primals, cotangent);
+}
+/// The same inside a trace (vmap of vjp: a batch of cotangents, Jacobian rows).
+template <class F>
+std::pair<Traced, std::vector<Traced>> vjp(F f, const std::vector<Traced>& primals, const Traced& cotangent) {
+  return detail::vjp_traced_of(detail::erase_function(std::move(f)), primals, cotangent);
 }
 /// Hessian-vector product of a real scalar function: one direction per primal.
 template <class F>

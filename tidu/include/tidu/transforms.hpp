@@ -336,6 +336,40 @@ class Transforms : private detail::OperandHelpers<typename Op::Operand> {
     return {vjp_program(d), gradient_layout(d, tr)};
   }
 
+  /// The positions of f's inputs that are differentiated (set_wrt, else every differentiable
+  /// input), ascending: the tangent inputs of the programs below follow this order.
+  const std::vector<std::size_t>& wrt_positions(const Function& f) { return derived(f).wrt_pos; }
+
+  /// The compiled program that jvp() runs for f (inputs: f's inputs, then one tangent per
+  /// wrt position; outputs: f's outputs, then the tangents of the outputs that depend on x) and,
+  /// per output of f, the position of its tangent among the program's outputs (-1 where none).
+  /// For callers that replay the program elsewhere (into a trace, batched by vmap).
+  std::pair<ProgramPtr, std::vector<std::ptrdiff_t>> jvp_program_with_layout(const Function& f) {
+    auto& d = derived(f);
+    const auto& lin = linearized(d);
+    ProgramPtr prog = program(d.jvp_program, f, [&] { return detail::jvp_keys(d.inputs, d.outputs, lin); }, {lin.graph});
+    std::vector<std::ptrdiff_t> at(d.outputs.size(), -1);
+    auto k = static_cast<std::ptrdiff_t>(d.outputs.size());
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      if (lin.tangent_outputs[i]) at[i] = k++;
+    }
+    return {std::move(prog), std::move(at)};
+  }
+
+  /// The compiled program that hvp() runs for a one-output f: inputs f's inputs, then the seed
+  /// (the cotangent 1 of f's output) if `seeded`, then one direction per wrt position; per input
+  /// of f, the position of H v's part for it among the outputs (-1 where none).
+  struct HvpProgram {
+    ProgramPtr program;
+    bool seeded = false;
+    std::vector<std::ptrdiff_t> layout;
+  };
+  HvpProgram hvp_program_with_layout(const Function& f) {
+    auto& d = derived(f);
+    ProgramPtr prog = hvp_program(d);
+    return {std::move(prog), !d.transpose->tangent_inputs.empty(), hvp_layout(d)};
+  }
+
   /// The vjp program of f for a caller that already holds f's primal values (a tape that ran f's
   /// operations as they were recorded): its inputs are those of vjp_program_with_layout (f's
   /// inputs, then the cotangents), then one input per value that f's operations compute, in f's
