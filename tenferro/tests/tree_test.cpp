@@ -221,3 +221,91 @@ TEST(Tree, NonFloatLeavesOfTheDifferentiatedArgumentAreRefused) {
   auto f = [](const std::vector<T>& w) { return tf::sum(w[0] * tf::astype(w[1], tf::DType::F64)); };
   EXPECT_THROW(tf::grad(f)(mixed), tf::DTypeError);
 }
+
+// ---- vmap over trees ------------------------------------------------------------------------------
+
+namespace {
+T layer_forward(const Layer<T>& layer, const T& x) { return tf::tanh(tf::matmul(x, layer.w) + layer.b); }
+}  // namespace
+
+// An ensemble: a struct of parameters batched on every leaf (one entry of in_axes for the whole
+// argument), the data shared; each member's result is the member run alone, bit for bit.
+TEST(TreeVmap, AStructOfParametersBatchedOnEveryLeafIsAnEnsemble) {
+  const Layer<tf::Tensor> members{random_tensor({4, 3, 2}, 70), random_tensor({4, 2}, 71)};
+  const tf::Tensor x = random_tensor({3}, 72);
+  const tf::Tensor r = tf::vmap(layer_forward, {.in_axes = {0, std::nullopt}})(members, x);
+  ASSERT_EQ(r.shape(), (tf::Shape{4, 2}));
+  for (std::int64_t m = 0; m < 4; ++m) {
+    const Layer<tf::Tensor> one{tf::test::example(members.w, 0, m), tf::test::example(members.b, 0, m)};
+    const tf::Tensor e = tf::trace([](T w, T b, T v) { return layer_forward({w, b}, v); }, one.w, one.b, x).run({one.w, one.b, x})[0];
+    for (std::int64_t k = 0; k < 2; ++k) EXPECT_EQ(r.data<double>()[m * 2 + k], e.data<double>()[k]);
+  }
+}
+
+// Per-example gradients of a loss of structured parameters: vmap(grad) over examples returns the
+// parameters' structure with a batch axis on every leaf, equal to the gradients taken one example
+// at a time; inside a trace the gradient of Traced trees is recorded, so the batched gradient is
+// one program.
+TEST(TreeVmap, PerExampleGradientsOfAStructAreTheStructBatched) {
+  const Params<tf::Tensor> p{{{random_tensor({3, 2}, 73), random_tensor({2}, 74)}, {random_tensor({2, 2}, 75), random_tensor({2}, 76)}},
+                             {{"shift", random_tensor({2}, 77)}},
+                             random_tensor({}, 78)};
+  auto loss = [](const Params<T>& q, const T& x) {
+    T h = x;
+    for (const Layer<T>& layer : q.layers) h = layer_forward(layer, h);
+    return tf::sum((h - q.constants.at("shift")) * (h - q.constants.at("shift"))) * *q.scale;
+  };
+  const tf::Tensor xs = random_tensor({5, 3}, 79);
+  const Params<tf::Tensor> g = tf::vmap(tf::grad(loss), {.in_axes = {std::nullopt, 0}})(p, xs);
+  ASSERT_EQ(g.layers.size(), 2u);
+  ASSERT_EQ(g.layers[0].w.shape(), (tf::Shape{5, 3, 2}));
+  ASSERT_EQ(g.constants.at("shift").shape(), (tf::Shape{5, 2}));
+  ASSERT_EQ(g.scale->shape(), (tf::Shape{5}));
+  for (std::int64_t i = 0; i < 5; ++i) {
+    const Params<tf::Tensor> gi = tf::grad(loss)(p, tf::test::example(xs, 0, i));
+    expect_near(tf::test::example(g.layers[0].w, 0, i), gi.layers[0].w, 1e-13);
+    expect_near(tf::test::example(g.layers[1].b, 0, i), gi.layers[1].b, 1e-13);
+    expect_near(tf::test::example(g.constants.at("shift"), 0, i), gi.constants.at("shift"), 1e-13);
+    expect_near(tf::test::example(*g.scale, 0, i), *gi.scale, 1e-13);
+  }
+}
+
+// in_axes per leaf (one entry per leaf when their count differs from the arguments'), out_axes per
+// result leaf, and a result that is a tree (a map) keeps its structure.
+TEST(TreeVmap, AxesPerLeafAndTreeResults) {
+  const std::pair<tf::Tensor, tf::Tensor> p{random_tensor({4, 2}, 80), random_tensor({2, 4}, 81)};  // batch on axes 0 and 1
+  auto f = [](const std::pair<T, T>& q) {
+    return std::map<std::string, T>{{"sum", q.first + q.second}, {"outer", tf::matmul(tf::reshape(q.first, {2, 1}), tf::reshape(q.second, {1, 2}))}};
+  };
+  const auto r = tf::vmap(f, {.in_axes = {0, 1}, .out_axes = {1, 0}})(p);  // map order: outer, then sum
+  ASSERT_EQ(r.at("outer").shape(), (tf::Shape{2, 4, 2}));
+  ASSERT_EQ(r.at("sum").shape(), (tf::Shape{4, 2}));
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const double a0 = p.first.data<double>()[i * 2], a1 = p.first.data<double>()[i * 2 + 1];
+    const double b0 = p.second.data<double>()[i], b1 = p.second.data<double>()[4 + i];
+    EXPECT_EQ(r.at("sum").data<double>()[i * 2], a0 + b0);
+    EXPECT_EQ(r.at("sum").data<double>()[i * 2 + 1], a1 + b1);
+    EXPECT_EQ(r.at("outer").data<double>()[(0 * 4 + i) * 2 + 1], a0 * b1);  // [row 0, example i, column 1]
+    EXPECT_EQ(r.at("outer").data<double>()[(1 * 4 + i) * 2 + 0], a1 * b0);
+  }
+}
+
+// Errors name the leaf by its path in its argument.
+TEST(TreeVmap, ErrorsNameTheLeafsPath) {
+  const Layer<tf::Tensor> bad{random_tensor({4, 3, 2}, 82), random_tensor({5, 2}, 83)};
+  const tf::Tensor x = random_tensor({3}, 84);
+  try {
+    tf::vmap(layer_forward, {.in_axes = {0, std::nullopt}})(bad, x);
+    ADD_FAILURE() << "mismatched batch sizes were accepted";
+  } catch (const tf::ShapeError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("argument 0.b of shape [5, 2]"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("argument 0.w"));
+  }
+  const std::vector<tf::Tensor> stack = {random_tensor({2}, 85), random_tensor({}, 86)};
+  try {
+    tf::vmap([](const std::vector<T>& v) { return v[0] * v[1]; })(stack);
+    ADD_FAILURE() << "a scalar leaf was given a batch axis";
+  } catch (const tf::ShapeError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("argument 0[1]"));
+  }
+}

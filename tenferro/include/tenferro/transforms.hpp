@@ -308,12 +308,19 @@ class Transformed {
                   "tenferro: jacfwd, jacrev and hessian take up to 8 Tensor arguments; grad and value_and_grad "
                   "take trees");
     using Result = std::invoke_result_t<F&, with_leaf_t<A, Traced>...>;
-    Tensors flat;
+    // Trees of Tensors, or trees of Traced values inside a traced function (vmap(grad(f)) over
+    // structured parameters), whose gradient program is then recorded into their trace.
+    constexpr bool traced = (std::is_same_v<with_leaf_t<A, Traced>, A> && ...);
+    static_assert(traced || (std::is_same_v<with_leaf_t<A, Tensor>, A> && ...),
+                  "tenferro: the arguments must all be trees of Tensors or all trees of Traced values");
+    static_assert(!(traced && Aux), "tenferro: on Traced arguments, transforms take functions without aux");
+    using Leaf = std::conditional_t<traced, Traced, Tensor>;
+    std::vector<Leaf> flat;
     std::vector<std::size_t> first;  // argument k's leaves are flat[first[k], first[k + 1])
     (
         [&](const auto& arg) {
           first.push_back(flat.size());
-          tree_for_each(arg, [&](const Tensor& t) { flat.push_back(t); });
+          tree_for_each(arg, [&](const Leaf& t) { flat.push_back(t); });
         }(args),
         ...);
     first.push_back(flat.size());
@@ -322,13 +329,20 @@ class Transformed {
     std::shared_ptr<TreeEntry> entry = cache_.find(key);
     if (!entry) entry = cache_.insert(key, make_entry<Result>(first, args...));
     // Not a structured binding: clang 14 cannot capture one in the lambdas below.
-    std::tuple<Tensor, Tensors, Tensors> computed = entry->impl.value_grads_aux(flat);
-    Tensor& value = std::get<0>(computed);
-    const Tensors& grads = std::get<1>(computed);
-    const Tensors& aux = std::get<2>(computed);
+    std::tuple<Leaf, std::vector<Leaf>, std::vector<Leaf>> computed = [&] {
+      if constexpr (traced) {
+        auto r = entry->impl.value_and_grads_traced(flat);
+        return std::tuple<Leaf, std::vector<Leaf>, std::vector<Leaf>>{std::move(r.first), std::move(r.second), {}};
+      } else {
+        return entry->impl.value_grads_aux(flat);
+      }
+    }();
+    Leaf& value = std::get<0>(computed);
+    const std::vector<Leaf>& grads = std::get<1>(computed);
+    const std::vector<Leaf>& aux = std::get<2>(computed);
     // The gradient of each selected argument: its tree, filled with the selected leaves' gradients.
     std::size_t next = 0;
-    auto gradient_of = [&](const auto& arg) { return tree_map<Tensor>(arg, [&](const Tensor&) { return grads.at(next++); }); };
+    auto gradient_of = [&](const auto& arg) { return tree_map<Leaf>(arg, [&](const Leaf&) { return grads.at(next++); }); };
     auto result = [&] {
       if constexpr (M == Mode::ValueAndGrads) {
         using G = decltype(gradient_of(selected_argument(std::size_t{0}, args...)));
@@ -341,7 +355,7 @@ class Transformed {
     }();
     if constexpr (Aux) {
       const auto& structure = *std::static_pointer_cast<typename aux_structure_of<Result, Aux>::type>(entry->aux_structure);
-      auto aux_tree = tree_map<Tensor>(structure, [&](LeafIndex i) { return aux.at(i.index); });
+      auto aux_tree = tree_map<Leaf>(structure, [&](LeafIndex i) { return aux.at(i.index); });
       if constexpr (M == Mode::Grad) {
         return std::make_pair(std::move(result), std::move(aux_tree));
       } else {
@@ -381,7 +395,7 @@ class Transformed {
     if (leaves.empty()) throw BindingError("tenferro: the differentiated arguments have no tensors");
     // The arguments' structures, as trees of leaf positions.
     std::size_t counter = 0;
-    auto count = [&](const Tensor&) { return LeafIndex{counter++}; };
+    auto count = [&](const auto&) { return LeafIndex{counter++}; };
     // A braced list evaluates left to right (make_tuple's arguments would not): leaf k of the
     // flattened arguments gets index k.
     const std::tuple<with_leaf_t<A, LeafIndex>...> structures{tree_map<LeafIndex>(args, count)...};

@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -60,6 +61,7 @@ struct TreeFields;
     static auto tie(Self& s) {                                                  \
       return std::tie(TENFERRO_TREE_PREFIX_EACH(__VA_ARGS__));                   \
     }                                                                           \
+    static constexpr const char* names = #__VA_ARGS__;                          \
   };
 #define TENFERRO_TREE_PREFIX_EACH(...) \
   TENFERRO_TREE_PICK(__VA_ARGS__, TENFERRO_TREE_P16, TENFERRO_TREE_P15, TENFERRO_TREE_P14, TENFERRO_TREE_P13, \
@@ -208,6 +210,50 @@ with_leaf_t<T, R> tree_map(const T& tree, F&& f) {
     out.reserve(tree.size());
     for (const auto& element : tree) out.push_back(tree_map<R>(element, f));
     return out;
+  }
+}
+
+namespace detail {
+/// Field `k` of a registered struct's comma-separated field names ("w, b" -> "b" for k = 1).
+inline std::string field_name(const char* names, std::size_t k) {
+  std::string_view all(names);
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto comma = all.find(',');
+    if (comma == std::string_view::npos) return "?";
+    all.remove_prefix(comma + 1);
+  }
+  all = all.substr(0, all.find(','));
+  while (!all.empty() && all.front() == ' ') all.remove_prefix(1);
+  while (!all.empty() && all.back() == ' ') all.remove_suffix(1);
+  return std::string(all);
+}
+}  // namespace detail
+
+/// Calls visit(path, leaf) for every leaf of `tree`, in tree_for_each's order; `path` names the
+/// leaf from `prefix` as an expression would: "[2]" (vector, array, tuple, pair), "['key']" (map),
+/// ".field" (registered struct); an optional adds nothing. Errors about a leaf name it this way.
+template <class T, class Visit>
+void tree_for_each_path(const T& tree, const std::string& prefix, Visit&& visit) {
+  using U = std::remove_cvref_t<T>;
+  static_assert(is_tree_v<U>, "tenferro: not a tree");
+  if constexpr (detail::is_tree_leaf<U>::value) {
+    visit(prefix, tree);
+  } else if constexpr (detail::registered_tree_struct<U>) {
+    std::size_t k = 0;
+    std::apply([&](const auto&... field) {
+      ((tree_for_each_path(field, prefix + "." + detail::field_name(TreeFields<U>::names, k++), visit)), ...);
+    }, TreeFields<U>::tie(tree));
+  } else if constexpr (requires { typename U::key_type; }) {
+    for (const auto& entry : tree) tree_for_each_path(entry.second, prefix + "['" + entry.first + "']", visit);
+  } else if constexpr (requires { tree.has_value(); }) {
+    if (tree.has_value()) tree_for_each_path(*tree, prefix, visit);
+  } else if constexpr (requires { std::tuple_size<U>::value; } && !requires { tree.size(); }) {
+    std::size_t k = 0;
+    std::apply([&](const auto&... element) { ((tree_for_each_path(element, prefix + "[" + std::to_string(k++) + "]", visit)), ...); },
+               tree);
+  } else {
+    std::size_t k = 0;
+    for (const auto& element : tree) tree_for_each_path(element, prefix + "[" + std::to_string(k++) + "]", visit);
   }
 }
 

@@ -9,8 +9,14 @@
 //   tf::Traced ys = fs(w, xs);                               // inside a traced function, or
 //   tf::Tensor ys_now = fs(w_tensor, xs_tensor);             // on tensors (traced, then run)
 //
-// in_axes gives each argument's batch axis (negative counts from the end) or std::nullopt for an
-// argument shared by every batch element; empty means axis 0 for all. out_axes places the batch
+// Arguments and results may be trees (tenferro/tree.hpp: vectors, maps, tuples, registered
+// structs of Traced values or of Tensors): an ensemble is vmap over a struct of parameters, and
+// vmap(grad(f)) of a loss of structured parameters returns their structure with a batch axis on
+// every leaf. in_axes gives each argument's batch axis (negative counts from the end), applied to
+// every leaf of the argument, or std::nullopt for an argument shared by every batch element; with
+// as many entries as leaves (and a different count of arguments) it gives one per leaf, in
+// flattened order. Empty means axis 0 for all. Errors name a leaf by its path ("argument 0.b",
+// "argument 1[2]['key']"). out_axes places the batch
 // axis of each result (default 0); a result that does not depend on a batched argument is
 // broadcast along it. axis_size gives the batch size when no argument is batched. vmap nests
 // (vmap of vmap) and composes with the transforms: vmap(grad(f)) gives per-example gradients (grad
@@ -28,6 +34,9 @@
 // per example, and silent). VmapOptions::loop_fallback = false turns that loop into an Error
 // naming the op, for programs that must not contain one.
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -36,6 +45,7 @@
 
 #include "tenferro/traced.hpp"
 #include "tenferro/transforms.hpp"
+#include "tenferro/tree.hpp"
 
 namespace tenferro {
 
@@ -54,46 +64,76 @@ struct VmapOptions {
 
 namespace detail {
 /// f applied to a batch: the batched results, batch axes placed by options.out_axes (vmap.cpp).
-/// ShapeError names the argument whose batch axis is out of range or whose batch size differs.
-std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options);
+/// in_axes has one entry per argument (or none: 0 for all). `names` (one per argument, or empty:
+/// "argument i") name the arguments in errors. ShapeError names the argument whose batch axis is
+/// out of range or whose batch size differs.
+std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options,
+                                std::span<const std::string> names = {});
 
+/// Traced, for any type: a parameter pack of as many Traced as there are A.
 template <class>
 using AsTraced = Traced;
 
 template <class F>
 class Vmapped {
  public:
-  Vmapped(F f, VmapOptions options) : f_(std::move(f)), erased_(erase_function(f_)), options_(std::move(options)) {}
+  Vmapped(F f, VmapOptions options) : f_(std::move(f)), options_(std::move(options)) {}
 
+  /// On trees of Traced values (inside a traced function) or of Tensors (traced, then run): the
+  /// results as the tree f returns, of the same leaf kind as the arguments.
   template <class... A>
     requires(sizeof...(A) > 0)
   auto operator()(const A&... args) const {
-    if constexpr ((std::is_same_v<A, Traced> && ...)) {
-      const Traced in[] = {args...};
-      std::vector<Traced> out = vmap_traced(erased_, std::span<const Traced>(in), options_);
-      if constexpr (std::is_same_v<std::invoke_result_t<F&, const AsTraced<A>&...>, Traced>) {
-        return out.at(0);
-      } else {
-        return out;
-      }
-    } else {
-      static_assert((std::is_same_v<A, Tensor> && ...), "tenferro::vmap: call it on Traced values or on Tensors");
-      auto traced = [this](AsTraced<A>... xs) {
-        const Traced in[] = {xs...};
-        return vmap_traced(erased_, std::span<const Traced>(in), options_);
-      };
-      Tensors results = trace(traced, args...).run(Tensors{args...});
-      if constexpr (std::is_same_v<std::invoke_result_t<F&, const AsTraced<A>&...>, Traced>) {
-        return results.at(0);
-      } else {
-        return results;
-      }
+    static_assert((is_tree_v<A> && ...), "tenferro::vmap: every argument must be a tree of Traced values or of Tensors "
+                                         "(tenferro/tree.hpp)");
+    constexpr bool traced = (std::is_same_v<with_leaf_t<A, Traced>, A> && ...);
+    static_assert(traced || (std::is_same_v<with_leaf_t<A, Tensor>, A> && ...),
+                  "tenferro::vmap: call it on trees of Traced values or on trees of Tensors, not a mix");
+    using Result = std::invoke_result_t<const F&, const with_leaf_t<A, Traced>&...>;
+    // The leaves, their names ("argument 1[2].w") and, per leaf, its argument's in_axes entry
+    // unless in_axes has one entry per leaf.
+    std::vector<std::conditional_t<traced, Traced, Tensor>> leaves;
+    std::vector<std::string> names;
+    std::vector<std::size_t> argument_of;
+    std::size_t k = 0;
+    (tree_for_each_path(args, "argument " + std::to_string(k++),
+                        [&](const std::string& path, const auto& leaf) {
+                          leaves.push_back(leaf);
+                          names.push_back(path);
+                          argument_of.push_back(k - 1);
+                        }),
+     ...);
+    VmapOptions options = options_;
+    if (!options.in_axes.empty() && options.in_axes.size() == sizeof...(A)) {
+      std::vector<std::optional<std::int64_t>> per_leaf;
+      for (std::size_t a : argument_of) per_leaf.push_back(options.in_axes[a]);
+      options.in_axes = std::move(per_leaf);
     }
+    // f on the leaves: the argument trees rebuilt from them, the result flattened (its structure
+    // kept to rebuild the batched results).
+    auto structure = std::make_shared<std::optional<with_leaf_t<Result, LeafIndex>>>();
+    auto flat = [this, structure, &args...](const std::vector<Traced>& xs) {
+      std::size_t next = 0;
+      auto rebuild = [&](const auto& arg) { return tree_map<Traced>(arg, [&](const auto&) { return xs.at(next++); }); };
+      const Result r = [&] { return std::apply([&](const auto&... trees) { return f_(trees...); }, std::tuple<with_leaf_t<A, Traced>...>{rebuild(args)...}); }();
+      std::vector<Traced> out;
+      std::size_t count = 0;
+      structure->emplace(tree_map<LeafIndex>(r, [&](const Traced&) { return LeafIndex{count++}; }));
+      tree_for_each(r, [&](const Traced& t) { out.push_back(t); });
+      return out;
+    };
+    auto batched = [&](const std::vector<Traced>& xs) { return vmap_traced(flat, xs, options, names); };
+    std::vector<std::conditional_t<traced, Traced, Tensor>> out;
+    if constexpr (traced) {
+      out = batched(leaves);
+    } else {
+      out = Program(trace_function(batched, types_of(leaves))).run(leaves);
+    }
+    return tree_map<std::conditional_t<traced, Traced, Tensor>>(**structure, [&](LeafIndex i) { return out.at(i.index); });
   }
 
  private:
   F f_;
-  TracedFunction erased_;
   VmapOptions options_;
 };
 }  // namespace detail

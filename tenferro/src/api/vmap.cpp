@@ -31,12 +31,14 @@ std::string shape_text(const Shape& s) {
 
 }  // namespace
 
-std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options) {
+std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced> args, const VmapOptions& options,
+                                std::span<const std::string> names) {
   const std::size_t n = args.size();
+  auto name = [&](std::size_t i) { return names.empty() ? "argument " + std::to_string(i) : names[i]; };
   if (n == 0) throw BindingError("vmap: the function needs at least one argument");
   if (!options.in_axes.empty() && options.in_axes.size() != n) {
     throw BindingError("vmap: in_axes has " + std::to_string(options.in_axes.size()) + " entries for " +
-                       std::to_string(n) + " arguments");
+                       std::to_string(n) + (names.empty() ? " arguments" : " leaves (give one entry per argument or per leaf)"));
   }
   std::optional<std::int64_t> size = options.axis_size;
   std::string size_from = "axis_size";
@@ -54,17 +56,17 @@ std::vector<Traced> vmap_traced(const TracedFunction& f, std::span<const Traced>
     const auto rank = static_cast<std::int64_t>(x.rank());
     const std::int64_t a = *axis < 0 ? *axis + rank : *axis;
     if (a < 0 || a >= rank) {
-      throw ShapeError("vmap: in_axes[" + std::to_string(i) + "] = " + std::to_string(*axis) + " is not an axis of argument " +
-                       std::to_string(i) + " of shape " + shape_text(x.shape()));
+      throw ShapeError("vmap: in_axes " + std::to_string(*axis) + " of " + name(i) + " is not an axis of its shape " +
+                       shape_text(x.shape()));
     }
     const std::int64_t d = x.shape()[static_cast<std::size_t>(a)];
     if (size && *size != d) {
-      throw ShapeError("vmap: argument " + std::to_string(i) + " of shape " + shape_text(x.shape()) + " has " + std::to_string(d) +
+      throw ShapeError("vmap: " + name(i) + " of shape " + shape_text(x.shape()) + " has " + std::to_string(d) +
                        " elements along its batch axis " + std::to_string(a) + ", but " + size_from + " gives " +
                        std::to_string(*size));
     }
     size = d;
-    size_from = "argument " + std::to_string(i);
+    size_from = name(i);
     inputs.push_back({move_axis(x, a, 0), true});
     Shape example = x.shape();
     example.erase(example.begin() + a);
