@@ -208,9 +208,24 @@ class Checker {
   template <class Both>
   void check_vmap(const Program& forward, const Both& both, const Tensors& x) {
     step_ = "vmap";
+    // Each input is drawn batched (its two examples stacked) or shared (in_axes nullopt: the same
+    // for both), at least one batched, so the rules meet every mix of batched and unbatched
+    // operands that the program's data flow makes.
+    if (x.empty()) return;
+    std::vector<std::optional<std::int64_t>> in_axes(x.size());
+    for (auto& axis : in_axes) {
+      if (rng_() % 3 != 0) axis = 0;
+    }
+    if (std::none_of(in_axes.begin(), in_axes.end(), [](const auto& a) { return a.has_value(); })) in_axes[rng_() % x.size()] = 0;
     Tensors nudged, stacked;
-    for (const Tensor& xi : x) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const Tensor& xi = x[i];
       Tensor n = xi;
+      if (!in_axes[i]) {
+        nudged.push_back(xi);
+        stacked.push_back(xi);
+        continue;
+      }
       if (is_inexact(xi.dtype())) {
         n = shifted(Tensors{xi}, std::ldexp(1.0, -30), random_like(Tensors{xi}))[0];
       }
@@ -222,9 +237,9 @@ class Checker {
       nudged.push_back(std::move(n));
       stacked.push_back(std::move(s));
     }
-    auto batched_both = [&both]<class... A>(const A&... a)
+    auto batched_both = [&both, &in_axes]<class... A>(const A&... a)
       requires(sizeof...(A) > 0)
-    { return vmap(both)(a...); };
+    { return vmap(both, {.in_axes = in_axes})(a...); };
     const Program batched(detail::trace_graph(batched_both, detail::types_of(stacked)));
     const Tensors rows = batched.run(stacked);
     const Tensors first = forward.run(x), second = forward.run(nudged);
