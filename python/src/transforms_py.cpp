@@ -65,13 +65,18 @@ class Transformed {
     impl_ = std::make_unique<detail::TransformedFunction>(traced_function(std::move(f)), argnums_);
   }
 
-  /// On Traced arguments (inside a traced function: vmap(grad(f)), jit): the gradient program
-  /// recorded into their trace; the other arguments become constants of it.
+  /// On Traced arguments (inside a traced function: vmap(grad(f)), vmap(jacfwd(f)), jit): the
+  /// gradient program (the batched Jacobian program) recorded into their trace; the other
+  /// arguments become constants of it.
   py::object call_traced(const py::args& args) const {
     Operands operands(name_of(mode_));
     for (const auto& a : args) operands.add(a);
     std::vector<Traced> xs;
     for (const auto& a : args) xs.push_back(operands.get(a));
+    if (mode_ == Mode::JacFwd || mode_ == Mode::JacRev || mode_ == Mode::Hessian) {
+      using K = detail::TransformedFunction::JacobianKind;
+      return py::cast(impl_->jacobian_traced(xs, mode_ == Mode::JacFwd ? K::Forward : mode_ == Mode::JacRev ? K::Reverse : K::Hessian));
+    }
     auto [value, grads] = impl_->value_and_grads_traced(xs);
     py::object g;
     if (many_) {
@@ -96,7 +101,7 @@ class Transformed {
   py::object call(const py::args& args) const {
     bool traced = false;
     for (const auto& a : args) traced = traced || py::isinstance<Traced>(a);
-    if (traced && (mode_ == Mode::Grad || mode_ == Mode::ValueAndGrad)) return call_traced(args);
+    if (traced) return call_traced(args);
     const Tensors xs = tensors_of(args, name_of(mode_));
     switch (mode_) {
       case Mode::Grad:

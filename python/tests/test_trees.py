@@ -140,3 +140,19 @@ def test_vmap_over_trees_with_per_leaf_axes():
         np.testing.assert_allclose(np.asarray(out["norm"])[i], y @ y, rtol=1e-12)
     with pytest.raises(ValueError, match="keys"):
         tf.vmap(f, in_axes=(None, {"x": 0}))(params, batch)
+
+
+def test_vmap_of_jacfwd_and_jacrev_is_a_batch_of_jacobians():
+    # J of u + 0.1 tanh(W u) is I + 0.1 diag(1 - tanh(W u)^2) W, per state.
+    w = RNG.standard_normal((3, 3))
+    us = RNG.standard_normal((4, 3))
+
+    def step(u, m):
+        return u + 0.1 * tf.tanh(tf.matmul(m, tf.reshape(u, (3, 1))))[:, 0]
+
+    for transform in (tf.jacfwd, tf.jacrev):
+        js = np.asarray(tf.vmap(transform(step), in_axes=(0, None))(us, w))
+        assert js.shape == (4, 3, 3)
+        for i in range(4):
+            t = np.tanh(w @ us[i])
+            np.testing.assert_allclose(js[i], np.eye(3) + 0.1 * (1 - t * t)[:, None] * w, rtol=1e-12, atol=1e-14)
