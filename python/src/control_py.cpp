@@ -7,6 +7,7 @@
 #include <array>
 
 #include "module.hpp"
+#include "tenferro/buffer_pool.hpp"
 
 namespace tenferro::python {
 
@@ -106,7 +107,7 @@ auto implicit_solver(Solve solve, const char* who, const char* result) {
 
 void bind_control(py::module_& m) {
   m.def("scan", [](py::function f, const py::object& init, const py::object& xs, std::optional<std::int64_t> length,
-                   bool reverse) {
+                   bool reverse, std::int64_t checkpoint_every) {
     const auto given = operands_of<2>("scan", {Given{init}, Given{xs}});
     const Values &carry0 = given[0], &x0 = given[1];
     bool ys_single = false;
@@ -121,11 +122,12 @@ void bind_control(py::module_& m) {
       ys_single = ys.single;
       return std::pair{next, ys.list};
     };
-    auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse});
+    auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse, checkpoint_every});
     return py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single));
   }, py::arg("f"), py::arg("init"), py::arg("xs") = py::none(), py::arg("length") = py::none(),
-     py::arg("reverse") = false,
-     "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan).");
+     py::arg("reverse") = false, py::arg("checkpoint_every") = 0,
+     "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan); checkpoint_every=k "
+     "runs the steps in checkpointed blocks of k (reverse mode keeps every k-th carry).");
   m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
     const Values c0 = operands_of<1>("fori_loop", {Given{init}})[0];
     auto step = [&](const Traced& i, const TracedList& c) {
@@ -150,6 +152,16 @@ void bind_control(py::module_& m) {
     const TracedList r = switch_case(given[0].list.at(0), bs, o.list);
     return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
   }, py::arg("index"), py::arg("branches"), "branches[clamp(index)](*operands) (jax.lax.switch).");
+  m.def("_checkpoint_call", [branch](py::function f, const py::args& operands) {
+    const Values o = operands_of<1>("checkpoint", {Given{operands}})[0];
+    const TracedList r = checkpoint(branch(f), o.list);
+    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+  }, py::arg("f"), "f(*operands) as a checkpoint (tenferro.checkpoint).");
+  py::class_<MemoryMeter>(m, "MemoryMeter", "The peak of tensor storage in use since it was made or reset, above the "
+                                            "storage in use then (process-wide).")
+      .def(py::init<>())
+      .def("reset", &MemoryMeter::reset)
+      .def_property_readonly("peak_bytes", &MemoryMeter::peak_bytes);
   m.def("while_loop", [](py::function cond_fn, py::function body, const py::object& init,
                          std::optional<std::int64_t> max_trips) {
     const Values c0 = operands_of<1>("while_loop", {Given{init}})[0];

@@ -33,13 +33,14 @@ from ._tenferro import (  # noqa: F401
     diagonal, diag, stack, split, one_hot, sort, sort_with_indices, argsort, top_k, take_along_axis,
     cumprod, cummax, cummin, logcumsumexp, dynamic_slice, dynamic_update_slice, random, dropout,
     conv, avg_pool, max_pool, gather, scatter_add, scatter, scan, fori_loop, cond, switch, while_loop,
-    fixed_point, root,
+    fixed_point, root, MemoryMeter,
     add, sub, mul, div, pow, power, neg, eq, ne, lt, le, gt, ge, clamp, clip, astype, fmod, remainder, round, trunc,
     exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
     semiring_dot_general, semiring_dot_general_index)
 from ._trees import (  # noqa: F401,E402
     TreeDef, grad, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
+from ._tenferro import _checkpoint_call
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 
@@ -50,6 +51,18 @@ def einsum(subscripts, *operands):
     if any(isinstance(x, Traced) for x in operands):
         return _einsum_traced(subscripts, *operands)
     return _einsum_concrete(subscripts, *operands)
+
+
+def checkpoint(f):
+    """f as a checkpoint (jax.checkpoint, torch.utils.checkpoint): called on Traced values, its
+    values are computed as f's, and reverse mode keeps only its arguments, recomputing f's
+    intermediates in the backward pass. Values and gradients are f's."""
+    import functools
+
+    @functools.wraps(f)
+    def checkpointed(*args):
+        return _checkpoint_call(f, *args)
+    return checkpointed
 
 
 def asarray(x):

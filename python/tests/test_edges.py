@@ -160,8 +160,8 @@ def test_equality_is_elementwise_and_traced_values_are_unhashable():
 def test_a_list_of_traced_values_is_not_a_tensor():
     with pytest.raises(TypeError, match="tf.stack"):
         tf.jit(lambda x: tf.matmul(x, [x[0], x[1]]))(np.ones((2, 2)))
-    with pytest.raises(tf.TracerConversionError):
-        tf.jit(lambda x: tf.jacfwd(lambda y: y * y)(x))(np.ones(2))
+    # jacfwd on traced values records the batched Jacobian program (vmap of the jvp).
+    np.testing.assert_array_equal(np.asarray(tf.jit(lambda x: tf.jacfwd(lambda y: y * y)(x))(np.ones(2))), 2 * np.eye(2))
     # grad on traced values records its gradient program (what vmap(grad(f)) needs).
     np.testing.assert_array_equal(np.asarray(tf.jit(lambda x: tf.grad(lambda y: tf.sum(y * y))(x))(np.ones(2))),
                                   [2.0, 2.0])

@@ -491,6 +491,8 @@ CASES.update({
                   lambda p, a, b: a * b if p else a - b, kinds=NO_LIST) for p in (True, False)],
     "switch": [Case(lambda i, a: tf.switch(i, [lambda u: u + 1.0, lambda u: u * 3.0], a), [T(np.array(1)), T(V)],
                     lambda i, a: a * 3.0, kinds=NO_LIST)],
+    "checkpoint": [Case(lambda a, b: tf.checkpoint(lambda u, v: tf.tanh(u * v) + u)(a, b), [T(V), T(W)],
+                        lambda a, b: np.tanh(a * b) + a, kinds=NO_LIST)],
     "while_loop": [Case(lambda x: tf.while_loop(lambda c: tf.sum(c) < 10.0, lambda c: c * 2.0, x, max_trips=20),
                         [T(POS)], while_ref, kinds=NO_LIST)],
     "fixed_point": [Case(lambda x0, a: tf.fixed_point(lambda x, p: p * tf.cos(x), x0, a, tol=0.0, max_iter=500),
@@ -596,12 +598,13 @@ CASES.update({
                             kinds=("numpy", "tensor", "scalar"), traced_ok=True, trees=True)],
     "vmap": [Case(lambda x: tf.vmap(lambda r: tf.sum(r * r))(x), [T(A)], lambda x: np.sum(x * x, axis=1),
                   mode="concrete", kinds=("numpy", "tensor"), traced_ok=True, trees=True)],
+    # On traced values the Jacobians record vmap over coordinate vectors of the jvp/vjp/hvp program.
     "jacfwd": [Case(lambda x, m: tf.jacfwd(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
-                    mode="concrete")],
+                    mode="concrete", traced_ok=True)],
     "jacrev": [Case(lambda x, m: tf.jacrev(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
-                    mode="concrete")],
+                    mode="concrete", traced_ok=True)],
     "hessian": [Case(lambda x, a: tf.hessian(lambda x, a: tf.sum(a * x * x * x))(x, a), [T(V), T(W)],
-                     lambda x, a: np.diag(6 * a * x), mode="concrete")],
+                     lambda x, a: np.diag(6 * a * x), mode="concrete", traced_ok=True)],
     "jit": [Case(lambda x, y: tf.jit(lambda x, y: x * y + 1.0)(x, y), [T(V), T(S0)], lambda x, y: x * y + 1.0,
                  mode="concrete")],
     "jvp": [Case(lambda x, t: tf.jvp(lambda x: x * x, (x,), (t,)), [T(V), T(W)], lambda x, t: (x * x, 2 * x * t),
@@ -708,7 +711,7 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 # Not functions of tensors: the error classes, the callable classes and the tree utilities (which
 # take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
-          "Jit", "Transformed", "Vmapped", "Traced.shape", "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
+          "Jit", "Transformed", "Vmapped", "MemoryMeter", "Traced.shape", "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
           "tree_leaves", "tree_map", "tree_unflatten"}
 OPERATOR_DUNDERS = {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
                                                "and", "or", "xor", "lshift", "rshift", "divmod") for p in ("", "r")}

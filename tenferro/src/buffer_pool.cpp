@@ -180,12 +180,36 @@ std::byte* system_allocate(std::size_t size) {
   if (!p) throw std::bad_alloc();
   return p;
 }
+
+/// Bytes in use (granted to live tensors) and their high-water mark since the last MemoryMeter
+/// reset; relaxed: a meter reads them after the computation it measures has joined its threads.
+std::atomic<std::size_t> bytes_in_use{0}, bytes_peak{0};
+
+void count_allocation(std::size_t granted) {
+  const std::size_t now = bytes_in_use.fetch_add(granted, std::memory_order_relaxed) + granted;
+  std::size_t peak = bytes_peak.load(std::memory_order_relaxed);
+  while (now > peak && !bytes_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
 }  // namespace
+
+std::size_t tensor_bytes_in_use() { return bytes_in_use.load(std::memory_order_relaxed); }
+
+void MemoryMeter::reset() {
+  start_ = bytes_in_use.load(std::memory_order_relaxed);
+  bytes_peak.store(start_, std::memory_order_relaxed);
+}
+
+std::size_t MemoryMeter::peak_bytes() const {
+  const std::size_t peak = bytes_peak.load(std::memory_order_relaxed);
+  return peak > start_ ? peak - start_ : 0;
+}
 
 namespace detail {
 
 std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
   granted = size_class(bytes);
+  count_allocation(granted);
   if (ThreadCache* cache = thread_cache()) {
     std::lock_guard lock(cache->mutex);
     if (std::byte* b = cache->take(granted)) return b;
@@ -207,6 +231,7 @@ std::byte* pool_allocate(std::size_t bytes, std::size_t& granted) {
 }
 
 void pool_release(std::byte* b, std::size_t granted) {
+  bytes_in_use.fetch_sub(granted, std::memory_order_relaxed);
   if (ThreadCache* cache = thread_cache()) {
     std::lock_guard lock(cache->mutex);
     if (cache->keep(b, granted, pool().thread_limit.load(std::memory_order_relaxed))) return;

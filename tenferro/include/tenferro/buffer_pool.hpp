@@ -31,6 +31,25 @@ void set_buffer_pool_capacity(std::size_t bytes);
 /// Returns every free buffer to the system.
 void trim_buffer_pool();
 
+/// Bytes of tensor storage in use now, process-wide (the pool's granted sizes of the buffers that
+/// tensors hold; free buffers kept by the pool do not count).
+std::size_t tensor_bytes_in_use();
+
+/// The peak of tensor storage while a computation runs: peak_bytes() is the most bytes in use at
+/// any moment since the meter was made (or reset), less those in use then, so a gradient's peak
+/// is measured without the arguments it was given. Every tensor allocated by any thread counts;
+/// one meter at a time (a meter made while another lives restarts the common high-water mark).
+class MemoryMeter {
+ public:
+  MemoryMeter() { reset(); }
+  /// Starts measuring again from now.
+  void reset();
+  std::size_t peak_bytes() const;
+
+ private:
+  std::size_t start_ = 0;
+};
+
 namespace detail {
 /// 64-byte aligned storage of at least `bytes` bytes (zeroed if `zero`), returned to the pool when
 /// the last owner drops it.

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,13 @@ struct ScanOptions {
   std::optional<std::int64_t> length = std::nullopt;
   /// Scan from the last step to the first (ys are still stored at their step's index).
   bool reverse = false;
+  /// Reverse mode's memory over the steps: 0 keeps every step's residuals (the default); k >= 1
+  /// runs the steps in blocks of k, each block a checkpoint, so that the gradient keeps the carry
+  /// at every k-th step (and the xs) and recomputes each block's steps once in the backward pass:
+  /// k = sqrt(length) gives the classic sqrt(n) memory for about one extra forward sweep. The
+  /// steps after the last full block (fewer than k) run as a plain scan. Values and derivatives
+  /// are the plain scan's.
+  std::int64_t checkpoint_every = 0;
 };
 
 /// (final carry, stacked ys): for t = 0 .. length-1 (reversed if `reverse`),
@@ -71,6 +79,46 @@ TracedList cond(const Traced& pred, const Branch& on_true, const Branch& on_fals
 /// branches[index](operands) for an integer scalar index, clamped into [0, branches.size()) as
 /// jax.lax.switch does.
 TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands);
+
+/// f(operands), whose values reverse mode recomputes from `operands` instead of keeping them
+/// (JAX's checkpoint, PyTorch's torch.utils.checkpoint): a gradient program keeps only the
+/// operands of a checkpoint for its backward pass, and runs f again there. Values and
+/// derivatives are those of f itself (bit for bit at the same thread count), to any order, and
+/// under vmap and inside loop bodies. Recorded as a one-branch cond marked as a checkpoint.
+TracedList checkpoint(const Branch& f, const TracedList& operands);
+
+/// The callable form: checkpoint(f)(x, y, ...) for a function of Traced values returning a
+/// Traced or a TracedList.
+template <class F>
+auto checkpoint(F f) {
+  return [f = std::move(f)](const auto&... args) {
+    static_assert((std::is_same_v<std::remove_cvref_t<decltype(args)>, Traced> && ...),
+                  "tenferro::checkpoint(f): call it on Traced values");
+    using R = std::invoke_result_t<const F&, decltype(args)...>;
+    const Branch branch = [&f](const TracedList& xs) {
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        R r = f(xs[I]...);
+        if constexpr (std::is_same_v<R, Traced>) {
+          return TracedList{r};
+        } else {
+          return TracedList(r.begin(), r.end());
+        }
+      }(std::make_index_sequence<sizeof...(args)>{});
+    };
+    TracedList out = checkpoint(branch, TracedList{args...});
+    if constexpr (std::is_same_v<R, Traced>) {
+      return out.at(0);
+    } else {
+      return out;
+    }
+  };
+}
+
+namespace detail {
+/// switch_case, recording a cond marked as a checkpoint when `checkpoint` (vmap's rule for cond
+/// keeps the mark).
+TracedList switch_case_op(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands, bool checkpoint);
+}  // namespace detail
 
 /// The condition of a while_loop: carry -> a bool scalar.
 using LoopCondition = std::function<Traced(const TracedList& carry)>;

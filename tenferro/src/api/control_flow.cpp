@@ -9,6 +9,7 @@
 #include "api/reduce_identity.hpp"
 #include "api/trace_body.hpp"
 #include "regions/bodies.hpp"
+#include "tenferro/indexing.hpp"
 #include "tenferro/ops/control_attrs.hpp"
 #include "tenferro/ops/record.hpp"
 
@@ -35,8 +36,98 @@ void require_carry_types(const std::string& who, const TracedList& expected, con
 TracedList record(const StdTensorOp& op, const TracedList& operands) { return apply_outputs(op, operands); }
 }  // namespace
 
+namespace {
+/// xs[begin:end] along the leading axis.
+Traced leading_slice(const Traced& x, std::int64_t begin, std::int64_t end) {
+  std::vector<std::int64_t> start(x.rank(), 0), limit(x.shape().begin(), x.shape().end());
+  start[0] = begin;
+  limit[0] = end;
+  return slice(x, std::move(start), std::move(limit));
+}
+
+/// x [n, ...] as [n / k, k, ...] and back.
+Traced blocked(const Traced& x, std::int64_t k) {
+  Shape shape = x.shape();
+  shape[0] /= k;
+  shape.insert(shape.begin() + 1, k);
+  return reshape(x, std::move(shape));
+}
+Traced unblocked(const Traced& x) {
+  Shape shape(x.shape().begin() + 1, x.shape().end());
+  shape[0] *= x.shape()[0];
+  return reshape(x, std::move(shape));
+}
+
+/// The scan in blocks of k steps (ScanOptions::checkpoint_every), forward: an outer scan over the
+/// full blocks whose step is a checkpointed inner scan of k steps, then the remaining steps.
+std::pair<TracedList, TracedList> scan_in_blocks(const ScanBody& f, const TracedList& init, const TracedList& xs,
+                                                 std::int64_t length, std::int64_t k) {
+  const std::int64_t blocks = length / k, full = blocks * k;
+  TracedList carry = init, ys;
+  if (blocks > 0) {
+    TracedList block_xs;
+    for (const Traced& x : xs) block_xs.push_back(blocked(leading_slice(x, 0, full), k));
+    const std::size_t nc = init.size();
+    auto block = [&](const TracedList& c, const TracedList& bx) {
+      const Branch run = [&](const TracedList& operands) {
+        const TracedList c0(operands.begin(), operands.begin() + static_cast<std::ptrdiff_t>(nc));
+        const TracedList x0(operands.begin() + static_cast<std::ptrdiff_t>(nc), operands.end());
+        auto inner = scan(f, c0, x0, ScanOptions{.length = k});
+        TracedList out = inner.first;
+        out.insert(out.end(), inner.second.begin(), inner.second.end());
+        return out;
+      };
+      TracedList operands = c;
+      operands.insert(operands.end(), bx.begin(), bx.end());
+      const TracedList r = checkpoint(run, operands);
+      return std::pair{TracedList(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(nc)),
+                       TracedList(r.begin() + static_cast<std::ptrdiff_t>(nc), r.end())};
+    };
+    auto outer = scan(block, init, block_xs, ScanOptions{.length = blocks});
+    carry = outer.first;
+    for (const Traced& y : outer.second) ys.push_back(unblocked(y));
+  }
+  if (full < length) {
+    TracedList tail_xs;
+    for (const Traced& x : xs) tail_xs.push_back(leading_slice(x, full, length));
+    auto tail = scan(f, carry, tail_xs, ScanOptions{.length = length - full});
+    carry = tail.first;
+    if (ys.empty()) {
+      ys = tail.second;
+    } else {
+      for (std::size_t j = 0; j < ys.size(); ++j) ys[j] = concatenate(std::vector<Traced>{ys[j], tail.second[j]}, 0);
+    }
+  }
+  return {carry, ys};
+}
+}  // namespace
+
 std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init, const TracedList& xs,
                                        ScanOptions options) {
+  if (options.checkpoint_every < 0) {
+    throw ValueError("scan: checkpoint_every " + std::to_string(options.checkpoint_every) + " is negative");
+  }
+  if (options.checkpoint_every > 0) {
+    std::optional<std::int64_t> length = options.length;
+    for (const Traced& x : xs) {
+      if (x.rank() > 0) length = x.shape()[0];
+    }
+    if (!length) throw ShapeError("scan: without xs the length must be given (ScanOptions::length)");
+    if (*length < 0) throw ShapeError("scan: the length " + std::to_string(*length) + " is negative");
+    if (options.checkpoint_every < *length) {
+      // A reverse scan is the forward scan of the reversed xs, its ys reversed back.
+      TracedList in = xs;
+      if (options.reverse) {
+        for (Traced& x : in) x = reverse(x, {0});
+      }
+      auto r = scan_in_blocks(f, init, in, *length, options.checkpoint_every);
+      if (options.reverse) {
+        for (Traced& y : r.second) y = reverse(y, {0});
+      }
+      return r;
+    }
+    options.checkpoint_every = 0;  // one block: the plain scan
+  }
   std::optional<std::int64_t> length = options.length;
   for (std::size_t j = 0; j < xs.size(); ++j) {
     if (xs[j].rank() == 0) {
@@ -91,6 +182,16 @@ TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& bod
 }
 
 TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands) {
+  return detail::switch_case_op(index, branches, operands, false);
+}
+
+TracedList checkpoint(const Branch& f, const TracedList& operands) {
+  if (operands.empty()) throw ShapeError("checkpoint: needs at least one operand (the values f's intermediates are recomputed from)");
+  return detail::switch_case_op(constant(operands[0], Tensor::from(std::vector<std::int64_t>{0}, {})), {f}, operands, true);
+}
+
+TracedList detail::switch_case_op(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands,
+                                  bool checkpoint) {
   if (branches.empty()) throw ShapeError("cond: needs at least one branch");
   const TensorType& it = index.type();
   if (it.rank() != 0 || !(it.dtype == DType::I64 || it.dtype == DType::Bool)) {
@@ -117,6 +218,7 @@ TracedList switch_case(const Traced& index, const std::vector<Branch>& branches,
   CondAttrs attrs;
   for (Region& r : regions) attrs.branches.emplace_back(std::move(r));
   attrs.n_operands = static_cast<std::uint32_t>(all.size() - 1);
+  attrs.checkpoint = checkpoint;
   return record(ops::cond(std::move(attrs), types_of(all)), all);
 }
 

@@ -28,10 +28,17 @@ namespace tenferro {
 
 std::size_t CondAttrs::hash() const {
   std::size_t h = n_operands;
+  if (checkpoint) h = hash_mix(h, 0x63686b70u);
   for (const Body& b : branches) h = hash_mix(h, b.region.hash());
   return h;
 }
-void CondAttrs::print(std::ostream& os) const { os << "branches=" << branches.size() << ", operands=" << n_operands; }
+void CondAttrs::print(std::ostream& os) const {
+  if (checkpoint) {
+    os << "checkpoint, operands=" << n_operands;
+  } else {
+    os << "branches=" << branches.size() << ", operands=" << n_operands;
+  }
+}
 
 namespace ops {
 StdTensorOp cond(CondAttrs attrs, std::span<const TensorType> operands) {
@@ -99,6 +106,7 @@ Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
   if (std::none_of(present.begin(), present.end(), [](bool p) { return p; })) return result;
   const auto types = region_input_types(s.branches[0].region);
   CondAttrs linear;
+  linear.checkpoint = s.checkpoint;
   for (const JvpBody& jvp : jvps) {
     // Branch inputs: [tangents of the active operands..., operands...].
     BodyBuilder bb;
@@ -150,6 +158,7 @@ Tangents transpose_cond(const StdTensorOp& op, const TransposeArgs& a) {
   for (std::size_t i = 0; i < n; ++i) linear[i] = a.role.is_active(1 + i);
   const auto types = region_input_types(s.branches[0].region);
   CondAttrs transposed;
+  transposed.checkpoint = s.checkpoint;
   for (const Body& branch : s.branches) {
     const TransposedBody tb = transpose_body(branch.region, linear);
     // Branch inputs: [one cotangent per result..., fixed operands...].
@@ -218,7 +227,7 @@ std::vector<BatchedValue> batch_cond(const StdTensorOp& op, std::span<const Batc
     }
     TracedList values;
     for (const BatchedValue& v : operands) values.push_back(v.value);
-    const TracedList r = switch_case(x[0].value, branches, values);
+    const TracedList r = switch_case_op(x[0].value, branches, values, s.checkpoint);
     for (std::size_t j = 0; j < m; ++j) results.push_back({r[j], out[j]});
     return results;
   }

@@ -58,8 +58,15 @@ struct ScanAttrs {
 struct CondAttrs {
   std::vector<Body> branches;
   std::uint32_t n_operands = 0;
+  /// A checkpoint (tenferro::checkpoint): one branch on the constant index 0, printed as a
+  /// checkpoint. Any cond's derivative recomputes its branch's values from its operands (the
+  /// branches' JVP and transpose bodies do), so the derivative keeps only the operands; the flag
+  /// names that use. The conds derived from a checkpoint keep it.
+  bool checkpoint = false;
 
-  bool operator==(const CondAttrs& o) const { return n_operands == o.n_operands && branches == o.branches; }
+  bool operator==(const CondAttrs& o) const {
+    return n_operands == o.n_operands && checkpoint == o.checkpoint && branches == o.branches;
+  }
   std::size_t hash() const;
   void print(std::ostream& os) const;
 };

@@ -1,0 +1,177 @@
+// Checkpointing (tenferro::checkpoint, ScanOptions::checkpoint_every): values and gradients are
+// those of the plain program bit for bit (same thread count), derivatives of every order pass
+// check_grads, it composes with vmap and scan bodies, and it does what it is for: the gradient's
+// peak tensor memory (MemoryMeter) is measured lower.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "op_test_util.hpp"
+#include "tenferro/buffer_pool.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/tenferro.hpp"
+
+namespace tf = tenferro;
+using T = tf::Traced;
+using L = tf::TracedList;
+
+namespace {
+
+tf::Tensor random_tensor(tf::Shape shape, std::uint64_t seed, double scale = 1.0) {
+  tf::Tensor t = tf::test::random_tensor({tf::DType::F64, std::move(shape)}, seed);
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= scale;
+  return t;
+}
+
+void expect_bitwise(const tf::Tensor& a, const tf::Tensor& b) {
+  ASSERT_EQ(a.type(), b.type());
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << "not bit for bit";
+}
+
+/// Segments of `per_segment` tanh layers, segment s with weight ws[s] (no weight is shared
+/// between segments, so that the cotangents add up in the same order with and without
+/// checkpoints), each segment one checkpoint when `checkpointed`.
+T deep_net(const T& x, const std::vector<T>& ws, int per_segment, bool checkpointed) {
+  auto segment = [per_segment](const T& h0, const T& m) {
+    T h = h0;
+    for (int k = 0; k < per_segment; ++k) h = tf::tanh(tf::matmul(h, m)) + h * 0.5;
+    return h;
+  };
+  T h = x;
+  for (const T& w : ws) h = checkpointed ? tf::checkpoint(segment)(h, w) : segment(h, w);
+  return tf::sum(h * h);
+}
+
+std::vector<tf::Tensor> weights(int count, std::int64_t width, std::uint64_t seed, double scale) {
+  std::vector<tf::Tensor> ws;
+  for (int s = 0; s < count; ++s) ws.push_back(random_tensor({width, width}, seed + static_cast<std::uint64_t>(s), scale));
+  return ws;
+}
+
+}  // namespace
+
+TEST(Checkpoint, GradientsAreThePlainGradientsBitForBit) {
+  const tf::Tensor x = random_tensor({8, 16}, 1);
+  const std::vector<tf::Tensor> ws = weights(4, 16, 2, 0.25);
+  auto loss = [](bool c) { return [c](const T& a, const std::vector<T>& b) { return deep_net(a, b, 3, c); }; };
+  const auto [v0, gx0] = tf::value_and_grad(loss(false), tf::argnum<0>)(x, ws);
+  const auto [v1, gx1] = tf::value_and_grad(loss(true), tf::argnum<0>)(x, ws);
+  const std::vector<tf::Tensor> gw0 = tf::grad(loss(false), tf::argnum<1>)(x, ws), gw1 = tf::grad(loss(true), tf::argnum<1>)(x, ws);
+  expect_bitwise(v1, v0);
+  expect_bitwise(gx1, gx0);
+  for (std::size_t s = 0; s < ws.size(); ++s) expect_bitwise(gw1[s], gw0[s]);
+  const std::string ir = tf::trace([&](T a, T b) { return deep_net(a, {b}, 3, true); }, x, ws[0]).print();
+  EXPECT_THAT(ir, testing::HasSubstr("cond[checkpoint, operands=2]"));
+}
+
+// The reason for it: the gradient keeps a checkpoint's operands, not its intermediates. A net of
+// 32 layers in 4 checkpoints keeps 4 boundaries and one segment's values at a time instead of
+// every layer's.
+TEST(Checkpoint, TheGradientsPeakMemoryIsLower) {
+  const tf::Tensor x = random_tensor({256, 64}, 3);
+  const std::vector<tf::Tensor> ws = weights(4, 64, 4, 0.12);
+  auto plain = tf::grad([](const T& a, const std::vector<T>& b) { return deep_net(a, b, 8, false); }, tf::argnum<1>);
+  auto checkpointed = tf::grad([](const T& a, const std::vector<T>& b) { return deep_net(a, b, 8, true); }, tf::argnum<1>);
+  plain(x, ws);  // compiled and warm: the meter sees one run
+  checkpointed(x, ws);
+  tf::MemoryMeter meter;
+  const std::vector<tf::Tensor> g0 = plain(x, ws);
+  const std::size_t plain_peak = meter.peak_bytes();
+  meter.reset();
+  const std::vector<tf::Tensor> g1 = checkpointed(x, ws);
+  const std::size_t checkpointed_peak = meter.peak_bytes();
+  for (std::size_t s = 0; s < ws.size(); ++s) expect_bitwise(g1[s], g0[s]);
+  const std::size_t activation = 256 * 64 * sizeof(double);
+  EXPECT_GE(plain_peak, 32 * activation) << "the plain gradient keeps at least one value per layer";
+  EXPECT_LT(checkpointed_peak * 2, plain_peak) << "plain " << plain_peak << " B, checkpointed " << checkpointed_peak << " B";
+}
+
+TEST(Checkpoint, DerivativesOfEveryOrder) {
+  const tf::Tensor x = random_tensor({2, 3}, 5), w0 = random_tensor({3, 3}, 6, 0.5), w1 = random_tensor({3, 3}, 7, 0.5);
+  auto checkpointed = [](T a, T b, T c) { return deep_net(a, {b, c}, 2, true); };
+  auto plain = [](T a, T b, T c) { return deep_net(a, {b, c}, 2, false); };
+  const std::vector<tf::Tensor> args = {x, w0, w1};
+  const auto result = tidu::testkit::check_grads(
+      tidu::testkit::function_of(tf::detail::trace_graph(checkpointed, tf::detail::types_of(args))), std::span<const tf::Tensor>(args), 2);
+  EXPECT_TRUE(result.ok) << result.message;
+  // Second order: the Hessian's columns combine terms in another order through the regions.
+  const tf::Tensor h0 = tf::hessian(plain, 1)(x, w0, w1), h1 = tf::hessian(checkpointed, 1)(x, w0, w1);
+  for (std::int64_t i = 0; i < h0.numel(); ++i) {
+    EXPECT_NEAR(h1.data<double>()[i], h0.data<double>()[i], 1e-12 * (1 + std::abs(h0.data<double>()[i])));
+  }
+}
+
+// Under vmap a checkpoint stays one (per-example gradients through it), and inside a scan body
+// each step keeps only its checkpoint's operands.
+TEST(Checkpoint, UnderVmapAndInsideScanBodies) {
+  const tf::Tensor xs = random_tensor({5, 1, 3}, 8), w0 = random_tensor({3, 3}, 9, 0.5), w1 = random_tensor({3, 3}, 10, 0.5);
+  auto per_example = [&](bool c) {
+    auto g = tf::grad([c](T a, T b, T d) { return deep_net(a, {b, d}, 2, c); }, 1);
+    return tf::vmap(g, {.in_axes = {0, std::nullopt, std::nullopt}})(xs, w0, w1);
+  };
+  expect_bitwise(per_example(true), per_example(false));
+  auto batched = [](T a, T b, T d) {
+    return tf::vmap(tf::grad([](T u, T m, T n) { return deep_net(u, {m, n}, 2, true); }, 1),
+                    {.in_axes = {0, std::nullopt, std::nullopt}})(a, b, d);
+  };
+  EXPECT_THAT(tf::trace(batched, xs, w0, w1).print(), testing::HasSubstr("checkpoint"));
+
+  auto recurrence = [](T h0, T m, bool c) {
+    auto step = [&](const L& carry, const L&) {
+      auto body = [](const T& h, const T& k) { return tf::tanh(tf::matmul(h, k)) * 0.9 + h * 0.1; };
+      return std::pair{L{c ? tf::checkpoint(body)(carry[0], m) : body(carry[0], m)}, L{}};
+    };
+    return tf::sum(tf::scan(step, {h0}, {}, {.length = 6}).first[0]);
+  };
+  const tf::Tensor h0 = random_tensor({1, 3}, 11);
+  // The weight's cotangent sums the steps' contributions in the same order either way: one
+  // contribution per step, accumulated by the scan's transpose.
+  expect_bitwise(tf::grad([&](T a, T b) { return recurrence(a, b, true); }, 1)(h0, w0),
+                 tf::grad([&](T a, T b) { return recurrence(a, b, false); }, 1)(h0, w0));
+}
+
+TEST(Checkpoint, ScanInCheckpointedBlocks) {
+  const tf::Tensor c0 = random_tensor({64, 32}, 10), xs = random_tensor({50, 32}, 11, 0.3);
+  auto run = [](T c, T x, std::int64_t every, bool reverse) {
+    auto step = [](const L& carry, const L& x_t) {
+      const T h = tf::tanh(carry[0] * 0.9 + x_t[0]);
+      return std::pair{L{h}, L{tf::sum(h, {0})}};
+    };
+    auto r = tf::scan(step, {c}, {x}, {.reverse = reverse, .checkpoint_every = every});
+    return tf::sum(r.first[0]) + tf::sum(r.second[0] * r.second[0]);
+  };
+  for (bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse" : "forward");
+    auto plain = tf::value_and_grad([=](T c, T x) { return run(c, x, 0, reverse); }, {0, 1});
+    const auto [v0, g0] = plain(c0, xs);
+    for (std::int64_t every : {7, 10, 50, 80}) {
+      SCOPED_TRACE(every);
+      const auto [v1, g1] = tf::value_and_grad([=](T c, T x) { return run(c, x, every, reverse); }, {0, 1})(c0, xs);
+      expect_bitwise(v1, v0);
+      expect_bitwise(g1[0], g0[0]);
+      expect_bitwise(g1[1], g0[1]);
+    }
+  }
+  auto plain = tf::grad([=](T c, T x) { return run(c, x, 0, false); }, 0);
+  auto blocked = tf::grad([=](T c, T x) { return run(c, x, 7, false); }, 0);
+  plain(c0, xs);
+  blocked(c0, xs);
+  tf::MemoryMeter meter;
+  plain(c0, xs);
+  const std::size_t plain_peak = meter.peak_bytes();
+  meter.reset();
+  blocked(c0, xs);
+  EXPECT_LT(meter.peak_bytes() * 2, plain_peak) << "plain " << plain_peak << " B, blocked " << meter.peak_bytes() << " B";
+  auto negative = [](T c) {
+    return tf::scan([](const L& carry, const L&) { return std::pair{carry, L{}}; }, {c}, {}, {.length = 3, .checkpoint_every = -1})
+        .first[0];
+  };
+  EXPECT_THROW(tf::trace(negative, c0), tf::ValueError);
+}
+
+TEST(Checkpoint, NeedsAnOperand) {
+  EXPECT_THROW(tf::checkpoint([](const L& xs) { return xs; }, L{}), tf::ShapeError);
+}
