@@ -107,7 +107,7 @@ auto implicit_solver(Solve solve, const char* who, const char* result) {
 
 void bind_control(py::module_& m) {
   m.def("scan", [](py::function f, const py::object& init, const py::object& xs, std::optional<std::int64_t> length,
-                   bool reverse, std::int64_t checkpoint_every) {
+                   bool reverse, std::int64_t checkpoint_every, std::int64_t checkpoint_snapshots) {
     const auto given = operands_of<2>("scan", {Given{init}, Given{xs}});
     const Values &carry0 = given[0], &x0 = given[1];
     bool ys_single = false;
@@ -122,12 +122,13 @@ void bind_control(py::module_& m) {
       ys_single = ys.single;
       return std::pair{next, ys.list};
     };
-    auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse, checkpoint_every});
+    auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse, checkpoint_every, checkpoint_snapshots});
     return py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single));
   }, py::arg("f"), py::arg("init"), py::arg("xs") = py::none(), py::arg("length") = py::none(),
-     py::arg("reverse") = false, py::arg("checkpoint_every") = 0,
+     py::arg("reverse") = false, py::arg("checkpoint_every") = 0, py::arg("checkpoint_snapshots") = 0,
      "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan); checkpoint_every=k "
-     "runs the steps in checkpointed blocks of k (reverse mode keeps every k-th carry).");
+     "runs the steps in checkpointed blocks of k (reverse mode keeps every k-th carry); checkpoint_snapshots=s nests "
+     "blocks so that reverse mode keeps about s carries.");
   m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
     const Values c0 = operands_of<1>("fori_loop", {Given{init}})[0];
     auto step = [&](const Traced& i, const TracedList& c) {

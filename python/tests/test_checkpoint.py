@@ -2,6 +2,7 @@
 program's values and gradients bit for bit, and the gradient's peak tensor memory
 (tf.MemoryMeter) falls."""
 import numpy as np
+import pytest
 
 import tenferro as tf
 
@@ -54,3 +55,17 @@ def test_scan_in_checkpointed_blocks():
     g1 = tf.grad(lambda c, x: run(c, x, 6), argnums=(0, 1))(c0, xs)
     for a, b in zip(g0, g1):
         assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_scan_with_a_snapshot_budget_and_its_errors():
+    c0, xs = RNG.standard_normal((4, 3)), RNG.standard_normal((50, 3)) * 0.3
+
+    def run(c, x, **options):
+        last, _ = tf.scan(lambda carry, x_t: (tf.tanh(carry * 0.9 + x_t), None), c, x, **options)
+        return tf.sum(last)
+
+    g0 = tf.grad(lambda c, x: run(c, x), argnums=0)(c0, xs)
+    g1 = tf.grad(lambda c, x: run(c, x, checkpoint_snapshots=15), argnums=0)(c0, xs)
+    assert np.array_equal(np.asarray(g0), np.asarray(g1))
+    with pytest.raises(tf.ValueError, match="at least 12"):
+        tf.grad(lambda c, x: run(c, x, checkpoint_snapshots=11), argnums=0)(c0, xs)

@@ -55,6 +55,13 @@ struct ScanOptions {
   /// steps after the last full block (fewer than k) run as a plain scan. Values and derivatives
   /// are the plain scan's.
   std::int64_t checkpoint_every = 0;
+  /// Reverse mode's memory as a budget of carries s (instead of checkpoint_every): the steps run
+  /// in nested checkpointed blocks, b^(L-1) steps, each of b^(L-2), ..., of b, with the fewest
+  /// levels L whose factor b = ceil(length^(1/L)) keeps L * b <= s. The gradient then keeps about
+  /// L * b carries and recomputes the forward sweep once per level: s = 3 log2(length) gives
+  /// O(log n) memory for a few extra sweeps (10^5 steps: L = 5, b = 10, 50 carries). ValueError if
+  /// no L fits (the message gives the least s that does).
+  std::int64_t checkpoint_snapshots = 0;
 };
 
 /// (final carry, stacked ys): for t = 0 .. length-1 (reversed if `reverse`),

@@ -2,6 +2,7 @@
 // the scan, cond and while_loop primitives (src/ops/scan.cpp, cond.cpp, while_loop.cpp).
 #include "tenferro/control_flow.hpp"
 
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -58,21 +59,25 @@ Traced unblocked(const Traced& x) {
   return reshape(x, std::move(shape));
 }
 
-/// The scan in blocks of k steps (ScanOptions::checkpoint_every), forward: an outer scan over the
-/// full blocks whose step is a checkpointed inner scan of k steps, then the remaining steps.
-std::pair<TracedList, TracedList> scan_in_blocks(const ScanBody& f, const TracedList& init, const TracedList& xs,
-                                                 std::int64_t length, std::int64_t k) {
-  const std::int64_t blocks = length / k, full = blocks * k;
+/// The scan, forward, in nested checkpointed blocks: with block sizes [k, rest...] (descending),
+/// an outer scan over the full blocks of k steps whose step is a checkpoint of the same scan over
+/// those k steps with blocks [rest...], then the remaining steps with blocks [rest...]; with no
+/// block sizes, the plain scan.
+std::pair<TracedList, TracedList> scan_nested(const ScanBody& f, const TracedList& init, const TracedList& xs,
+                                              std::int64_t length, std::span<const std::int64_t> sizes) {
+  if (sizes.empty() || length == 0) return scan(f, init, xs, ScanOptions{.length = length});
+  const std::int64_t k = sizes[0], blocks = length / k, full = blocks * k;
+  const std::span<const std::int64_t> rest = sizes.subspan(1);
   TracedList carry = init, ys;
   if (blocks > 0) {
     TracedList block_xs;
-    for (const Traced& x : xs) block_xs.push_back(blocked(leading_slice(x, 0, full), k));
+    for (const Traced& x : xs) block_xs.push_back(blocked(full == length ? x : leading_slice(x, 0, full), k));
     const std::size_t nc = init.size();
     auto block = [&](const TracedList& c, const TracedList& bx) {
       const Branch run = [&](const TracedList& operands) {
         const TracedList c0(operands.begin(), operands.begin() + static_cast<std::ptrdiff_t>(nc));
         const TracedList x0(operands.begin() + static_cast<std::ptrdiff_t>(nc), operands.end());
-        auto inner = scan(f, c0, x0, ScanOptions{.length = k});
+        auto inner = scan_nested(f, c0, x0, k, rest);
         TracedList out = inner.first;
         out.insert(out.end(), inner.second.begin(), inner.second.end());
         return out;
@@ -90,7 +95,7 @@ std::pair<TracedList, TracedList> scan_in_blocks(const ScanBody& f, const Traced
   if (full < length) {
     TracedList tail_xs;
     for (const Traced& x : xs) tail_xs.push_back(leading_slice(x, full, length));
-    auto tail = scan(f, carry, tail_xs, ScanOptions{.length = length - full});
+    auto tail = scan_nested(f, carry, tail_xs, length - full, rest);
     carry = tail.first;
     if (ys.empty()) {
       ys = tail.second;
@@ -100,33 +105,59 @@ std::pair<TracedList, TracedList> scan_in_blocks(const ScanBody& f, const Traced
   }
   return {carry, ys};
 }
+
+/// The nested block sizes of ScanOptions::checkpoint_snapshots for `length` steps: the fewest
+/// levels L whose block factor b = ceil(length^(1/L)) keeps L * b carries within `snapshots`; the
+/// sizes are b^(L-1), ..., b. Each level's outer scan keeps at most b carries, and the backward
+/// pass recomputes each level once: about L * b carries for L extra forward sweeps.
+std::vector<std::int64_t> snapshot_schedule(std::int64_t length, std::int64_t snapshots) {
+  std::int64_t best = length;  // the fewest carries any level count needs, for the error message
+  for (std::int64_t levels = 1; levels <= 64; ++levels) {
+    auto b = static_cast<std::int64_t>(std::ceil(std::pow(static_cast<double>(length), 1.0 / static_cast<double>(levels))));
+    while (b > 1 && std::pow(static_cast<double>(b - 1), static_cast<double>(levels)) >= static_cast<double>(length)) --b;
+    while (std::pow(static_cast<double>(b), static_cast<double>(levels)) < static_cast<double>(length)) ++b;
+    best = std::min(best, levels * b);
+    if (levels * b > snapshots) continue;
+    std::vector<std::int64_t> sizes;
+    std::int64_t size = 1;
+    for (std::int64_t l = 1; l < levels; ++l) size *= b;
+    for (; size > 1; size /= b) sizes.push_back(size);
+    return sizes;
+  }
+  throw ValueError("scan: checkpoint_snapshots " + std::to_string(snapshots) + " is too few for " + std::to_string(length) +
+                   " steps; nested blocks need at least " + std::to_string(best));
+}
 }  // namespace
 
 std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init, const TracedList& xs,
                                        ScanOptions options) {
-  if (options.checkpoint_every < 0) {
-    throw ValueError("scan: checkpoint_every " + std::to_string(options.checkpoint_every) + " is negative");
+  if (options.checkpoint_every < 0 || options.checkpoint_snapshots < 0) {
+    throw ValueError("scan: checkpoint_every " + std::to_string(options.checkpoint_every) + " and checkpoint_snapshots " +
+                     std::to_string(options.checkpoint_snapshots) + " must not be negative");
   }
-  if (options.checkpoint_every > 0) {
+  if (options.checkpoint_every > 0 && options.checkpoint_snapshots > 0) {
+    throw ValueError("scan: give checkpoint_every or checkpoint_snapshots, not both");
+  }
+  if (options.checkpoint_every > 0 || options.checkpoint_snapshots > 0) {
     std::optional<std::int64_t> length = options.length;
     for (const Traced& x : xs) {
       if (x.rank() > 0) length = x.shape()[0];
     }
     if (!length) throw ShapeError("scan: without xs the length must be given (ScanOptions::length)");
     if (*length < 0) throw ShapeError("scan: the length " + std::to_string(*length) + " is negative");
-    if (options.checkpoint_every < *length) {
-      // A reverse scan is the forward scan of the reversed xs, its ys reversed back.
-      TracedList in = xs;
-      if (options.reverse) {
-        for (Traced& x : in) x = reverse(x, {0});
-      }
-      auto r = scan_in_blocks(f, init, in, *length, options.checkpoint_every);
-      if (options.reverse) {
-        for (Traced& y : r.second) y = reverse(y, {0});
-      }
-      return r;
+    const std::vector<std::int64_t> sizes = options.checkpoint_every > 0
+                                                ? std::vector<std::int64_t>{options.checkpoint_every}
+                                                : snapshot_schedule(*length, options.checkpoint_snapshots);
+    // A reverse scan is the forward scan of the reversed xs, its ys reversed back.
+    TracedList in = xs;
+    if (options.reverse) {
+      for (Traced& x : in) x = reverse(x, {0});
     }
-    options.checkpoint_every = 0;  // one block: the plain scan
+    auto r = scan_nested(f, init, in, *length, sizes);
+    if (options.reverse) {
+      for (Traced& y : r.second) y = reverse(y, {0});
+    }
+    return r;
   }
   std::optional<std::int64_t> length = options.length;
   for (std::size_t j = 0; j < xs.size(); ++j) {
