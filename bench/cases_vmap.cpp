@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cases.hpp"
+#include "case_util.hpp"
 #include "tenferro/tenferro.hpp"
 
 namespace bench {
@@ -36,14 +37,6 @@ using T = tf::Traced;
 namespace {
 
 const std::optional<std::int64_t> shared;  // in_axes of an argument every example shares
-
-template <class Element>
-tf::Tensor random_tensor(tf::Shape shape, double scale, std::mt19937& rng) {
-  std::normal_distribution<double> normal(0.0, scale);
-  std::vector<Element> values(static_cast<std::size_t>(tf::numel(shape)));
-  for (auto& v : values) v = static_cast<Element>(normal(rng));
-  return tf::Tensor::from(values, std::move(shape));
-}
 
 tf::Tensor random_f32(tf::Shape shape, double scale, std::mt19937& rng) { return random_tensor<float>(std::move(shape), scale, rng); }
 
@@ -71,22 +64,6 @@ tf::Tensor stack(const std::vector<tf::Tensor>& examples) {
     std::memcpy(static_cast<std::byte*>(out.raw_data()) + i * examples[i].nbytes(), examples[i].raw_data(), examples[i].nbytes());
   }
   return out;
-}
-
-/// The largest |a - b| over corresponding tensors, each relative to the largest |b| of its tensor;
-/// infinity on a shape or count mismatch.
-double max_relative_difference(const std::vector<tf::Tensor>& a, const std::vector<tf::Tensor>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double worst = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    if (a[k].shape() != b[k].shape()) return INFINITY;
-    double scale = 0;
-    for (std::int64_t i = 0; i < b[k].numel(); ++i) scale = std::max(scale, std::abs(b[k].element(i).real()));
-    for (std::int64_t i = 0; i < a[k].numel(); ++i) {
-      worst = std::max(worst, std::abs(a[k].element(i).real() - b[k].element(i).real()) / (scale + 1e-30));
-    }
-  }
-  return worst;
 }
 
 void check(const char* case_name, const char* against, double diff, double tolerance) {

@@ -50,5 +50,6 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "control")) bench::run_control(options);
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   if (bench::wants(options, "vmap")) bench::run_vmap(options);
+  if (bench::wants(options, "checkpoint")) bench::run_checkpoint(options);
   return 0;
 }

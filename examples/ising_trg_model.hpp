@@ -42,7 +42,10 @@ inline tf::Traced trg_step(const tf::Traced& t, std::int64_t chi) {
 }
 
 /// lnZ/N of the TRG with bond dimension chi after niter steps, as a function of the rank-0 K.
-inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter) {
+/// `checkpoint_steps`: each RG step (trg_step) is one tf::checkpoint, so that derivatives keep
+/// each step's input tensor and recompute its SVDs and contraction instead of keeping them
+/// (the checkpoint benchmark, bench/cases_checkpoint.cpp); the values are the same.
+inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter, bool checkpoint_steps = false) {
   const tf::Traced lam = tf::concatenate({tf::reshape(2.0 * tf::cosh(K), {1}), tf::reshape(2.0 * tf::sinh(K), {1})}, 0);
   const tf::Traced q = tf::sqrt(lam);
   std::vector<double> even(16);  // 0.5 where r+u+l+d is even, row-major over [r,u,l,d]
@@ -54,7 +57,7 @@ inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter)
     const tf::Traced m = tf::max(tf::abs(t), {0, 1, 2, 3});
     t = t / m;
     lnz = lnz + tf::log(m) * weight;
-    t = trg_step(t, chi);
+    t = checkpoint_steps ? tf::checkpoint([chi](const tf::Traced& a) { return trg_step(a, chi); })(t) : trg_step(t, chi);
     weight *= 0.5;
   }
   return lnz + tf::log(tf::einsum("ijij->", t)) * weight;

@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg", "indexing", "conv", "eager", "control", "vmap")
+            "linalg", "trg", "indexing", "conv", "eager", "control", "vmap", "checkpoint")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -562,6 +562,47 @@ def vmap_ensemble(args):
     member_gradients = vmap(grad(member_loss), in_dims=(0, None, None))
     report("vmap_ensemble", "32x64-128-128-10x128", "f32", measure(lambda: member_gradients(params, x, y), args.budget),
            impl="functorch")
+
+
+def run_checkpoint(args):
+    """bench/cases_checkpoint.cpp's checkpoint_mlp64 (impl=torch, time only: PyTorch reports no
+    tensor memory on the CPU): the gradient of sum(h^2) for all weights of a 64-layer tanh net
+    (width 256, batch 1024, f32, nn.Sequential of Linear without bias and Tanh), plain and with
+    torch.utils.checkpoint.checkpoint_sequential in 8 segments of 8 layers (which, unlike ours,
+    runs the last segment without a checkpoint). Debian's torch 1.13 has only the reentrant
+    checkpoint there, which needs backward() and an input that requires grad: both variants
+    therefore take x's gradient too (one more matmul of 1024 rows) and use backward()."""
+    import inspect
+    from torch.utils.checkpoint import checkpoint_sequential
+    layers, width, batch, segments = 64, 256, 1024, 8
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(batch, width, generator=gen).requires_grad_()
+    model = torch.nn.Sequential(*[m for _ in range(layers) for m in (torch.nn.Linear(width, width, bias=False),
+                                                                        torch.nn.Tanh())])
+    params = [m.weight for m in model if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for w in params:
+            w.normal_(0.0, 1.0 / 16, generator=gen)
+    kwargs = {"use_reentrant": False} if "use_reentrant" in inspect.signature(checkpoint_sequential).parameters else {}
+
+    def gradients(forward):
+        for w in params:
+            w.grad = None
+        x.grad = None
+        h = forward()
+        (h * h).sum().backward()
+        return [w.grad for w in params]
+
+    def plain():
+        return gradients(lambda: model(x))
+
+    def checkpointed():
+        return gradients(lambda: checkpoint_sequential(model, segments, x, **kwargs))
+
+    if not all(torch.equal(a, b) for a, b in zip(plain(), checkpointed())):
+        sys.stderr.write("torch_bench: checkpoint_mlp64: checkpointed and plain gradients differ\n")
+    report("checkpoint_mlp64", "l64_w256_b1024", "f32", measure(plain, args.budget))
+    report("checkpoint_mlp64", f"l64_w256_b1024_seg{layers // segments}", "f32", measure(checkpointed, args.budget))
 
 
 def main():

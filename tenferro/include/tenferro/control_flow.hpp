@@ -52,8 +52,10 @@ struct ScanOptions {
   /// runs the steps in blocks of k, each block a checkpoint, so that the gradient keeps the carry
   /// at every k-th step (and the xs) and recomputes each block's steps once in the backward pass:
   /// k = sqrt(length) gives the classic sqrt(n) memory for about one extra forward sweep. The
-  /// steps after the last full block (fewer than k) run as a plain scan. Values and derivatives
-  /// are the plain scan's.
+  /// steps after the last full block (fewer than k) run as a plain scan; cutting them off copies
+  /// the xs once, so prefer a k that divides the length. Values and the carry's and xs'
+  /// cotangents are the plain scan's bit for bit; a value the body closes over gets its per-step
+  /// cotangents summed block by block (equal up to rounding).
   std::int64_t checkpoint_every = 0;
   /// Reverse mode's memory as a budget of carries s (instead of checkpoint_every): the steps run
   /// in nested checkpointed blocks, b^(L-1) steps, each of b^(L-2), ..., of b, with the fewest

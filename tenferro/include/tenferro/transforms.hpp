@@ -534,6 +534,17 @@ class Program {
   void run_into(const Tensors& args, Tensors& outputs) const;
   /// The program as the executor runs it (after its passes; exec_options.hpp), as text.
   std::string print_executable() const;
+  /// Peak bytes of tensor storage for a run on `args` (the caller's arguments not counted): as
+  /// planned from the executor's run plan (the results of every step, in-place reuse and shared
+  /// storage as the executor does them), and as measured around one run by a MemoryMeter (so
+  /// also what kernels allocate for themselves, and the values inside control-flow bodies, which
+  /// the plan leaves out). For a gradient: trace a function that calls tf::grad on its Traced
+  /// arguments.
+  struct MemoryStats {
+    std::size_t planned_peak_bytes = 0;
+    std::size_t measured_peak_bytes = 0;
+  };
+  MemoryStats memory_stats(const Tensors& args) const;
 
  private:
   GraphPtr graph_;

@@ -11,6 +11,7 @@
 
 #include "computegraph/printer.hpp"
 #include "computegraph/resolve.hpp"
+#include "tenferro/buffer_pool.hpp"
 #include "tidu/linearize.hpp"
 #include "exec/executor.hpp"
 #include "tenferro/threads.hpp"
@@ -252,6 +253,17 @@ void Program::run_into(const Tensors& args, Tensors& outputs) const {
 }
 
 std::string Program::print_executable() const { return exec::executable_for(compiled(graph_, *cache_))->print(); }
+
+Program::MemoryStats Program::memory_stats(const Tensors& args) const {
+  const auto executable = exec::executable_for(compiled(graph_, *cache_));
+  run(args);  // warm: first-use work (kernel tables, thread teams) is not the program's
+  MemoryStats stats;
+  stats.planned_peak_bytes = executable->planned_peak_bytes();
+  MemoryMeter meter;
+  run(args);
+  stats.measured_peak_bytes = meter.peak_bytes();
+  return stats;
+}
 
 Tensors Program::run(const Tensors& args) const {
   return computegraph::run_compiled(compiled(graph_, *cache_), std::span<const Tensor>(args));

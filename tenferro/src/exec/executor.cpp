@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fused_kernel.hpp"
+#include "regions/region_runner.hpp"
 #include "passes.hpp"
 #include "scalar_program.hpp"
 #include "tenferro/error.hpp"
@@ -131,6 +132,75 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
   for (ValueId v = 0; v < program_.types.size(); ++v) {
     if (!is_output_[v] && last[v] < program_.steps.size()) releases_[last[v]].push_back(v);
   }
+  planned_peak_ = plan_peak();
+}
+
+std::size_t Executable::plan_peak() const {
+  // Storage blocks: each value names its block; a block's bytes count while a value on it lives.
+  const std::size_t none = SIZE_MAX;
+  std::vector<std::size_t> block_of(program_.types.size(), none), holders, bytes;
+  std::vector<char> from_caller;
+  std::size_t live = 0, peak = 0;
+  auto hold = [&](ValueId v, std::size_t block) {
+    block_of[v] = block;
+    ++holders[block];
+  };
+  auto allocate = [&](ValueId v) {
+    std::size_t granted = 0;
+    const std::size_t n = static_cast<std::size_t>(program_.types[v].numel()) * dtype_size(program_.types[v].dtype);
+    if (n > 0) granted = n;  // the pool rounds up to its size classes; the plan counts what is asked
+    holders.push_back(0);
+    bytes.push_back(granted);
+    from_caller.push_back(0);
+    hold(v, holders.size() - 1);
+    live += granted;
+  };
+  for (ValueId v : program_.inputs) {
+    if (block_of[v] != none) continue;
+    holders.push_back(0);
+    bytes.push_back(0);
+    from_caller.push_back(1);
+    hold(v, holders.size() - 1);
+  }
+  auto release = [&](ValueId v) {
+    const std::size_t block = block_of[v];
+    if (block == none) return;
+    block_of[v] = none;
+    if (--holders[block] == 0) live -= bytes[block];
+  };
+  for (std::size_t i = 0; i < program_.steps.size(); ++i) {
+    const Step& s = program_.steps[i];
+    const auto& dying = releases_[i];
+    for (std::size_t o = 0; o < s.out.size(); ++o) {
+      const ValueId v = s.out[o];
+      if (s.kind == StepKind::Op && (s.op.def->layout == Layout::Reshape || s.op.def->identity_on_values) &&
+          !s.in.empty()) {
+        hold(v, block_of[s.in[0]]);
+        continue;
+      }
+      bool reused = false;
+      if (s.kind == StepKind::Fused) {
+        for (std::size_t a = 0; a < s.in.size() && !reused; ++a) {
+          const ValueId w = s.in[a];
+          const std::size_t block = block_of[w];
+          if (s.fused->inputs[a].access != Access::Full || program_.types[w] != program_.types[v]) continue;
+          if (std::find(dying.begin(), dying.end(), w) == dying.end() || from_caller[block] || holders[block] != 1) continue;
+          if (std::count(s.in.begin(), s.in.end(), w) != 1) continue;
+          hold(v, block);
+          reused = true;
+        }
+      }
+      if (!reused) allocate(v);
+    }
+    // An op that runs bodies holds, while it runs, what its largest body holds beyond its results.
+    std::size_t transient = 0;
+    if (s.kind == StepKind::Op && s.op.def->regions) {
+      for (const auto& g : s.op.def->regions(s.op)) transient = std::max(transient, detail::body_planned_transient_bytes(g));
+    }
+    peak = std::max(peak, live + transient);
+    for (ValueId v : dying) release(v);
+  }
+  return peak;
 }
 
 Executable::~Executable() = default;

@@ -38,15 +38,25 @@ class Executable {
   const ScalarProgram* scalar_program() const { return scalar_.get(); }
   /// The program after the passes, as text.
   std::string print() const;
+  /// The peak bytes of tensor storage a run allocates, by the run plan: each step's results are
+  /// allocated (a fused result in place of a dying unshared operand of its type, as run() does;
+  /// a reshape or an identity on values shares its operand's storage) and storage goes back when
+  /// the last value on it is released. The caller's inputs do not count, and neither does what
+  /// kernels allocate for themselves (packed copies, LAPACK workspaces, the values inside a
+  /// control-flow body): those make the measured peak exceed the plan. Results are counted
+  /// (their storage is handed to the caller).
+  std::size_t planned_peak_bytes() const { return planned_peak_; }
 
  private:
   void check_inputs(std::span<const Tensor> inputs) const;
+  std::size_t plan_peak() const;
 
   ExecProgram program_;
   std::vector<std::vector<ValueId>> releases_;  // per step: values dead after it
   std::vector<char> is_output_;
   std::vector<std::string> input_names_;
   std::unique_ptr<const ScalarProgram> scalar_;
+  std::size_t planned_peak_ = 0;
 };
 
 /// The executable of `program` for the current options, built on first use and kept with the

@@ -37,16 +37,30 @@ void BodyExecutable::run_raw(std::span<const void* const> inputs, std::span<void
   scalar_->run_raw(inputs, outputs);
 }
 
+namespace {
+/// The compiled program of a region's graph (its inputs in order), from the process-wide cache.
+std::shared_ptr<const computegraph::CompiledProgram<StdTensorOp>> compile_region(const computegraph::GraphPtr<StdTensorOp>& g) {
+  std::vector<TensorValueKey> leading;
+  for (computegraph::LocalValueId id : g->inputs()) leading.push_back(g->key(id));
+  const auto outputs = g->output_keys();
+  return default_compile_cache()->get_or_compile(computegraph::resolve({g}), outputs, leading);
+}
+}  // namespace
+
 BodyExecutable body_executable(const Body& body) {
   BodyProgram& p = *body.program;
-  std::call_once(p.once, [&] {
-    const auto& g = body.region.graph();
-    std::vector<TensorValueKey> leading;
-    for (computegraph::LocalValueId id : g->inputs()) leading.push_back(g->key(id));
-    const auto outputs = g->output_keys();
-    p.program = default_compile_cache()->get_or_compile(computegraph::resolve({g}), outputs, leading);
-  });
+  std::call_once(p.once, [&] { p.program = compile_region(body.region.graph()); });
   return BodyExecutable(exec::executable_for(*p.program));
+}
+
+std::size_t body_planned_transient_bytes(const computegraph::GraphPtr<StdTensorOp>& graph) {
+  const std::size_t peak = exec::executable_for(*compile_region(graph))->planned_peak_bytes();
+  std::size_t results = 0;
+  for (computegraph::LocalValueId id : graph->outputs()) {
+    const TensorType& t = type_of(graph->key(id));
+    results += static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype);
+  }
+  return peak > results ? peak - results : 0;
 }
 
 std::vector<Tensor> run_body(const Body& body, std::span<const Tensor> inputs, std::span<Tensor> into) {

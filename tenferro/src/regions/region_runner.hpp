@@ -3,6 +3,7 @@
 // ops/while_loop.cpp) and the executor. Declared here, below both; defined in
 // exec/region_runner.cpp. The executor's types stay opaque (forward declarations only), so the
 // ops never include exec/.
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <vector>
@@ -42,6 +43,12 @@ class BodyExecutable {
 /// The executable of a body's program for the current executor options: the process-wide
 /// compile cache compiles it on first use (equal bodies share it).
 BodyExecutable body_executable(const Body& body);
+
+/// The bytes a run of the region `graph` holds at its peak beyond its results (the run plan's
+/// peak, exec::Executable::planned_peak_bytes, less the results' bytes, which go to the op's own
+/// results): what an op that runs the body adds to its program's planned peak while it runs.
+/// Compiles the body through the same cache as body_executable.
+std::size_t body_planned_transient_bytes(const computegraph::GraphPtr<StdTensorOp>& graph);
 
 /// Runs a body on `inputs` (one per region input); if `into` is not empty, writes the results
 /// into it (one tensor per region output). The body's program comes from the process-wide
