@@ -119,6 +119,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Dropout: return "dropout";
     case FuzzOp::Scan: return "scan";
     case FuzzOp::Cond: return "switch_case";
+    case FuzzOp::Checkpoint: return "checkpoint";
     case FuzzOp::Gather: return "gather";
     case FuzzOp::Scatter: return "scatter";
     case FuzzOp::Conv: return "conv";
@@ -264,6 +265,8 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
                                  [](const TracedList& o) { return TracedList{exp(o[0]) * 0.5}; }},
                          {a(0)})[0];
     }
+    case FuzzOp::Checkpoint:
+      return checkpoint([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; })(a(0));
     case FuzzOp::Gather: {
       const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 1, n.ints.end()});
       return gather(a(0), p.indices, p.gather);
@@ -381,6 +384,7 @@ std::string node_cpp(const FuzzNode& n) {
            "TracedList{c[0] * x[0]}}; }, {<" + a(0) + "[0]>}, {" + a(0) + "}" + (n.ints.at(0) ? ", {.reverse = true}" : "") +
            ").second[0]";
   }
+  if (n.op == FuzzOp::Checkpoint) return "tf::checkpoint([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; })(" + a(0) + ")";
   if (n.op == FuzzOp::Cond) {
     return name + "(<i64 " + std::to_string(n.ints.at(0)) + ">, {sin(o), o * o, exp(o) * 0.5}, {" + a(0) + "})[0]";
   }

@@ -51,8 +51,9 @@ enum class FuzzOp : std::uint8_t {
   Conv,
   // control flow: a scan over x's leading axis (carry c from x[0]; c <- sin(c) x_t + c / 2, output
   // y_t = c x_t stacked; ints[0] = 1 scans in reverse), and a three-way switch on the constant
-  // index ints[0] (clamped) between sin(x), x * x and exp(x) / 2
-  Scan, Cond,
+  // index ints[0] (clamped) between sin(x), x * x and exp(x) / 2; a checkpoint (tf::checkpoint) of
+  // tanh(x) * x + sin(x) / 2, whose derivative recomputes its values
+  Scan, Cond, Checkpoint,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions
