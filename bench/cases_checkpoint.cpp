@@ -6,11 +6,13 @@
 // median time over the plain one's) and rel_diff, the largest difference of its results from the
 // plain ones, relative to each tensor's largest element. Before timing, the checkpointed results
 // are compared with the plain ones (stderr on a mismatch): bit for bit for the MLP and the
-// recurrence, to 1e-10 relative for the TRG, whose second derivative adds its terms up in
+// recurrence (1e-12 relative for w, see below), to 1e-10 relative for the TRG, whose second derivative adds its terms up in
 // another order through the regions.
 //   checkpoint_mlp64        the gradient of sum(h_64^2), h_l = tanh(h_{l-1} W_l), for all 64
-//                           weights (width 256, batch 1024, f32): plain (size l64_w256_b1024) and in
-//                           8 checkpoints of 8 layers (l64_w256_b1024_seg8). torch_bench.py's
+//                           weights (width 256, batch 1024, f32): plain (size l64_w256_b1024), in
+//                           8 checkpoints of 8 layers (l64_w256_b1024_seg8), and by the automatic
+//                           schedule (tf::rematerialize) asked for a quarter of the plain
+//                           gradient's measured peak (l64_w256_b1024_auto). torch_bench.py's
 //                           run_checkpoint times the same net plain and with
 //                           torch.utils.checkpoint.checkpoint_sequential in 8 segments
 //                           (ratio_vs_torch).
@@ -93,7 +95,8 @@ using Run = std::function<std::vector<tf::Tensor>()>;
 /// results, which each peak includes.
 void compare(const char* case_name, const std::string& plain_size, const std::string& checkpointed_size, const char* dtype,
              const Run& plain, const Run& checkpointed, const Options& options,
-             const std::function<std::string(const std::vector<tf::Tensor>&, const std::vector<tf::Tensor>&)>& check) {
+             const std::function<std::string(const std::vector<tf::Tensor>&, const std::vector<tf::Tensor>&)>& check,
+             bool print_plain = true) {
   const std::vector<tf::Tensor> reference = plain();
   const std::string extra = check(checkpointed(), reference);
   std::size_t output_bytes = 0;
@@ -109,8 +112,10 @@ void compare(const char* case_name, const std::string& plain_size, const std::st
     peak[1] = meter.peak_bytes();
   }
   const auto m = measure({{"plain", [&] { plain(); }}, {"checkpointed", [&] { checkpointed(); }}}, options.budget_s);
-  print_line(case_name, "tenferro", plain_size, dtype, m[0].median_s, m[0].memory, m[0].repetitions,
-             field("peak_tensor_mb", mib(peak[0])) + outputs);
+  if (print_plain) {
+    print_line(case_name, "tenferro", plain_size, dtype, m[0].median_s, m[0].memory, m[0].repetitions,
+               field("peak_tensor_mb", mib(peak[0])) + outputs);
+  }
   const double peak_ratio = static_cast<double>(peak[1]) / static_cast<double>(peak[0]);
   print_line(case_name, "tenferro", checkpointed_size, dtype, m[1].median_s, m[1].memory, m[1].repetitions,
              field("peak_tensor_mb", mib(peak[1])) + outputs + field("peak_ratio", peak_ratio) +
@@ -146,6 +151,18 @@ T mlp_loss(const T& x, const std::vector<T>& ws, bool checkpointed) {
   return tf::sum(h * h);
 }
 
+/// The same loss with the automatic schedule: the 64 layers as one function that rematerialize
+/// cuts into checkpoints to keep the gradient's planned peak within `limit` bytes.
+T mlp_loss_within(const T& x, const std::vector<T>& ws, std::size_t limit) {
+  const tf::Branch net = [](const tf::TracedList& operands) {
+    return tf::TracedList{tanh_layers(operands[0], operands.begin() + 1, operands.end())};
+  };
+  tf::TracedList operands{x};
+  operands.insert(operands.end(), ws.begin(), ws.end());
+  const T h = tf::rematerialize(net, operands, {.memory_limit = limit}).at(0);
+  return tf::sum(h * h);
+}
+
 void run_checkpoint_mlp64(const Options& options) {
   std::mt19937 rng(5);
   const tf::Tensor x = random_tensor<float>({kBatch, kWidth}, 1.0, rng);
@@ -157,6 +174,23 @@ void run_checkpoint_mlp64(const Options& options) {
       "checkpoint_mlp64", "l64_w256_b1024", "l64_w256_b1024_seg8", "f32", [&] { return plain(x, ws); },
       [&] { return checkpointed(x, ws); }, options,
       [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) { return check_bitwise("checkpoint_mlp64", c, p); });
+  // The automatic schedule, asked for a quarter of the plain gradient's measured tensor peak.
+  std::size_t plain_peak = 0;
+  {
+    tf::MemoryMeter meter;
+    plain(x, ws);
+    plain_peak = meter.peak_bytes();
+  }
+  const std::size_t limit = plain_peak / 4;
+  const auto automatic =
+      tf::grad([limit](const T& a, const std::vector<T>& w) { return mlp_loss_within(a, w, limit); }, tf::argnum<1>);
+  compare(
+      "checkpoint_mlp64", "l64_w256_b1024", "l64_w256_b1024_auto", "f32", [&] { return plain(x, ws); },
+      [&] { return automatic(x, ws); }, options,
+      [limit](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) {
+        return check_bitwise("checkpoint_mlp64", c, p) + field("memory_limit_mb", mib(limit));
+      },
+      /*print_plain=*/false);
 }
 
 // ---- checkpoint_recurrence ----

@@ -40,7 +40,7 @@ from ._tenferro import (  # noqa: F401
     semiring_dot_general, semiring_dot_general_index)
 from ._trees import (  # noqa: F401,E402
     TreeDef, grad, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
-from ._tenferro import _checkpoint_call
+from ._tenferro import _checkpoint_call, _rematerialize_call
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete
 
@@ -63,6 +63,18 @@ def checkpoint(f):
     def checkpointed(*args):
         return _checkpoint_call(f, *args)
     return checkpointed
+
+
+def rematerialize(f, memory_limit):
+    """f cut into as few consecutive checkpoints as keep the planned peak of its gradient program
+    within memory_limit bytes (tenferro::rematerialize): values and gradients are f's; a limit
+    below every plan raises tf.ValueError. f must read only its arguments."""
+    import functools
+
+    @functools.wraps(f)
+    def rematerialized(*args):
+        return _rematerialize_call(f, memory_limit, *args)
+    return rematerialized
 
 
 def asarray(x):

@@ -69,3 +69,26 @@ def test_scan_with_a_snapshot_budget_and_its_errors():
     assert np.array_equal(np.asarray(g0), np.asarray(g1))
     with pytest.raises(tf.ValueError, match="at least 12"):
         tf.grad(lambda c, x: run(c, x, checkpoint_snapshots=11), argnums=0)(c0, xs)
+
+
+def test_rematerialize_keeps_the_plan_within_the_limit():
+    x = RNG.standard_normal((256, 64))
+    ws = [RNG.standard_normal((64, 64)) * 0.12 for _ in range(4)]
+
+    def net(a, w0, w1, w2, w3):
+        return loss(a, [w0, w1, w2, w3], False)
+
+    plain = tf.grad(net, argnums=(1, 2, 3, 4))
+    limited = tf.grad(tf.rematerialize(net, 3_500_000), argnums=(1, 2, 3, 4))
+    plain(x, *ws)
+    limited(x, *ws)
+    meter = tf.MemoryMeter()
+    g0 = plain(x, *ws)
+    plain_peak = meter.peak_bytes
+    meter.reset()
+    g1 = limited(x, *ws)
+    assert meter.peak_bytes <= 1.15 * 3_500_000 < plain_peak
+    for a, b in zip(g0, g1):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(tf.ValueError, match="the lowest is"):
+        tf.grad(tf.rematerialize(net, 4096), argnums=1)(x, *ws)

@@ -491,6 +491,8 @@ CASES.update({
                   lambda p, a, b: a * b if p else a - b, kinds=NO_LIST) for p in (True, False)],
     "switch": [Case(lambda i, a: tf.switch(i, [lambda u: u + 1.0, lambda u: u * 3.0], a), [T(np.array(1)), T(V)],
                     lambda i, a: a * 3.0, kinds=NO_LIST)],
+    "rematerialize": [Case(lambda a, b: tf.rematerialize(lambda u, v: tf.tanh(u * v) + u, 1 << 30)(a, b), [T(V), T(W)],
+                           lambda a, b: np.tanh(a * b) + a, kinds=NO_LIST)],
     "checkpoint": [Case(lambda a, b: tf.checkpoint(lambda u, v: tf.tanh(u * v) + u)(a, b), [T(V), T(W)],
                         lambda a, b: np.tanh(a * b) + a, kinds=NO_LIST)],
     "while_loop": [Case(lambda x: tf.while_loop(lambda c: tf.sum(c) < 10.0, lambda c: c * 2.0, x, max_trips=20),

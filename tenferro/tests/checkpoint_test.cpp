@@ -221,3 +221,46 @@ TEST(Checkpoint, PlannedAndMeasuredPeaks) {
   }
   EXPECT_LT(checkpointed * 2, plain);
 }
+
+// The automatic schedule: rematerialize cuts f into as few checkpoints as keep the planned peak
+// of the gradient within the limit. With room to spare it changes nothing; below the plain plan
+// it checkpoints, the gradient program's plan stays within the limit and its measured peak within
+// the plan's tolerance, and the gradients are the plain ones (each weight is read in one range,
+// so its cotangent adds up as in the plain program); a limit below every plan is a ValueError.
+TEST(Checkpoint, TheAutomaticScheduleKeepsThePlanWithinTheLimit) {
+  const tf::Tensor x = random_tensor({256, 64}, 14);
+  const std::vector<tf::Tensor> ws = weights(4, 64, 15, 0.12);
+  auto net = [](T a, T w0, T w1, T w2, T w3) { return deep_net(a, {w0, w1, w2, w3}, 8, false); };
+  auto gradient_program = [&](std::size_t limit) {
+    auto loss = [net, limit](T a, T w0, T w1, T w2, T w3) {
+      return limit == 0 ? net(a, w0, w1, w2, w3) : tf::rematerialize(net, {.memory_limit = limit})(a, w0, w1, w2, w3);
+    };
+    auto g = [loss](T a, T w0, T w1, T w2, T w3) {
+      return tf::value_and_grad(loss, {0, 1, 2, 3, 4})(a, w0, w1, w2, w3).second;
+    };
+    return tf::trace(g, x, ws[0], ws[1], ws[2], ws[3]);
+  };
+  const tf::Tensors args = {x, ws[0], ws[1], ws[2], ws[3]};
+  const tf::Program plain = gradient_program(0);
+  const std::size_t plain_plan = plain.planned_peak_bytes();
+  const tf::Tensors g0 = plain.run(args);
+
+  const tf::Program roomy = gradient_program(plain_plan);
+  EXPECT_THAT(roomy.print(), testing::Not(testing::HasSubstr("checkpoint")));
+
+  const std::size_t limit = plain_plan * 2 / 5;
+  const tf::Program tight = gradient_program(limit);
+  EXPECT_THAT(tight.print(), testing::HasSubstr("cond[checkpoint"));
+  const auto stats = tight.memory_stats(args);
+  EXPECT_LE(stats.planned_peak_bytes, limit);
+  EXPECT_LE(static_cast<double>(stats.measured_peak_bytes), 1.15 * static_cast<double>(stats.planned_peak_bytes));
+  const tf::Tensors g1 = tight.run(args);
+  for (std::size_t k = 0; k < g0.size(); ++k) expect_bitwise(g1[k], g0[k]);
+
+  try {
+    gradient_program(4096);
+    ADD_FAILURE() << "a 4 KiB limit was accepted";
+  } catch (const tf::ValueError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("the lowest is"));
+  }
+}

@@ -26,6 +26,7 @@
 // - while_loop: forward mode always (the JVP is a while_loop of the body's JVP); reverse mode only
 //   with `max_trips`, which makes the loop a scan of max_trips steps that stop changing the carry
 //   once the condition fails.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -96,6 +97,33 @@ TracedList switch_case(const Traced& index, const std::vector<Branch>& branches,
 /// under vmap and inside loop bodies. Recorded as a one-branch cond marked as a checkpoint.
 TracedList checkpoint(const Branch& f, const TracedList& operands);
 
+namespace detail {
+/// f, a function of N Traced values returning a Traced or a list, as a Branch over a list of N
+/// (the callable forms of checkpoint and rematerialize).
+template <std::size_t N, class F>
+Branch as_branch(const F& f) {
+  return [&f](const TracedList& xs) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto r = f(xs[I]...);
+      if constexpr (std::is_same_v<decltype(r), Traced>) {
+        return TracedList{r};
+      } else {
+        return TracedList(r.begin(), r.end());
+      }
+    }(std::make_index_sequence<N>{});
+  };
+}
+/// A branch's results as f returned them: one Traced, or the list.
+template <class R>
+auto as_returned(TracedList out) {
+  if constexpr (std::is_same_v<R, Traced>) {
+    return out.at(0);
+  } else {
+    return out;
+  }
+}
+}  // namespace detail
+
 /// The callable form: checkpoint(f)(x, y, ...) for a function of Traced values returning a
 /// Traced or a TracedList.
 template <class F>
@@ -104,22 +132,35 @@ auto checkpoint(F f) {
     static_assert((std::is_same_v<std::remove_cvref_t<decltype(args)>, Traced> && ...),
                   "tenferro::checkpoint(f): call it on Traced values");
     using R = std::invoke_result_t<const F&, decltype(args)...>;
-    const Branch branch = [&f](const TracedList& xs) {
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        R r = f(xs[I]...);
-        if constexpr (std::is_same_v<R, Traced>) {
-          return TracedList{r};
-        } else {
-          return TracedList(r.begin(), r.end());
-        }
-      }(std::make_index_sequence<sizeof...(args)>{});
-    };
-    TracedList out = checkpoint(branch, TracedList{args...});
-    if constexpr (std::is_same_v<R, Traced>) {
-      return out.at(0);
-    } else {
-      return out;
-    }
+    return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}));
+  };
+}
+
+struct RematOptions {
+  /// The most bytes of tensor storage the gradient program may plan to hold at once (its planned
+  /// peak, Program::planned_peak_bytes); 0: no limit (f is recorded as it is).
+  std::size_t memory_limit = 0;
+};
+
+/// f(operands) with its operations cut into consecutive checkpoints, as few as keep the planned
+/// peak of the gradient program within options.memory_limit (the automatic schedule): f is
+/// traced once on its own, its operations (in topological order) are cut into ranges of about
+/// equal bytes of results, and counts of 1 (no checkpoint), 2, 3, 4, 6, 9, ... ranges are tried
+/// until the plan fits. The plan is that of the gradient of the sum of f's float results with
+/// respect to the float operands. Every checkpoint is recomputed once in the backward pass, so any
+/// count costs about one extra forward pass; fewer ranges mean fewer region launches. Guarantee:
+/// the chosen plan is within the limit; ValueError when no count fits (naming the lowest plan
+/// found). f must read only its operands (not values of an enclosing trace).
+TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptions options);
+
+/// The callable form, as checkpoint(f).
+template <class F>
+auto rematerialize(F f, RematOptions options) {
+  return [f = std::move(f), options](const auto&... args) {
+    static_assert((std::is_same_v<std::remove_cvref_t<decltype(args)>, Traced> && ...),
+                  "tenferro::rematerialize(f, options): call it on Traced values");
+    using R = std::invoke_result_t<const F&, decltype(args)...>;
+    return detail::as_returned<R>(rematerialize(detail::as_branch<sizeof...(args)>(f), TracedList{args...}, options));
   };
 }
 

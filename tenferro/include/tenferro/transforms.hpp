@@ -545,6 +545,8 @@ class Program {
     std::size_t measured_peak_bytes = 0;
   };
   MemoryStats memory_stats(const Tensors& args) const;
+  /// The planned peak alone (memory_stats' plan), without a run.
+  std::size_t planned_peak_bytes() const;
 
  private:
   GraphPtr graph_;

@@ -254,6 +254,10 @@ void Program::run_into(const Tensors& args, Tensors& outputs) const {
 
 std::string Program::print_executable() const { return exec::executable_for(compiled(graph_, *cache_))->print(); }
 
+std::size_t Program::planned_peak_bytes() const {
+  return exec::executable_for(compiled(graph_, *cache_))->planned_peak_bytes();
+}
+
 Program::MemoryStats Program::memory_stats(const Tensors& args) const {
   const auto executable = exec::executable_for(compiled(graph_, *cache_));
   run(args);  // warm: first-use work (kernel tables, thread teams) is not the program's

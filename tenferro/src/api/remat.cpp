@@ -1,0 +1,182 @@
+// rematerialize (tenferro/control_flow.hpp): f traced once on its own, its operations cut into
+// consecutive checkpoints, as few as keep the planned peak of the gradient program within the
+// memory limit.
+//
+// Why this works on any graph: the operations of a traced graph are in topological order, so any
+// cut of that order into consecutive ranges is a sequence of checkpoints, each taking the values
+// defined before it that it reads and returning those that later ranges or f's results read. The
+// gradient then keeps only those boundary values, and recomputes one range at a time. Ranges are
+// cut where their results' bytes are about equal. The plan (Program::planned_peak_bytes, the
+// executor's run plan) is that of the gradient of the sum of f's float results with respect to
+// its float operands; candidates are tried from no checkpoint up, each compiled once.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "api/trace_body.hpp"
+#include "tenferro/control_flow.hpp"
+#include "tenferro/ops/record.hpp"
+#include "tenferro/program.hpp"
+#include "tenferro/transforms.hpp"
+
+namespace tenferro {
+
+namespace {
+
+using Graph = computegraph::Graph<StdTensorOp>;
+
+/// f's operations [begin, end) of `g` recorded on `values` (one per value of g that they read;
+/// the others stay as they are); like: a value of the trace for constants.
+void record_range(const Graph& g, std::size_t begin, std::size_t end, std::vector<std::optional<Traced>>& values,
+                  const Traced& like) {
+  const auto& ops = g.operations();
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto operands = g.local_operands(static_cast<computegraph::LocalOperationId>(i));
+    std::vector<Traced> in;
+    for (auto v : operands) in.push_back(*values.at(v));
+    std::vector<Traced> out = in.empty() ? std::vector<Traced>{detail::record_nullary(like, ops[i].operation)}
+                                         : apply_outputs(ops[i].operation, in);
+    for (std::size_t k = 0; k < out.size(); ++k) values[ops[i].outputs[0] + k] = std::move(out[k]);
+  }
+}
+
+/// g (closed, inputs = operands) recorded on `operands` with its operations in `cuts.size() - 1`
+/// checkpoints [cuts[s], cuts[s + 1]) (one range: no checkpoint).
+TracedList record_segmented(const Graph& g, const std::vector<std::size_t>& cuts, const TracedList& operands) {
+  std::vector<std::optional<Traced>> values(g.values().size());
+  for (std::size_t i = 0; i < operands.size(); ++i) values[g.inputs()[i]] = operands[i];
+  const Traced like = operands.at(0);
+  if (cuts.size() <= 2) {
+    record_range(g, 0, g.operations().size(), values, like);
+  } else {
+    // Where each value is defined (operation index; inputs: -1) and last read (f's results: end).
+    const std::size_t n = g.operations().size();
+    std::vector<std::ptrdiff_t> defined(g.values().size(), -1);
+    std::vector<std::size_t> last_read(g.values().size(), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (auto v : g.operations()[i].outputs) defined[v] = static_cast<std::ptrdiff_t>(i);
+      for (auto v : g.local_operands(static_cast<computegraph::LocalOperationId>(i))) last_read[v] = std::max(last_read[v], i);
+    }
+    for (auto v : g.outputs()) last_read[v] = n;
+    for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
+      const std::size_t begin = cuts[s], end = cuts[s + 1];
+      std::vector<computegraph::LocalValueId> reads, writes;
+      for (std::size_t i = begin; i < end; ++i) {
+        for (auto v : g.local_operands(static_cast<computegraph::LocalOperationId>(i))) {
+          if (defined[v] < static_cast<std::ptrdiff_t>(begin) && std::find(reads.begin(), reads.end(), v) == reads.end()) {
+            reads.push_back(v);
+          }
+        }
+        for (auto v : g.operations()[i].outputs) {
+          if (last_read[v] >= end) writes.push_back(v);
+        }
+      }
+      if (writes.empty()) continue;  // nothing later reads it: dead code, left out
+      TracedList in;
+      for (auto v : reads) in.push_back(*values[v]);
+      if (in.empty()) in.push_back(like);  // a range of constants: a checkpoint needs an operand
+      const Branch branch = [&g, begin, end, &reads, &writes](const TracedList& args) {
+        std::vector<std::optional<Traced>> local(g.values().size());
+        for (std::size_t k = 0; k < reads.size(); ++k) local[reads[k]] = args[k];
+        record_range(g, begin, end, local, args.at(0));
+        TracedList out;
+        for (auto v : writes) out.push_back(*local[v]);
+        return out;
+      };
+      const TracedList out = checkpoint(branch, in);
+      for (std::size_t k = 0; k < writes.size(); ++k) values[writes[k]] = out[k];
+    }
+  }
+  TracedList results;
+  for (auto v : g.outputs()) results.push_back(*values.at(v));
+  return results;
+}
+
+/// `count` ranges of g's operations with about equal bytes of results each.
+std::vector<std::size_t> even_cuts(const Graph& g, std::size_t count) {
+  const std::size_t n = g.operations().size();
+  std::vector<double> bytes(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double b = 0;
+    for (auto v : g.operations()[i].outputs) {
+      const TensorType& t = type_of(g.key(v));
+      b += static_cast<double>(t.numel()) * static_cast<double>(dtype_size(t.dtype));
+    }
+    bytes[i + 1] = bytes[i] + b;
+  }
+  std::vector<std::size_t> cuts{0};
+  for (std::size_t s = 1; s < count; ++s) {
+    const double target = bytes[n] * static_cast<double>(s) / static_cast<double>(count);
+    const auto at = static_cast<std::size_t>(std::lower_bound(bytes.begin(), bytes.end(), target) - bytes.begin());
+    if (at > cuts.back() && at < n) cuts.push_back(at);
+  }
+  cuts.push_back(n);
+  return cuts;
+}
+
+/// The planned peak of the gradient of sum(float results) of g segmented at `cuts`, with respect
+/// to the float operands.
+std::size_t planned_gradient_peak(const Graph& g, const std::vector<std::size_t>& cuts, const std::vector<TensorType>& types) {
+  std::vector<std::size_t> wrt;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (is_inexact(types[i].dtype)) wrt.push_back(i);
+  }
+  const detail::TracedFunction loss = [&](const std::vector<Traced>& xs) {
+    Traced total = constant(xs.at(0), Tensor::scalar(0.0));
+    for (const Traced& y : record_segmented(g, cuts, xs)) {
+      if (!is_inexact(y.dtype())) continue;
+      const Traced s = sum(is_complex(y.dtype()) ? real(y) : y);
+      total = total + astype(s, DType::F64);
+    }
+    return std::vector<Traced>{total};
+  };
+  const detail::TransformedFunction gradient(loss, wrt);
+  const GraphPtr program = detail::trace_function(
+      [&](const std::vector<Traced>& xs) {
+        std::vector<Traced> out = gradient.value_and_grads_traced(xs).second;
+        return out;
+      },
+      types);
+  return Program(program).planned_peak_bytes();
+}
+
+}  // namespace
+
+TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptions options) {
+  if (operands.empty()) throw ShapeError("rematerialize: needs at least one operand");
+  std::vector<TensorType> types;
+  bool any_float = false;
+  for (const Traced& x : operands) {
+    types.push_back(x.type());
+    any_float = any_float || is_inexact(x.dtype());
+  }
+  const GraphPtr g = detail::trace_function([&f](const std::vector<Traced>& xs) { return f(xs); }, types);
+  const std::size_t n = g->operations().size();
+  std::vector<std::size_t> chosen{0, n};
+  if (options.memory_limit > 0 && any_float && n > 1) {
+    // From no checkpoint up: 2, 3, 4, 6, 8, 12, ... ranges, the first whose plan fits.
+    std::size_t best_plan = std::numeric_limits<std::size_t>::max(), best_count = 1;
+    bool fits = false;
+    for (std::size_t count = 1; count <= n && !fits;) {
+      const std::vector<std::size_t> cuts = even_cuts(*g, count);
+      const std::size_t plan = planned_gradient_peak(*g, cuts, types);
+      if (plan < best_plan) {
+        best_plan = plan;
+        best_count = cuts.size() - 1;
+      }
+      if (plan <= options.memory_limit) {
+        chosen = cuts;
+        fits = true;
+      }
+      count = count < 2 ? 2 : count + std::max<std::size_t>(1, count / 2);
+    }
+    if (!fits) {
+      throw ValueError("rematerialize: memory_limit " + std::to_string(options.memory_limit) +
+                       " bytes is below every planned peak of the gradient; the lowest is " + std::to_string(best_plan) +
+                       " bytes, with " + std::to_string(best_count) + " checkpoints");
+    }
+  }
+  return record_segmented(*g, chosen, operands);
+}
+
+}  // namespace tenferro
