@@ -259,12 +259,14 @@ std::size_t Program::planned_peak_bytes() const {
 }
 
 Program::MemoryStats Program::memory_stats(const Tensors& args) const {
+  // The executable itself, not run(): under TENFERRO_CHECK_PASSES run() also runs the program
+  // unfused to compare, which is not the program's memory.
   const auto executable = exec::executable_for(compiled(graph_, *cache_));
-  run(args);  // warm: first-use work (kernel tables, thread teams) is not the program's
+  executable->run(args);  // warm: first-use work (kernel tables, thread teams) is not the program's
   MemoryStats stats;
   stats.planned_peak_bytes = executable->planned_peak_bytes();
   MemoryMeter meter;
-  run(args);
+  executable->run(args);
   stats.measured_peak_bytes = meter.peak_bytes();
   return stats;
 }
