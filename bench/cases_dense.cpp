@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "case_util.hpp"
 #include "cases.hpp"
 #include "tenferro/tenferro.hpp"
 
@@ -13,14 +14,6 @@ namespace bench {
 namespace tf = tenferro;
 
 namespace {
-
-template <class T>
-tf::Tensor random_tensor(tf::Shape shape, double scale, std::mt19937& rng) {
-  std::normal_distribution<double> normal(0.0, scale);
-  std::vector<T> values(static_cast<std::size_t>(tf::numel(shape)));
-  for (auto& v : values) v = static_cast<T>(normal(rng));
-  return tf::Tensor::from(values, std::move(shape));
-}
 
 template <class T>
 void mlp(const Options& options, const char* dtype) {

@@ -264,3 +264,26 @@ TEST(Checkpoint, TheAutomaticScheduleKeepsThePlanWithinTheLimit) {
     EXPECT_THAT(e.what(), testing::HasSubstr("the lowest is"));
   }
 }
+
+// A fixed count of ranges (RematOptions::checkpoints): every cut of the operations is a valid
+// sequence of checkpoints. The gradients are the plain ones bit for bit here, where no value is
+// read more than twice (a sum of two cotangents does not depend on its order); a value read by
+// three operations that a cut separates would get its cotangents added in another order.
+TEST(Checkpoint, EveryCutOfTheOperationsIsValid) {
+  const tf::Tensor x = random_tensor({4, 6}, 16);
+  const std::vector<tf::Tensor> ws = weights(3, 6, 17, 0.4);
+  auto net = [](T a, T w0, T w1, T w2) { return deep_net(a, {w0, w1, w2}, 1, false); };
+  const tf::Tensors g0 = tf::value_and_grad(net, {0, 1, 2, 3})(x, ws[0], ws[1], ws[2]).second;
+  for (std::size_t count = 1; count <= 40; count += count < 8 ? 1 : 16) {
+    SCOPED_TRACE(count);
+    auto cut = [count, net](T a, T w0, T w1, T w2) { return tf::rematerialize(net, {.checkpoints = count})(a, w0, w1, w2); };
+    const tf::Tensors g1 = tf::value_and_grad(cut, {0, 1, 2, 3})(x, ws[0], ws[1], ws[2]).second;
+    for (std::size_t k = 0; k < g0.size(); ++k) expect_bitwise(g1[k], g0[k]);
+    const std::string ir = tf::trace(cut, x, ws[0], ws[1], ws[2]).print();
+    EXPECT_EQ(ir.find("checkpoint") == std::string::npos, count == 1) << ir;
+  }
+  auto both = [net](T a, T w0, T w1, T w2) {
+    return tf::rematerialize(net, {.memory_limit = 1 << 20, .checkpoints = 2})(a, w0, w1, w2);
+  };
+  EXPECT_THROW(tf::trace(both, x, ws[0], ws[1], ws[2]), tf::ValueError);
+}

@@ -140,6 +140,9 @@ struct RematOptions {
   /// The most bytes of tensor storage the gradient program may plan to hold at once (its planned
   /// peak, Program::planned_peak_bytes); 0: no limit (f is recorded as it is).
   std::size_t memory_limit = 0;
+  /// Instead of a limit: exactly this many ranges (1: no checkpoint), without planning. For
+  /// callers that know the cut they want, and for the tests that exercise every cut.
+  std::size_t checkpoints = 0;
 };
 
 /// f(operands) with its operations cut into consecutive checkpoints, as few as keep the planned

@@ -152,7 +152,11 @@ TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptio
   }
   const GraphPtr g = detail::trace_function([&f](const std::vector<Traced>& xs) { return f(xs); }, types);
   const std::size_t n = g->operations().size();
+  if (options.memory_limit > 0 && options.checkpoints > 0) {
+    throw ValueError("rematerialize: give memory_limit or checkpoints, not both");
+  }
   std::vector<std::size_t> chosen{0, n};
+  if (options.checkpoints > 1 && n > 1) chosen = even_cuts(*g, options.checkpoints);
   if (options.memory_limit > 0 && any_float && n > 1) {
     // From no checkpoint up: 2, 3, 4, 6, 8, 12, ... ranges, the first whose plan fits.
     std::size_t best_plan = std::numeric_limits<std::size_t>::max(), best_count = 1;

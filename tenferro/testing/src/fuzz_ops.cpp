@@ -120,6 +120,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Scan: return "scan";
     case FuzzOp::Cond: return "switch_case";
     case FuzzOp::Checkpoint: return "checkpoint";
+    case FuzzOp::Rematerialize: return "rematerialize";
     case FuzzOp::Gather: return "gather";
     case FuzzOp::Scatter: return "scatter";
     case FuzzOp::Conv: return "conv";
@@ -267,6 +268,9 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
     }
     case FuzzOp::Checkpoint:
       return checkpoint([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; })(a(0));
+    case FuzzOp::Rematerialize:
+      return rematerialize([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; },
+                           {.checkpoints = static_cast<std::size_t>(n.ints.at(0))})(a(0));
     case FuzzOp::Gather: {
       const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 1, n.ints.end()});
       return gather(a(0), p.indices, p.gather);
@@ -383,6 +387,10 @@ std::string node_cpp(const FuzzNode& n) {
     return "tf::scan([](auto& c, auto& x) { return std::pair{TracedList{tf::sin(c[0]) * x[0] + c[0] * 0.5}, "
            "TracedList{c[0] * x[0]}}; }, {<" + a(0) + "[0]>}, {" + a(0) + "}" + (n.ints.at(0) ? ", {.reverse = true}" : "") +
            ").second[0]";
+  }
+  if (n.op == FuzzOp::Rematerialize) {
+    return "tf::rematerialize([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; }, {.checkpoints = " +
+           std::to_string(n.ints.at(0)) + "})(" + a(0) + ")";
   }
   if (n.op == FuzzOp::Checkpoint) return "tf::checkpoint([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; })(" + a(0) + ")";
   if (n.op == FuzzOp::Cond) {

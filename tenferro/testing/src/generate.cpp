@@ -50,7 +50,7 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
     {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},       {FuzzOp::Gather, 1},     {FuzzOp::Scatter, 1},
-    {FuzzOp::Scan, 1},     {FuzzOp::Cond, 1},       {FuzzOp::Checkpoint, 1},
+    {FuzzOp::Scan, 1},     {FuzzOp::Cond, 1},       {FuzzOp::Checkpoint, 1},  {FuzzOp::Rematerialize, 1},
 };
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -351,6 +351,9 @@ class Generator {
       n.ints = {static_cast<std::int64_t>(below(5)) - 1};  // -1 and 3 are clamped
     } else if (op == FuzzOp::Checkpoint) {
       if (!is_inexact(ta.dtype)) return;
+    } else if (op == FuzzOp::Rematerialize) {
+      if (!is_inexact(ta.dtype)) return;
+      n.ints = {1 + static_cast<std::int64_t>(below(4))};
     } else if (op == FuzzOp::Dropout) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(1000))};
