@@ -1,7 +1,8 @@
 # tenferro's link dependencies as imported targets, found the same way by the build and by the
 # installed package (tenferroConfig.cmake includes this file): no absolute path is written into
 # the exported targets. Debian 12: libopenblas-openmp-dev (OpenBLAS with CBLAS, OpenMP build),
-# liblapacke-dev (LAPACKE, whose LAPACK calls resolve to OpenBLAS's), libsleef-dev, libc6-dev (libmvec), and the compiler's OpenMP.
+# liblapacke-dev (LAPACKE, whose LAPACK calls resolve to OpenBLAS's), libsleef-dev, libc6-dev (libmvec),
+# libcolpack-dev (graph colorings for sparse Jacobians and Hessians), and the compiler's OpenMP.
 include(CMakeFindDependencyMacro)
 find_dependency(OpenMP)
 
@@ -42,4 +43,13 @@ if(NOT TARGET tenferro::mvec)
   find_library(TENFERRO_MVEC_LIBRARY NAMES mvec REQUIRED)
   add_library(tenferro::mvec UNKNOWN IMPORTED)
   set_target_properties(tenferro::mvec PROPERTIES IMPORTED_LOCATION "${TENFERRO_MVEC_LIBRARY}")
+endif()
+
+if(NOT TARGET tenferro::colpack)
+  # ColPack: the colorings behind sparse_jacobian and sparse_hessian (tenferro/sparse.hpp).
+  find_library(TENFERRO_COLPACK_LIBRARY NAMES ColPack REQUIRED)
+  find_path(TENFERRO_COLPACK_INCLUDE_DIR ColPack/ColPackHeaders.h REQUIRED)
+  add_library(tenferro::colpack UNKNOWN IMPORTED)
+  set_target_properties(tenferro::colpack PROPERTIES IMPORTED_LOCATION "${TENFERRO_COLPACK_LIBRARY}"
+                                                     INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_COLPACK_INCLUDE_DIR}")
 endif()

@@ -20,7 +20,7 @@ set(src_root "${SOURCE_DIR}/tenferro/src")
 
 # ---- the table ---------------------------------------------------------------------------------
 # The folders, bottom to top, and what each may include besides itself.
-set(layers kernels ir regions ops exec api einsum)
+set(layers kernels ir regions ops exec api sparse einsum)
 set(allowed_src "")                                    # files directly in tenferro/src
 set(allowed_kernels "")                                # CPU kernels: nothing in src
 set(allowed_ir kernels)                                # registry, attributes, formulas, rule kit
@@ -28,6 +28,7 @@ set(allowed_regions ir kernels)                        # bodies, derived bodies,
 set(allowed_ops regions ir kernels)                    # the op definitions
 set(allowed_exec regions ir kernels)                   # executor, passes, region runner
 set(allowed_api ops exec regions ir kernels)           # the user API, tracing bodies
+set(allowed_sparse api ops exec regions ir kernels)    # sparse derivatives: detection, coloring
 set(allowed_einsum api ops exec regions ir kernels)    # einsum over the API
 
 # The table itself: every arrow names a known folder and runs one way.

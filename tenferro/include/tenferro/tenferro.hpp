@@ -18,6 +18,7 @@
 #include "tenferro/random.hpp"
 #include "tenferro/semiring.hpp"
 #include "tenferro/sort_scan.hpp"
+#include "tenferro/sparse.hpp"
 #include "tenferro/error.hpp"
 #include "tenferro/exec_options.hpp"
 #include "tenferro/math.hpp"

@@ -149,8 +149,18 @@ class TransformedFunction {
   /// hessian: of the hvp) or of the vjp (jacrev) program.
   enum class JacobianKind { Forward, Reverse, Hessian };
   Traced jacobian_traced(const std::vector<Traced>& args, JacobianKind kind) const;
+  /// For Traced arguments: the derivative applied to each of a stack of directions, recorded
+  /// into the arguments' trace as one vmap of the derivative program over them. Forward: the
+  /// directions are [k, x...] and the result is [k, output...] (J v per direction); Reverse: [k,
+  /// output...] to [k, x...] (w^T J, conj(J^H w) for complex values); Hessian: [k, x...] to [k,
+  /// x...] (H v). Throws ShapeError naming the transform if the directions have another type.
+  /// Sparse Jacobians and Hessians (tenferro/sparse.hpp) run it on the seed matrices of their
+  /// colorings; jacobian_traced runs it on the coordinate vectors.
+  Traced products_traced(const std::vector<Traced>& args, JacobianKind kind, const Traced& directions) const;
 
  private:
+  /// f's graph for the arguments' types after checking them for the Jacobian of that kind.
+  GraphPtr checked_graph(const std::vector<Traced>& args, JacobianKind kind) const;
   /// jacobian_traced compiled for the arguments' types (once per signature) and run on them.
   Tensor batched_jacobian_run(const Tensors& args, JacobianKind kind) const;
 

@@ -189,8 +189,15 @@ std::pair<std::vector<Traced>, std::vector<std::optional<Traced>>> record_jvp(ti
 }
 }  // namespace
 
-Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, JacobianKind kind) const {
-  const char* name = kind == JacobianKind::Forward ? "jacfwd" : kind == JacobianKind::Reverse ? "jacrev" : "hessian";
+namespace {
+const char* jacobian_name(TransformedFunction::JacobianKind kind) {
+  using K = TransformedFunction::JacobianKind;
+  return kind == K::Forward ? "jacfwd" : kind == K::Reverse ? "jacrev" : "hessian";
+}
+}  // namespace
+
+GraphPtr TransformedFunction::checked_graph(const std::vector<Traced>& args, JacobianKind kind) const {
+  const char* name = jacobian_name(kind);
   const std::size_t argnum = argnums_[0];
   if (argnum >= args.size()) {
     throw BindingError(std::string(name) + ": argnum " + std::to_string(argnum) + " but the call has " + std::to_string(args.size()) +
@@ -204,12 +211,28 @@ Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, Jac
   std::vector<TensorType> types;
   for (const Traced& a : args) types.push_back(a.type());
   GraphPtr g = state_->graph_for(types, &argnums_);
-  auto& ad = state_->ad;
   if (kind == JacobianKind::Hessian) check_scalar_loss(name, g);
   check_single_output(name, g);
+  return g;
+}
+
+Traced TransformedFunction::products_traced(const std::vector<Traced>& args, JacobianKind kind, const Traced& directions) const {
+  const char* name = jacobian_name(kind);
+  GraphPtr g = checked_graph(args, kind);
+  const std::size_t argnum = argnums_[0];
+  const Traced& x = args[argnum];
+  auto& ad = state_->ad;
   const TensorType out = type_of(g->key(g->outputs()[0]));
-  // Each column (row for jacrev) is one example of a vmap over the coordinate vectors: the
-  // direction-free part of the derivative program is recorded once, its linear part batched.
+  // A direction is a vector of x's type (an output's, for jacrev): the stack has one more axis.
+  const TensorType& along = kind == JacobianKind::Reverse ? out : x.type();
+  const Shape& d = directions.shape();
+  if (d.empty() || !std::equal(d.begin() + 1, d.end(), along.shape.begin(), along.shape.end()) ||
+      directions.dtype() != along.dtype) {
+    throw ShapeError(std::string(name) + ": directions " + directions.type().to_string() + "; expected a stack [k, " +
+                     along.to_string() + "] of " + (kind == JacobianKind::Reverse ? "output" : "argument") + " vectors");
+  }
+  // Each direction is one example of a vmap: the direction-free part of the derivative program is
+  // recorded once, its linear part batched.
   VmapOptions options;
   if (kind == JacobianKind::Forward) {
     const TracedFunction column = [&](const std::vector<Traced>& t) {
@@ -217,8 +240,7 @@ Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, Jac
       auto jvp = record_jvp(ad, g, args, tangents);
       return std::vector<Traced>{jvp.second[0] ? *jvp.second[0] : full_like(jvp.first[0], 0.0)};
     };
-    const Traced basis = basis_like(x);
-    return columns_to_jacobian(vmap_traced(column, std::span<const Traced>(&basis, 1), options)[0], out.shape, x.shape());
+    return vmap_traced(column, std::span<const Traced>(&directions, 1), options)[0];
   }
   if (kind == JacobianKind::Reverse) {
     const auto [program, layout] = ad.vjp_program_with_layout(g);
@@ -229,17 +251,12 @@ Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, Jac
       const auto slots = record_program(*program, in, args[0]);
       const std::ptrdiff_t at = layout[argnum];
       if (at < 0) return std::vector<Traced>{astype(full_like(x, 0.0), out.dtype)};
-      // The row is conj(J^H e_row), in the output's dtype: its real part where the output is
-      // real and x complex (as the column sweep stores it).
+      // The row is conj(J^H w), in the output's dtype: its real part where the output is real and
+      // x complex (as the column sweep stores it).
       const Traced r = conj(*slots[program->output_slots()[static_cast<std::size_t>(at)]]);
       return std::vector<Traced>{is_complex(r.dtype()) && !is_complex(out.dtype) ? real(r) : r};
     };
-    const Traced y_like = full_like(constant(x, Tensor(out)), 0.0);
-    const Traced basis = basis_like(y_like);
-    Traced rows = vmap_traced(row, std::span<const Traced>(&basis, 1), options)[0];  // [m, x...]
-    Shape shape = out.shape;
-    shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-    return reshape(rows, std::move(shape));
+    return vmap_traced(row, std::span<const Traced>(&directions, 1), options)[0];
   }
   const auto hvp = ad.hvp_program_with_layout(g);
   const TracedFunction column = [&](const std::vector<Traced>& v) {
@@ -250,8 +267,23 @@ Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, Jac
     const std::ptrdiff_t at = hvp.layout[argnum];
     return std::vector<Traced>{at >= 0 ? *slots[hvp.program->output_slots()[static_cast<std::size_t>(at)]] : full_like(x, 0.0)};
   };
-  const Traced basis = basis_like(x);
-  return columns_to_jacobian(vmap_traced(column, std::span<const Traced>(&basis, 1), options)[0], x.shape(), x.shape());
+  return vmap_traced(column, std::span<const Traced>(&directions, 1), options)[0];
+}
+
+Traced TransformedFunction::jacobian_traced(const std::vector<Traced>& args, JacobianKind kind) const {
+  GraphPtr g = checked_graph(args, kind);
+  const Traced& x = args[argnums_[0]];
+  const TensorType out = type_of(g->key(g->outputs()[0]));
+  // Each column (row for jacrev) is the product with one coordinate vector.
+  if (kind == JacobianKind::Forward) return columns_to_jacobian(products_traced(args, kind, basis_like(x)), out.shape, x.shape());
+  if (kind == JacobianKind::Reverse) {
+    const Traced y_like = full_like(constant(x, Tensor(out)), 0.0);
+    Traced rows = products_traced(args, kind, basis_like(y_like));  // [m, x...]
+    Shape shape = out.shape;
+    shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+    return reshape(rows, std::move(shape));
+  }
+  return columns_to_jacobian(products_traced(args, kind, basis_like(x)), x.shape(), x.shape());
 }
 
 std::pair<Traced, std::vector<Traced>> TransformedFunction::value_and_grads_traced(const std::vector<Traced>& args) const {

@@ -39,6 +39,14 @@ bool OpDef::never_differentiable() const {
   return true;
 }
 
+Dependence OpDef::element_dependence() const {
+  if (dependence != Dependence::Derived) return dependence;
+  if (elementwise || fusion == Fusion::Elementwise) return Dependence::Elementwise;
+  if (layout != Layout::None) return Dependence::Moves;
+  if (fusion == Fusion::Reduction || fusion == Fusion::SumReduction) return Dependence::Reduces;
+  return Dependence::All;
+}
+
 const OpDef& op_def(OpKind kind) {
   static const std::array<const OpDef*, kBuiltinOpCount> table = [] {
     std::array<const OpDef*, kBuiltinOpCount> t{

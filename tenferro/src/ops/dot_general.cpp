@@ -443,7 +443,7 @@ const OpDef& def_DotGeneral() {
                          return ops::dot_general(t[0], t[1], a.get<DotDims>()).out;
                        }),
                        .kernel = single_result(eval_dot), .jvp = jvp_dot, .transpose = transpose_dot,
-                       .dot_dims_contraction = true, .rank0_formula = ElementFormula{.fast = ElementFast::Dot}, .batch = batch_dot_general};
+                       .dot_dims_contraction = true, .rank0_formula = ElementFormula{.fast = ElementFast::Dot}, .dependence = Dependence::Contracts, .batch = batch_dot_general};
   return d;
 }
 

@@ -204,7 +204,7 @@ const OpDef& def_DynamicSlice() {
                          return ops::dynamic_slice(t[0], t[1], a.get<SliceSizes>().sizes).out;
                        }),
                        .kernel = single_result(eval_dynamic_slice), .jvp = jvp_dynamic_slice,
-                       .transpose = transpose_dynamic_slice, .batch = batch_dynamic_slice};
+                       .transpose = transpose_dynamic_slice, .dependence = Dependence::Moves, .batch = batch_dynamic_slice};
   return d;
 }
 const OpDef& def_DynamicUpdateSlice() {
@@ -214,7 +214,7 @@ const OpDef& def_DynamicUpdateSlice() {
                          return ops::dynamic_update_slice(t[0], t[1], t[2]).out;
                        }),
                        .kernel = single_result(eval_dynamic_update_slice), .jvp = jvp_dynamic_update_slice,
-                       .transpose = transpose_dynamic_update_slice, .batch = batch_dynamic_update_slice};
+                       .transpose = transpose_dynamic_update_slice, .dependence = Dependence::Moves, .batch = batch_dynamic_update_slice};
   return d;
 }
 

@@ -556,7 +556,7 @@ const OpDef& def_Gather() {
                          return ops::gather(t[0], t[1], a.get<GatherDims>()).out;
                        }),
                        .kernel = single_result(eval_gather), .jvp = jvp_gather, .transpose = transpose_gather,
-                       .batch = batch_gather};
+                       .dependence = Dependence::Moves, .batch = batch_gather};
   return d;
 }
 const OpDef& def_Scatter() {

@@ -375,7 +375,7 @@ const OpDef& def_Take() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::take(t[0], t[1], a.get<AxisAttrs>().axis).out;
                        }),
-                       .kernel = single_result(eval_take), .jvp = jvp_linear_data, .transpose = transpose_take, .batch = batch_take};
+                       .kernel = single_result(eval_take), .jvp = jvp_linear_data, .transpose = transpose_take, .dependence = Dependence::Moves, .batch = batch_take};
   return d;
 }
 const OpDef& def_IndexAdd() {
@@ -413,7 +413,7 @@ const OpDef& def_Reverse() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::reverse(t[0], a.get<ReverseAxes>().axes).out;
                        }),
-                       .kernel = single_result(eval_reverse), .jvp = jvp_linear_data, .transpose = transpose_reverse, .batch = batch_reverse};
+                       .kernel = single_result(eval_reverse), .jvp = jvp_linear_data, .transpose = transpose_reverse, .dependence = Dependence::Moves, .batch = batch_reverse};
   return d;
 }
 

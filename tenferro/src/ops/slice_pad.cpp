@@ -261,7 +261,7 @@ const OpDef& def_Slice() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::slice(t[0], a.get<SliceAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .batch = batch_slice};
+                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .dependence = Dependence::Moves, .batch = batch_slice};
   return d;
 }
 /// vmap (ir/batching.hpp). A padding value shared by the batch: the pad of the batch, nothing added
@@ -297,7 +297,7 @@ const OpDef& def_Pad() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::pad(t[0], t[1], a.get<PadAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_pad), .jvp = jvp_pad, .transpose = transpose_pad, .batch = batch_pad};
+                       .kernel = single_result(eval_pad), .jvp = jvp_pad, .transpose = transpose_pad, .dependence = Dependence::Moves, .batch = batch_pad};
   return d;
 }
 

@@ -166,6 +166,22 @@ enum class Domain : std::uint8_t {
   Steps,     ///< piecewise constant (floor, round): 3 a, its derivative 0 between the jumps
 };
 
+/// How each element of an op's float results depends on the elements of its operands: what
+/// sparsity detection (tenferro/sparse.hpp) propagates through the op. Operands declared
+/// NonDifferentiable never count; a claim stricter than the truth would give a wrong sparse
+/// Jacobian, so an op without a precise rule keeps All, which holds for every op.
+enum class Dependence : std::uint8_t {
+  Derived,      ///< from the other traits: Elementwise for elementwise ops (and ops that fuse as
+                ///< elementwise), Moves for layout ops, Reduces for reductions, else All
+  All,          ///< every result element on every element of every operand
+  Elementwise,  ///< result element i on element i of each operand (rank-0 operands: their one)
+  Moves,        ///< each result element is a copy of one float operand element or of none (a
+                ///< fill): detection runs the op's kernel on element labels, with its integer
+                ///< operands (indices, starts) at their values where those are known
+  Reduces,      ///< attrs ReduceAxes: result element on the elements of its reduced fiber
+  Contracts,    ///< attrs DotDims: result (b, i, j) on lhs (b, i, :) and rhs (b, :, j)
+};
+
 struct OpDef {
   std::string name;               ///< printed name; unique among registered ops
   OpKind kind = OpKind::Custom;   ///< built-in id (op_kind.hpp), Custom for registered ops
@@ -204,6 +220,8 @@ struct OpDef {
   /// printing and verification.
   std::function<std::vector<computegraph::GraphPtr<StdTensorOp>>(const StdTensorOp&)> regions = {};
 
+  /// How result elements depend on operand elements (Dependence), for sparsity detection.
+  Dependence dependence = Dependence::Derived;
   /// Last, so that any definition can end with it. How vmap batches the op (BatchRule;
   /// src/ir/batching.hpp). Ops without one are batched by a loop over the batch elements
   /// (correct for any op, slower; tenferro/vmap.hpp); elementwise ops get the leading-axis rule.
@@ -213,6 +231,8 @@ struct OpDef {
   bool has_linear_operand() const;
   /// True if no operand carries a tangent (the op's results never have one).
   bool never_differentiable() const;
+  /// `dependence` with Derived resolved from the other traits.
+  Dependence element_dependence() const;
 };
 
 /// The definition of a built-in op.
