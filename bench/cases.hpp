@@ -50,6 +50,9 @@ void run_eager(const Options& options);
 void run_control(const Options& options);
 /// jacfwd and jacrev of exp(v) * sum(v), n = 1000 (a dense 1000 x 1000 Jacobian).
 void run_jacobian(const Options& options);
+/// Sparse Jacobians and Hessians (cases_sparse.cpp) against ADOL-C: a Bratu residual's Jacobian
+/// (sparse_poisson) and a banded objective's Hessian (sparse_banded), 10^4 to 10^6 unknowns.
+void run_sparse(const Options& options);
 
 /// vmap against functorch's (cases_vmap.cpp, torch_bench.py): per-example gradients of run_mlp's
 /// network (vmap_mlp_grad, against a hand-batched backward pass) and of a small CNN

@@ -4,6 +4,8 @@
 
 #include <ColPack/ColPackHeaders.h>
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "tenferro/error.hpp"
@@ -39,6 +41,21 @@ class AdolcRows {
   std::vector<unsigned int*> rows_;
 };
 
+/// ColPack colors on OpenMP threads when there are several, speculatively: the colors then
+/// change from run to run, and there are more of them (10 instead of 7 for a 5-point stencil in
+/// natural order, on 2 threads). A coloring decides the products and the order of every sum, so
+/// it runs on this thread alone, for the same colors on every run.
+class OneThread {
+ public:
+  OneThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThread() { omp_set_num_threads(saved_); }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  int saved_;
+};
+
 Coloring from_colors(const std::vector<int>& colors, std::int64_t count) {
   if (static_cast<std::int64_t>(colors.size()) != count) {
     throw Error("sparse coloring: ColPack colored " + std::to_string(colors.size()) + " vertices of " + std::to_string(count));
@@ -53,6 +70,7 @@ Coloring partial_distance_two(const SparsityPattern& p, const std::string& order
   const std::int64_t count = columns ? p.cols : p.rows;
   if (p.nnz() == 0) return Coloring{count > 0 ? 1 : 0, std::vector<std::int32_t>(static_cast<std::size_t>(count), 0)};
   AdolcRows rows(p);
+  const OneThread one;
   ColPack::BipartiteGraphPartialColoringInterface g(SRC_MEM_ADOLC, rows.rows(), static_cast<int>(p.rows), static_cast<int>(p.cols));
   g.PartialDistanceTwoColoring(ordering, columns ? "COLUMN_PARTIAL_DISTANCE_TWO" : "ROW_PARTIAL_DISTANCE_TWO");
   std::vector<int> colors;
@@ -75,6 +93,7 @@ Coloring star_coloring(const SparsityPattern& p, const std::string& ordering) {
   }
   if (p.nnz() == 0) return Coloring{p.cols > 0 ? 1 : 0, std::vector<std::int32_t>(static_cast<std::size_t>(p.cols), 0)};
   AdolcRows rows(p);
+  const OneThread one;
   ColPack::GraphColoringInterface g(SRC_MEM_ADOLC, rows.rows(), static_cast<int>(p.rows));
   g.Coloring(ordering, "STAR");
   std::vector<int> colors;

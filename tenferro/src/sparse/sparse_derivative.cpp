@@ -61,8 +61,7 @@ Tensor SparseMatrix::to_dense() const {
 namespace detail {
 namespace {
 
-constexpr std::array<const char*, 6> kOrderings = {"NATURAL", "LARGEST_FIRST", "SMALLEST_LAST", "INCIDENCE_DEGREE",
-                                                   "DYNAMIC_LARGEST_FIRST", "RANDOM"};
+constexpr std::array<const char*, 5> kOrderings = {"SMALLEST_LAST", "NATURAL", "LARGEST_FIRST", "INCIDENCE_DEGREE", "RANDOM"};
 
 void check_options(const char* what, const Tensors& args, const SparseOptions& options) {
   check_wrt(what, args, options.argnum);
