@@ -131,6 +131,7 @@ void bind_transforms(py::module_& m);
 void bind_linalg(py::module_& m);
 void bind_random(py::module_& m);
 void bind_control(py::module_& m);
+void bind_sparse(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& tensor);
 
 }  // namespace tenferro::python

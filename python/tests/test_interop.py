@@ -607,6 +607,15 @@ CASES.update({
                     mode="concrete", traced_ok=True)],
     "hessian": [Case(lambda x, a: tf.hessian(lambda x, a: tf.sum(a * x * x * x))(x, a), [T(V), T(W)],
                      lambda x, a: np.diag(6 * a * x), mode="concrete", traced_ok=True)],
+    # Sparse derivatives take concrete arguments and return CSR matrices (compared densely here).
+    "sparse_jacobian": [Case(lambda x, m: tf.sparse_jacobian(lambda x, m: tf.matmul(m, x))(x, m).to_dense(), [T(V), T(A)],
+                             lambda x, m: m, mode="concrete")],
+    "sparse_hessian": [Case(lambda x, a: tf.sparse_hessian(lambda x, a: tf.sum(a * x * x * x))(x, a).to_dense(), [T(V), T(W)],
+                            lambda x, a: np.diag(6 * a * x), mode="concrete")],
+    "jacobian_sparsity": [Case(lambda x: tf.jacobian_sparsity(lambda x: x * x, x).indices, [T(V)], lambda x: np.arange(x.size),
+                               mode="concrete")],
+    "hessian_sparsity": [Case(lambda x: tf.hessian_sparsity(lambda x: tf.sum(x * x * x), x).indptr, [T(V)],
+                              lambda x: np.arange(x.size + 1), mode="concrete")],
     "jit": [Case(lambda x, y: tf.jit(lambda x, y: x * y + 1.0)(x, y), [T(V), T(S0)], lambda x, y: x * y + 1.0,
                  mode="concrete")],
     "jvp": [Case(lambda x, t: tf.jvp(lambda x: x * x, (x,), (t,)), [T(V), T(W)], lambda x, t: (x * x, 2 * x * t),
@@ -713,7 +722,8 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 # Not functions of tensors: the error classes, the callable classes and the tree utilities (which
 # take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
-          "Jit", "Transformed", "Vmapped", "MemoryMeter", "Traced.shape", "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
+          "Jit", "Transformed", "Vmapped", "MemoryMeter", "SparseAnalysis", "SparseMatrix", "SparsityPattern", "Traced.shape",
+          "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
           "tree_leaves", "tree_map", "tree_unflatten"}
 OPERATOR_DUNDERS = {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
                                                "and", "or", "xor", "lshift", "rshift", "divmod") for p in ("", "r")}

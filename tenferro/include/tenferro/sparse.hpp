@@ -135,6 +135,8 @@ class SparseTransformed {
   SparseMatrix operator()(const A&... args) const {
     return impl_(Tensors{args...});
   }
+  /// The same on a list of arguments.
+  SparseMatrix call(const Tensors& args) const { return impl_(args); }
   /// The analysis the call on these arguments uses (made on first use).
   template <class... A>
   SparseAnalysis analysis(const A&... args) const {

@@ -1,0 +1,112 @@
+// Python: sparse Jacobians and Hessians (tenferro/sparse.hpp). The results are CSR arrays in
+// SciPy's spelling (indptr, indices, data, shape), so scipy.sparse.csr_matrix takes them as they are.
+#include "module.hpp"
+
+namespace tenferro::python {
+
+namespace {
+
+py::array_t<std::int64_t> int_array(const std::vector<std::int64_t>& v) {
+  return py::array_t<std::int64_t>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+SparseOptions options_of(std::size_t argnum, const std::string& mode, const std::string& ordering, std::int64_t max_nonzeros) {
+  SparseOptions o;
+  o.argnum = argnum;
+  if (mode == "auto") {
+    o.mode = SparseMode::Auto;
+  } else if (mode == "columns") {
+    o.mode = SparseMode::Columns;
+  } else if (mode == "rows") {
+    o.mode = SparseMode::Rows;
+  } else {
+    throw py::value_error("mode='" + mode + "'; expected 'auto', 'columns' or 'rows'");
+  }
+  o.ordering = ordering;
+  o.max_nonzeros = max_nonzeros;
+  return o;
+}
+
+Tensors tensors_of(const py::args& args, const std::string& who) {
+  Tensors out;
+  for (const auto& a : args) out.push_back(to_tensor(a, who + " argument " + std::to_string(out.size())));
+  return out;
+}
+
+/// sparse_jacobian(f) / sparse_hessian(f): call it on tensors or arrays.
+class PySparse {
+ public:
+  PySparse(py::function f, SparseOptions options, bool hessian)
+      : name_(hessian ? "tenferro.sparse_hessian" : "tenferro.sparse_jacobian"),
+        impl_(traced_function(std::move(f)), std::move(options), hessian) {}
+  SparseMatrix call(const py::args& args) const { return impl_(tensors_of(args, name_)); }
+  SparseAnalysis analysis(const py::args& args) const { return impl_.analysis(tensors_of(args, name_)); }
+
+ private:
+  std::string name_;
+  detail::SparseDerivative impl_;
+};
+
+}  // namespace
+
+void bind_sparse(py::module_& m) {
+  py::class_<SparsityPattern, std::shared_ptr<SparsityPattern>>(m, "SparsityPattern",
+                                                                "A sparsity pattern in CSR form (indptr, indices).")
+      .def_property_readonly("shape", [](const SparsityPattern& p) { return py::make_tuple(p.rows, p.cols); })
+      .def_property_readonly("nnz", &SparsityPattern::nnz)
+      .def_property_readonly("indptr", [](const SparsityPattern& p) { return int_array(p.row_offsets); })
+      .def_property_readonly("indices", [](const SparsityPattern& p) { return int_array(p.col_indices); })
+      .def_property_readonly("rows", [](const SparsityPattern& p) { return int_array(p.row_indices()); },
+                             "The row of each nonzero (coordinate form, with indices).")
+      .def("__contains__", [](const SparsityPattern& p, std::pair<std::int64_t, std::int64_t> ij) { return p.contains(ij.first, ij.second); })
+      .def("__str__", &SparsityPattern::print);
+  py::class_<SparseMatrix>(m, "SparseMatrix", "A sparse matrix in CSR form: indptr, indices, data, shape (SciPy's names).")
+      .def_property_readonly("pattern", [](const SparseMatrix& s) { return std::const_pointer_cast<SparsityPattern>(s.pattern); })
+      .def_property_readonly("shape", [](const SparseMatrix& s) { return py::make_tuple(s.pattern->rows, s.pattern->cols); })
+      .def_property_readonly("nnz", [](const SparseMatrix& s) { return s.pattern->nnz(); })
+      .def_property_readonly("indptr", [](const SparseMatrix& s) { return int_array(s.pattern->row_offsets); })
+      .def_property_readonly("indices", [](const SparseMatrix& s) { return int_array(s.pattern->col_indices); })
+      .def_property_readonly("data", [](const SparseMatrix& s) { return s.values; })
+      .def("to_dense", &SparseMatrix::to_dense, "The matrix as a dense [rows, cols] tensor.");
+  py::class_<SparseAnalysis>(m, "SparseAnalysis", "What a sparse derivative's analysis found.")
+      .def_property_readonly("pattern", [](const SparseAnalysis& a) { return std::const_pointer_cast<SparsityPattern>(a.pattern); })
+      .def_property_readonly("mode", [](const SparseAnalysis& a) { return a.mode == SparseMode::Rows ? "rows" : "columns"; })
+      .def_readonly("colors", &SparseAnalysis::colors)
+      .def_readonly("color", &SparseAnalysis::color);
+  py::class_<PySparse>(m, "SparseTransformed", "A sparse Jacobian or Hessian of a function: call it on tensors or arrays.")
+      .def("__call__", &PySparse::call)
+      .def("analysis", &PySparse::analysis, "The analysis a call on these arguments uses (made on first use).");
+  const char* jac_doc =
+      "The Jacobian of f's one output with respect to args[argnum] as a SparseMatrix (rows: output elements, columns: "
+      "argument elements), from its structural sparsity pattern, a coloring (mode 'auto', 'columns' or 'rows'; ColPack "
+      "ordering) and one product per color.";
+  m.def("sparse_jacobian",
+        [](py::function f, std::size_t argnum, const std::string& mode, const std::string& ordering, std::int64_t max_nonzeros) {
+          return PySparse(std::move(f), options_of(argnum, mode, ordering, max_nonzeros), false);
+        },
+        py::arg("f"), py::arg("argnum") = 0, py::arg("mode") = "auto", py::arg("ordering") = "SMALLEST_LAST",
+        py::arg("max_nonzeros") = std::int64_t{1} << 28, jac_doc);
+  m.def("sparse_hessian",
+        [](py::function f, std::size_t argnum, const std::string& ordering, std::int64_t max_nonzeros) {
+          return PySparse(std::move(f), options_of(argnum, "auto", ordering, max_nonzeros), true);
+        },
+        py::arg("f"), py::arg("argnum") = 0, py::arg("ordering") = "SMALLEST_LAST", py::arg("max_nonzeros") = std::int64_t{1} << 28,
+        "The Hessian of a real scalar f with respect to args[argnum] as a symmetric SparseMatrix (both triangles), from a "
+        "star coloring of its pattern and one Hessian-vector product per color.");
+  m.def("jacobian_sparsity",
+        [](py::function f, const py::args& args, std::size_t argnum, std::int64_t max_nonzeros) {
+          return std::const_pointer_cast<SparsityPattern>(detail::jacobian_sparsity_of(
+              traced_function(std::move(f)), tensors_of(args, "tenferro.jacobian_sparsity"), options_of(argnum, "auto", "SMALLEST_LAST", max_nonzeros)));
+        },
+        py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28,
+        "jacobian_sparsity(f, *args, argnum=0): the structural sparsity pattern of f's Jacobian at these arguments' types.");
+  m.def("hessian_sparsity",
+        [](py::function f, const py::args& args, std::size_t argnum, std::int64_t max_nonzeros) {
+          return std::const_pointer_cast<SparsityPattern>(detail::hessian_sparsity_of(
+              traced_function(std::move(f)), tensors_of(args, "tenferro.hessian_sparsity"), options_of(argnum, "auto", "SMALLEST_LAST", max_nonzeros)));
+        },
+        py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28,
+        "hessian_sparsity(f, *args, argnum=0): the structural sparsity pattern of a scalar f's Hessian.");
+}
+
+}  // namespace tenferro::python
