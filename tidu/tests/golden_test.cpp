@@ -319,6 +319,62 @@ TEST(GoldenExpAxThirdOrder, RepeatedClosureOverGraphs) {
                                                      "RoFoR", "RoRoF", "RoRoR"));
 }
 
+// partial_transpose: y = exp(x y') + sin(x y') cut at the tangent of x y' (c = y' dx + x dy'):
+// the part before the cut stays forward (J_P = [y', x]), the part after it is transposed
+// (J_R^T = exp(x y') + cos(x y')), and ybar (J t) = cbar c.
+TEST(GoldenPartialTranspose, TransposesThePartAfterTheCut) {
+  ScalarGraph g;
+  auto x = g.input("x"), y = g.input("y");
+  auto p = g.mul(x, y);
+  g.output(g.add(g.exp(p), g.sin(p)));
+  auto f0 = g.finish();
+  auto l1 = linearize_keys({f0}, f0->output_keys(), {real_key("x"), real_key("y")});
+  // The cut: the tangent of x y, the first linear add (y dx + x dy).
+  std::optional<tidu::LocalValueId> c;
+  for (const auto& op : l1.graph->operations()) {
+    if (op.operation.kind == Kind::Add) {
+      c = op.outputs[0];
+      break;
+    }
+  }
+  ASSERT_TRUE(c);
+  const auto pt = tidu::partial_transpose(l1, {*c});
+  EXPECT_TRUE(matches_golden("partial_exp_sin_xy_T.txt", ir(pt.transposed), ir(l1)));
+  // The forward part is the linear graph itself, read at the cut.
+  EXPECT_EQ(pt.forward.graph, l1.graph);
+  ASSERT_EQ(pt.forward.tangent_outputs.size(), 1u);
+  EXPECT_EQ(pt.forward.tangent_outputs[0], c);
+  // No operation before the cut is transposed: the transpose reads exp and cos of x y only.
+  EXPECT_EQ(count_kind(*pt.transposed.graph, Kind::Mul), 2u);
+
+  const double xv = 0.7, yv = -1.3, tx = 0.3, ty = -0.5, ybar = 1.5;
+  const std::map<std::string, Number> at{{"x", xv}, {"y", yv}, {"t1:x", tx}, {"t1:y", ty}};
+  const cd cut_value = run_named({pt.forward.graph}, outputs_of(pt.forward), at)[0].z;
+  EXPECT_TRUE(near(cut_value, yv * tx + xv * ty));
+  const cd cbar = run_named({pt.transposed.graph}, outputs_of(pt.transposed), at, ybar)[0].z;
+  EXPECT_TRUE(near(cbar, (std::exp(xv * yv) + std::cos(xv * yv)) * ybar));
+  // The adjoint identity across the cut.
+  const cd jt = run_named({l1.graph}, outputs_of(l1), at)[0].z;
+  EXPECT_TRUE(near(ybar * jt, cbar * cut_value));
+
+  // Cut at the tangent inputs: the whole graph is transposed, as linear_transpose does.
+  std::vector<tidu::LocalValueId> inputs;
+  for (const auto& [key, id] : l1.tangent_inputs) inputs.push_back(id);
+  EXPECT_EQ(ir(tidu::partial_transpose(l1, inputs).transposed), ir(tidu::linear_transpose(l1)));
+
+  // A cut that the sin branch goes around, and a value that is not linear.
+  std::optional<tidu::LocalValueId> exp_branch;
+  for (const auto& op : l1.graph->operations()) {
+    if (op.operation.kind == Kind::Mul && op.outputs[0] > *c) {
+      exp_branch = op.outputs[0];
+      break;
+    }
+  }
+  ASSERT_TRUE(exp_branch);
+  EXPECT_THROW(tidu::partial_transpose(l1, {*exp_branch}), computegraph::GraphError);
+  EXPECT_THROW(tidu::partial_transpose(l1, {static_cast<tidu::LocalValueId>(l1.graph->values().size())}), computegraph::GraphError);
+}
+
 // The golden functions also pass the kit's numerical checks at order 3 in every mode.
 TEST(GoldenFunctions, PassCheckGradsAtOrderThree) {
   auto [f0, y] = exp_ax();

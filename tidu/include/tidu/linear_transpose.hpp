@@ -22,9 +22,14 @@
 
 namespace tidu {
 
+namespace detail {
+/// linear_transpose with the cotangents of `targets` (local values of linear.graph) as outputs:
+/// the tangent inputs for linear_transpose, a cut's values for partial_transpose. Output i of the
+/// result is the cotangent reaching targets[i], nullopt if none does. A target's cotangent flows
+/// no further: the operations before a cut are not transposed.
 template <Primitive Op>
-LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
-                                     typename Op::ADContext& ctx) {
+LinearizedGraph<Op> transpose_onto(const LinearizedGraph<Op>& linear, const std::vector<LocalValueId>& targets,
+                                   typename Op::ADContext& ctx) {
   using InputKey = typename Op::InputKey;
   const computegraph::Graph<Op>& source = *linear.graph;
   LinearizedGraph<Op> result;
@@ -74,6 +79,8 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     accumulate(&local_cotangent[out], out_key, seed);
   }
 
+  std::vector<bool> is_target(source.values().size(), false);
+  for (const LocalValueId t : targets) is_target[t] = true;
   Tangents cotangent_out;
   std::vector<PrimitiveValue<Op>> inputs;
   const detail::ReverseOperations<Op> order(source);
@@ -86,7 +93,7 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
     cotangent_out.clear();
     bool any = false;
     for (std::size_t k = 0; k < node.outputs.size(); ++k) {
-      const LocalValueId ct = local_cotangent[v + k];
+      const LocalValueId ct = is_target[v + k] ? kNone : local_cotangent[v + k];
       cotangent_out.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
       any |= ct != kNone;
     }
@@ -117,7 +124,7 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
   }
 
   std::vector<LocalValueId> graph_outputs;
-  for (const auto& [primal, t] : linear.tangent_inputs) {
+  for (const LocalValueId t : targets) {
     const LocalValueId ct = local_cotangent[t];
     result.tangent_outputs.push_back(ct != kNone ? std::optional(ct) : std::nullopt);
     if (ct != kNone) graph_outputs.push_back(ct);
@@ -126,6 +133,14 @@ LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear,
   result.graph = graph.finish();
   computegraph::detail::after_stage("transpose", *result.graph);
   return result;
+}
+}  // namespace detail
+
+template <Primitive Op>
+LinearizedGraph<Op> linear_transpose(const LinearizedGraph<Op>& linear, typename Op::ADContext& ctx) {
+  std::vector<LocalValueId> targets;
+  for (const auto& [primal, t] : linear.tangent_inputs) targets.push_back(t);
+  return detail::transpose_onto(linear, targets, ctx);
 }
 
 template <Primitive Op>

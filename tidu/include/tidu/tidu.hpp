@@ -5,5 +5,6 @@
 #include "tidu/linear_transpose.hpp"
 #include "tidu/linearize.hpp"
 #include "tidu/linearized_graph.hpp"
+#include "tidu/partial_transpose.hpp"
 #include "tidu/primitive.hpp"
 #include "tidu/transforms.hpp"
