@@ -53,6 +53,9 @@ void run_jacobian(const Options& options);
 /// Sparse Jacobians and Hessians (cases_sparse.cpp) against ADOL-C: a Bratu residual's Jacobian
 /// (sparse_poisson) and a banded objective's Hessian (sparse_banded), 10^4 to 10^6 unknowns.
 void run_sparse(const Options& options);
+/// tf::jacobian's automatic mode on four small scientific functions at batches of points
+/// (cases_jacobian.cpp): Black-Scholes, Roe's flux, a robot arm, the Helmholtz free energy.
+void run_jacobian_auto(const Options& options);
 
 /// vmap against functorch's (cases_vmap.cpp, torch_bench.py): per-example gradients of run_mlp's
 /// network (vmap_mlp_grad, against a hand-batched backward pass) and of a small CNN

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "scalar_chain")) bench::run_scalar_chain(options);
   if (bench::wants(options, "hessian")) bench::run_hessian(options);
   if (bench::wants(options, "jacobian")) bench::run_jacobian(options);
+  if (bench::wants(options, "jacobian")) bench::run_jacobian_auto(options);
   if (bench::wants(options, "jacobian") || bench::wants(options, "sparse")) bench::run_sparse(options);
   if (bench::wants(options, "matmul")) bench::run_matmul(options);
   if (bench::wants(options, "special")) bench::run_special(options);

@@ -194,6 +194,87 @@ def run_jacobian(args):
     # vectorize=True: all basis directions in one batched (vmap) pass, PyTorch's fastest form.
     report("jacfwd", n, "f64", measure(lambda: jacobian(f, x, vectorize=True, strategy="forward-mode"), args.budget))
     report("jacrev", n, "f64", measure(lambda: jacobian(f, x, vectorize=True, strategy="reverse-mode"), args.budget))
+    run_jacobian_small(args)
+
+
+# The small scientific functions of bench/cases_jacobian.cpp, at the same batches of points (the
+# inputs are drawn alike, not bit for bit: the times do not depend on the values). Each line is
+# the better of torch.autograd.functional.jacobian's forward and reverse strategies (vectorize=True).
+def black_scholes(x):
+    s, k, t, r, sigma = x
+    vol = sigma * torch.sqrt(t)
+    d1 = (torch.log(s / k) + (r + 0.5 * sigma * sigma) * t) / vol
+    d2 = d1 - vol
+    cdf = lambda z: 0.5 * torch.erfc(-z / math.sqrt(2.0))
+    return s * cdf(d1) - k * torch.exp(-(r * t)) * cdf(d2)
+
+
+def roe_flux(u):
+    g = 1.4
+
+    def state(s):
+        rho, m, e = s[:, 0], s[:, 1], s[:, 2]
+        vel = m / rho
+        p = (g - 1.0) * (e - 0.5 * rho * vel * vel)
+        return rho, m, e, vel, p, (e + p) / rho
+
+    ar, am, ae, av, ap, ah = state(u[:-1])
+    br, bm, be, bv, bp, bh = state(u[1:])
+    sa, sb = torch.sqrt(ar), torch.sqrt(br)
+    ut, ht = (sa * av + sb * bv) / (sa + sb), (sa * ah + sb * bh) / (sa + sb)
+    ct, rhot = torch.sqrt((g - 1.0) * (ht - 0.5 * ut * ut)), sa * sb
+    dp, du, drho = bp - ap, bv - av, br - ar
+    a1, a2, a3 = (dp - rhot * ct * du) / (2 * ct * ct), drho - dp / (ct * ct), (dp + rhot * ct * du) / (2 * ct * ct)
+    w1, w2, w3 = torch.abs(ut - ct) * a1, torch.abs(ut) * a2, torch.abs(ut + ct) * a3
+    f0 = 0.5 * (am + bm) - 0.5 * (w1 + w2 + w3)
+    f1 = 0.5 * (am * av + ap + bm * bv + bp) - 0.5 * (w1 * (ut - ct) + w2 * ut + w3 * (ut + ct))
+    f2 = 0.5 * (av * (ae + ap) + bv * (be + bp)) - 0.5 * (w1 * (ht - ut * ct) + w2 * 0.5 * ut * ut + w3 * (ht + ut * ct))
+    return torch.stack([f0, f1, f2], dim=1)
+
+
+def robot_arm(angles):
+    k = angles.shape[0]
+    rot = torch.eye(3, dtype=angles.dtype).expand(k, 3, 3)
+    p = torch.zeros(k, 3, dtype=angles.dtype)
+    for j in range(6):
+        c, s = torch.cos(angles[:, j]), torch.sin(angles[:, j])
+        zero, one = torch.zeros_like(c), torch.ones_like(c)
+        if j % 2 == 0:
+            q = torch.stack([c, -s, zero, s, c, zero, zero, zero, one], dim=1).reshape(k, 3, 3)
+        else:
+            q = torch.stack([c, zero, s, zero, one, zero, -s, zero, c], dim=1).reshape(k, 3, 3)
+        rot = rot @ q
+        p = p + rot[:, :, 0]
+    return p
+
+
+def run_jacobian_small(args):
+    gen = torch.Generator().manual_seed(7)
+    uniform = lambda shape, lo, hi: lo + (hi - lo) * torch.rand(*shape, generator=gen, dtype=torch.float64)
+    bs = torch.cat([uniform((1, 64), 80, 120), uniform((1, 64), 90, 110), uniform((1, 64), 0.25, 2),
+                    uniform((1, 64), 0.01, 0.05), uniform((1, 64), 0.1, 0.4)])
+    i = torch.arange(64, dtype=torch.float64)
+    rho, vel, p = 1 + 0.2 * torch.sin(0.3 * i), 0.3 + 0.1 * torch.cos(0.2 * i), 1 + 0.1 * torch.sin(0.5 * i)
+    u = torch.stack([rho, rho * vel, p / 0.4 + 0.5 * rho * vel * vel], dim=1)
+    b = uniform((10,), 0.5, 1.5)
+    a = uniform((10, 10), 0.0, 1.0)
+    a = torch.triu(a) + torch.triu(a, 1).T
+    s2 = math.sqrt(2.0)
+
+    def helmholtz(x):
+        bx = x @ b
+        xax = ((x @ a) * x).sum(1)
+        entropy = (x * torch.log(x / (1.0 - bx)[:, None])).sum(1)
+        return entropy - xax / (math.sqrt(8.0) * bx) * torch.log((1 + (1 + s2) * bx) / (1 + (1 - s2) * bx))
+
+    jacobian = torch.autograd.functional.jacobian
+    for name, size, f, x in (("black_scholes", 64, black_scholes, bs), ("roe_flux", 64, roe_flux, u),
+                             ("robot_arm", 32, robot_arm, uniform((32, 6), -1.5, 1.5)),
+                             ("helmholtz", 32, helmholtz, uniform((32, 10), 0.01, 0.06))):
+        results = [measure(lambda: jacobian(f, x, vectorize=True, strategy=s), args.budget)
+                   for s in ("forward-mode", "reverse-mode")]
+        best = min(results, key=lambda r: r[0])
+        report(f"jacobian_{name}", size, "f64", best, f" strategy={'forward' if best is results[0] else 'reverse'}")
 
 
 def run_matmul(args):

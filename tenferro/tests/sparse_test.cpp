@@ -321,3 +321,57 @@ TEST(SparseHessian, DenseCouplingGivesADenseHessian) {
 }
 
 }  // namespace
+
+namespace {
+
+// jacobian (tenferro/jacobian.hpp): the choice by predicted cost, and every mode equal to jacfwd.
+TEST(Jacobian, AutoChoosesByProductsAndEveryModeEqualsJacfwd) {
+  struct Case {
+    const char* name;
+    std::function<T(const T&)> f;
+    tf::Shape shape;
+    tf::JacobianMode expected;
+  };
+  const std::vector<Case> cases = {
+      // Elementwise: a diagonal Jacobian, one product by columns (forward would take 40).
+      {"elementwise", [](const T& a) { return tf::exp(a) * 2.0 + tf::sin(a); }, {40}, tf::JacobianMode::Columns},
+      // A 5-point stencil on 8 x 8: 5 colors against 64 products.
+      {"stencil", bratu, {8, 8}, tf::JacobianMode::Columns},
+      // Dense and square: forward (20 products) over reverse (20, weighing 1.5 each).
+      {"dense", [](const T& a) { return tf::exp(a) * tf::sum(a); }, {20}, tf::JacobianMode::Forward},
+      // Three dense outputs of 30 inputs: reverse.
+      {"wide", [](const T& a) { return tf::concatenate({tf::reshape(tf::sum(a * a), {1}), tf::reshape(tf::sum(tf::sin(a)), {1}),
+                                                         tf::reshape(tf::sum(tf::exp(a)), {1})}, std::int64_t{0}); },
+       {30}, tf::JacobianMode::Reverse},
+      // One dense row, the other rows one entry each: rows in 2 colors (3 forward products' cost).
+      {"dense row", [](const T& a) { return tf::concatenate({tf::reshape(tf::sum(a), {1}), tf::slice(a, {1}, {12}) * 2.0}, std::int64_t{0}); },
+       {12}, tf::JacobianMode::Rows},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, c.shape}, 43);
+    const tf::Tensor expected = tf::jacfwd(c.f)(x);
+    const auto auto_j = tf::jacobian(c.f);
+    const tf::JacobianChoice choice = auto_j.choice(x);
+    EXPECT_EQ(choice.mode, c.expected) << choice.explain;
+    EXPECT_NE(choice.explain.find(tf::jacobian_mode_name(c.expected)), std::string::npos) << choice.explain;
+    EXPECT_TRUE(tf::test::near(auto_j(x), expected, 1e-12));
+    for (tf::JacobianMode mode : {tf::JacobianMode::Forward, tf::JacobianMode::Reverse, tf::JacobianMode::Columns, tf::JacobianMode::Rows}) {
+      SCOPED_TRACE(tf::jacobian_mode_name(mode));
+      const auto fixed = tf::jacobian(c.f, {.mode = mode});
+      EXPECT_EQ(fixed.choice(x).mode, mode);
+      EXPECT_TRUE(tf::test::near(fixed(x), expected, 1e-12));
+    }
+  }
+}
+
+TEST(Jacobian, ComplexValuesTakeTheExtremes) {
+  const tf::Tensor z = tf::test::random_tensor({tf::DType::C128, {4}}, 47);
+  auto f = [](const T& a) { return a * a; };
+  const auto j = tf::jacobian(f);
+  EXPECT_TRUE(j.choice(z).mode == tf::JacobianMode::Forward || j.choice(z).mode == tf::JacobianMode::Reverse);
+  EXPECT_TRUE(tf::test::near(j(z), tf::jacfwd(f)(z), 1e-12));
+  EXPECT_THROW(tf::jacobian(f, {.mode = tf::JacobianMode::Columns})(z), tf::DTypeError);
+}
+
+}  // namespace

@@ -137,6 +137,7 @@ class SparseTransformed {
   }
   /// The same on a list of arguments.
   SparseMatrix call(const Tensors& args) const { return impl_(args); }
+  SparseAnalysis analysis_of(const Tensors& args) const { return impl_.analysis(args); }
   /// The analysis the call on these arguments uses (made on first use).
   template <class... A>
   SparseAnalysis analysis(const A&... args) const {

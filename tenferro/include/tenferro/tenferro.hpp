@@ -14,6 +14,7 @@
 #include "tenferro/einsum.hpp"
 #include "tenferro/index_expr.hpp"
 #include "tenferro/indexing.hpp"
+#include "tenferro/jacobian.hpp"
 #include "tenferro/linalg.hpp"
 #include "tenferro/random.hpp"
 #include "tenferro/semiring.hpp"

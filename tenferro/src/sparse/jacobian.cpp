@@ -1,0 +1,175 @@
+// jacobian (tenferro/jacobian.hpp): the choice between the extremes and the compressed modes.
+#include "tenferro/jacobian.hpp"
+
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "tenferro/program.hpp"
+
+namespace tenferro {
+
+const char* jacobian_mode_name(JacobianMode mode) {
+  switch (mode) {
+    case JacobianMode::Auto: return "auto";
+    case JacobianMode::Forward: return "forward";
+    case JacobianMode::Reverse: return "reverse";
+    case JacobianMode::Columns: return "columns";
+    case JacobianMode::Rows: return "rows";
+  }
+  return "?";
+}
+
+namespace detail {
+namespace {
+
+/// Compressed modes must save at least this share of the better extreme's products: they pay a
+/// read-back of every nonzero into the dense result.
+constexpr double kCompressedGain = 0.8;
+
+struct Signature {
+  std::vector<TensorType> types;
+  Tensors integers;  // the integer and bool arguments' values (empty tensors elsewhere)
+
+  static Signature of(const Tensors& args) {
+    Signature s{types_of(args), {}};
+    for (const Tensor& a : args) s.integers.push_back(is_inexact(a.dtype()) ? Tensor() : a.clone());
+    return s;
+  }
+  bool matches(const Tensors& args) const {
+    if (types != types_of(args)) return false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!is_inexact(args[i].dtype()) && std::memcmp(integers[i].raw_data(), args[i].raw_data(), args[i].nbytes()) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+struct Choice {
+  Signature signature;
+  JacobianChoice choice;
+  Shape shape;  // the Jacobian's: output... + argument...
+};
+
+}  // namespace
+
+class JacobianState {
+ public:
+  JacobianState(TracedFunction function, JacobianOptions opts)
+      : f(std::move(function)), options(opts), dense(f, {opts.argnum}) {}
+
+  const Choice& choice(const Tensors& args) {
+    {
+      std::lock_guard lock(mutex);
+      for (const Choice& c : choices) {
+        if (c.signature.matches(args)) return c;
+      }
+    }
+    Choice c = choose(args);
+    std::lock_guard lock(mutex);
+    choices.push_back(std::move(c));
+    return choices.back();
+  }
+
+  /// The sparse derivative of one compressed mode (made on first use).
+  const SparseTransformed& compressed(JacobianMode mode) {
+    std::lock_guard lock(mutex);
+    auto& slot = mode == JacobianMode::Columns ? by_columns : by_rows;
+    if (!slot) {
+      slot = std::make_unique<SparseTransformed>(
+          f, SparseOptions{.argnum = options.argnum, .mode = mode == JacobianMode::Columns ? SparseMode::Columns : SparseMode::Rows},
+          /*hessian=*/false);
+    }
+    return *slot;
+  }
+
+  TracedFunction f;
+  JacobianOptions options;
+  TransformedFunction dense;
+
+ private:
+  Choice choose(const Tensors& args) {
+    check_wrt("jacobian", args, options.argnum);
+    const GraphPtr g = trace_function(f, types_of(args));
+    check_single_output("jacobian", g);
+    const TensorType out = type_of(g->key(g->outputs()[0]));
+    const Tensor& x = args[options.argnum];
+    Choice c{Signature::of(args), {}, out.shape};
+    c.shape.insert(c.shape.end(), x.shape().begin(), x.shape().end());
+    JacobianChoice& j = c.choice;
+    j.columns = x.numel();
+    j.rows = out.numel();
+    const double forward = static_cast<double>(j.columns), reverse = kReverseCost * static_cast<double>(j.rows);
+    const bool real = !is_complex(x.dtype()) && !is_complex(out.dtype) && is_inexact(out.dtype);
+    // The compressed modes' products: the colorings of the structural pattern (real values only;
+    // sparse derivatives take no complex ones).
+    std::int64_t column_colors = -1, row_colors = -1;
+    if (real && (options.mode == JacobianMode::Auto || options.mode == JacobianMode::Columns || options.mode == JacobianMode::Rows)) {
+      if (options.mode != JacobianMode::Rows) column_colors = compressed(JacobianMode::Columns).analysis_of(args).colors;
+      if (options.mode != JacobianMode::Columns) row_colors = compressed(JacobianMode::Rows).analysis_of(args).colors;
+    }
+    if ((options.mode == JacobianMode::Columns || options.mode == JacobianMode::Rows) && !real) {
+      throw DTypeError(std::string("jacobian: mode ") + jacobian_mode_name(options.mode) + " takes real arguments and results; got " +
+                       x.type().to_string() + " -> " + out.to_string());
+    }
+    struct Candidate {
+      JacobianMode mode;
+      std::int64_t products;
+      double cost;
+    };
+    std::vector<Candidate> candidates = {{JacobianMode::Forward, j.columns, forward}, {JacobianMode::Reverse, j.rows, reverse}};
+    if (column_colors >= 0) candidates.push_back({JacobianMode::Columns, column_colors, static_cast<double>(column_colors)});
+    if (row_colors >= 0) candidates.push_back({JacobianMode::Rows, row_colors, kReverseCost * static_cast<double>(row_colors)});
+    const Candidate* pick = nullptr;
+    if (options.mode == JacobianMode::Auto) {
+      const Candidate& extreme = forward <= reverse ? candidates[0] : candidates[1];
+      pick = &extreme;
+      for (const Candidate& k : candidates) {
+        const bool compressed_mode = k.mode == JacobianMode::Columns || k.mode == JacobianMode::Rows;
+        if (compressed_mode && k.cost <= kCompressedGain * extreme.cost && k.cost < pick->cost) pick = &k;
+      }
+    } else {
+      for (const Candidate& k : candidates) {
+        if (k.mode == options.mode) pick = &k;
+      }
+    }
+    j.mode = pick->mode;
+    j.products = pick->products;
+    j.predicted_cost = pick->cost;
+    j.explain = std::string(jacobian_mode_name(j.mode)) + ": " + std::to_string(j.products) + " products (";
+    bool first = true;
+    for (const Candidate& k : candidates) {
+      if (k.mode == j.mode) continue;
+      j.explain += std::string(first ? "" : ", ") + jacobian_mode_name(k.mode) + " " + std::to_string(k.products);
+      first = false;
+    }
+    j.explain += ")";
+    return c;
+  }
+
+  std::mutex mutex;
+  std::deque<Choice> choices;  // stable addresses: choice() returns references
+  std::unique_ptr<SparseTransformed> by_columns, by_rows;
+};
+
+JacobianImpl::JacobianImpl(TracedFunction f, JacobianOptions options)
+    : state_(std::make_shared<JacobianState>(std::move(f), options)) {}
+
+JacobianChoice JacobianImpl::choice(const Tensors& args) const { return state_->choice(args).choice; }
+
+Tensor JacobianImpl::operator()(const Tensors& args) const {
+  const Choice& c = state_->choice(args);
+  switch (c.choice.mode) {
+    case JacobianMode::Forward: return state_->dense.jacfwd(args);
+    case JacobianMode::Reverse: return state_->dense.jacrev(args);
+    case JacobianMode::Columns:
+    case JacobianMode::Rows: return state_->compressed(c.choice.mode).call(args).to_dense().reshaped(c.shape);
+    case JacobianMode::Auto: break;
+  }
+  throw Error("jacobian: no mode was chosen");
+}
+
+}  // namespace detail
+}  // namespace tenferro
