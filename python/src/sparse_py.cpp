@@ -47,9 +47,44 @@ class PySparse {
   detail::SparseDerivative impl_;
 };
 
+/// jacobian(f, mode=...): call it on tensors or arrays.
+class PyJacobian {
+ public:
+  PyJacobian(py::function f, JacobianOptions options) : impl_(traced_function(std::move(f)), options) {}
+  Tensor call(const py::args& args) const { return impl_(tensors_of(args, "tenferro.jacobian")); }
+  JacobianChoice choice(const py::args& args) const { return impl_.choice(tensors_of(args, "tenferro.jacobian")); }
+
+ private:
+  detail::JacobianImpl impl_;
+};
+
+JacobianMode jacobian_mode_of(const std::string& mode) {
+  for (JacobianMode m : {JacobianMode::Auto, JacobianMode::Forward, JacobianMode::Reverse, JacobianMode::Columns, JacobianMode::Rows}) {
+    if (mode == jacobian_mode_name(m)) return m;
+  }
+  throw py::value_error("mode='" + mode + "'; expected 'auto', 'forward', 'reverse', 'columns' or 'rows'");
+}
+
 }  // namespace
 
 void bind_sparse(py::module_& m) {
+  py::class_<JacobianChoice>(m, "JacobianChoice", "What a jacobian call runs: the mode, its products and why.")
+      .def_property_readonly("mode", [](const JacobianChoice& c) { return jacobian_mode_name(c.mode); })
+      .def_readonly("products", &JacobianChoice::products)
+      .def_readonly("predicted_cost", &JacobianChoice::predicted_cost)
+      .def_readonly("explain", &JacobianChoice::explain)
+      .def("__str__", [](const JacobianChoice& c) { return c.explain; });
+  py::class_<PyJacobian>(m, "JacobianTransformed", "A Jacobian of a function in a chosen or automatic mode.")
+      .def("__call__", &PyJacobian::call)
+      .def("choice", &PyJacobian::choice, "The mode a call on these arguments runs, and why.");
+  m.def("jacobian",
+        [](py::function f, std::size_t argnum, const std::string& mode) {
+          return PyJacobian(std::move(f), JacobianOptions{.argnum = argnum, .mode = jacobian_mode_of(mode)});
+        },
+        py::arg("f"), py::arg("argnum") = 0, py::arg("mode") = "auto",
+        "The dense Jacobian of f's one output with respect to args[argnum] (shape output + argument, as jacfwd), by "
+        "mode 'forward', 'reverse', 'columns' or 'rows' (compressed by a coloring of the structural sparsity pattern), "
+        "or 'auto': the one with the fewest predicted products.");
   py::class_<SparsityPattern, std::shared_ptr<SparsityPattern>>(m, "SparsityPattern",
                                                                 "A sparsity pattern in CSR form (indptr, indices).")
       .def_property_readonly("shape", [](const SparsityPattern& p) { return py::make_tuple(p.rows, p.cols); })

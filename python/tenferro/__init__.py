@@ -35,6 +35,7 @@ from ._tenferro import (  # noqa: F401
     conv, avg_pool, max_pool, gather, scatter_add, scatter, scan, fori_loop, cond, switch, while_loop,
     fixed_point, root, MemoryMeter,
     sparse_jacobian, sparse_hessian, jacobian_sparsity, hessian_sparsity, SparseMatrix, SparsityPattern, SparseAnalysis,
+    jacobian, JacobianChoice, JacobianTransformed,
     add, sub, mul, div, pow, power, neg, eq, ne, lt, le, gt, ge, clamp, clip, astype, fmod, remainder, round, trunc,
     exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,

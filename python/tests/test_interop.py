@@ -612,6 +612,8 @@ CASES.update({
                              lambda x, m: m, mode="concrete")],
     "sparse_hessian": [Case(lambda x, a: tf.sparse_hessian(lambda x, a: tf.sum(a * x * x * x))(x, a).to_dense(), [T(V), T(W)],
                             lambda x, a: np.diag(6 * a * x), mode="concrete")],
+    "jacobian": [Case(lambda x, m: tf.jacobian(lambda x, m: tf.matmul(m, x))(x, m), [T(V), T(A)], lambda x, m: m,
+                      mode="concrete")],
     "jacobian_sparsity": [Case(lambda x: tf.jacobian_sparsity(lambda x: x * x, x).indices, [T(V)], lambda x: np.arange(x.size),
                                mode="concrete")],
     "hessian_sparsity": [Case(lambda x: tf.hessian_sparsity(lambda x: tf.sum(x * x * x), x).indptr, [T(V)],
@@ -722,7 +724,8 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 # Not functions of tensors: the error classes, the callable classes and the tree utilities (which
 # take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
-          "Jit", "Transformed", "Vmapped", "MemoryMeter", "SparseAnalysis", "SparseMatrix", "SparsityPattern", "Traced.shape",
+          "Jit", "Transformed", "Vmapped", "MemoryMeter", "SparseAnalysis", "SparseMatrix", "SparsityPattern", "JacobianChoice",
+          "JacobianTransformed", "Traced.shape",
           "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
           "tree_leaves", "tree_map", "tree_unflatten"}
 OPERATOR_DUNDERS = {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",

@@ -68,3 +68,17 @@ def test_patterns_and_errors():
         tf.sparse_jacobian(bratu, mode="diagonal")
     with pytest.raises(tf.DTypeError):
         tf.sparse_jacobian(lambda x: x * x)(np.ones(3, dtype=np.complex128))
+
+
+def test_jacobian_auto_picks_the_compressed_mode_for_a_stencil():
+    u = np.random.default_rng(3).normal(size=(8, 8))
+    j = tf.jacobian(bratu)
+    assert j.choice(u).mode == "columns"
+    assert 5 <= j.choice(u).products <= 8  # a row holds 5 entries; smallest-last order is a heuristic
+    assert "forward 64" in str(j.choice(u))
+    np.testing.assert_allclose(np.asarray(j(u)), np.asarray(tf.jacfwd(bratu)(u)), rtol=1e-12, atol=1e-12)
+    for mode in ("forward", "reverse", "columns", "rows"):
+        np.testing.assert_allclose(np.asarray(tf.jacobian(bratu, mode=mode)(u)), np.asarray(tf.jacfwd(bratu)(u)),
+                                   rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        tf.jacobian(bratu, mode="diagonal")
