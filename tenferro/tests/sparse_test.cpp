@@ -276,6 +276,24 @@ TEST(SparseJacobian, RefusesWhatItCannotDo) {
   EXPECT_THROW(tf::jacobian_sparsity([](const T& a) { return std::vector<T>{a, a}; }, {x}), tf::ShapeError);
 }
 
+TEST(SparseJacobian, EmptyArgumentsAndResults) {
+  // No argument elements: a 3 x 0 Jacobian, no products.
+  auto f = [](const T& a) { return tf::broadcast_to(tf::reshape(tf::sum(a), {1}), {3}) + 1.0; };
+  const tf::SparseMatrix none = tf::sparse_jacobian(f)(tf::Tensor::zeros({0}));
+  EXPECT_EQ(none.pattern->rows, 3);
+  EXPECT_EQ(none.pattern->cols, 0);
+  EXPECT_EQ(none.values.numel(), 0);
+  // No result elements: a 0 x 4 Jacobian.
+  auto g = [](const T& a) { return tf::slice(a, {1}, {1}) * 2.0; };
+  const tf::SparseMatrix empty = tf::sparse_jacobian(g)(tf::Tensor::ones({4}));
+  EXPECT_EQ(empty.pattern->rows, 0);
+  EXPECT_EQ(empty.pattern->cols, 4);
+  EXPECT_EQ(empty.pattern->nnz(), 0);
+  EXPECT_EQ(empty.to_dense().shape(), (tf::Shape{0, 4}));
+  // A sum over an empty axis depends on nothing.
+  EXPECT_EQ(tf::jacobian_sparsity([](const T& a) { return tf::sum(a, {1}); }, {tf::Tensor::ones({3, 0})})->print(), "\n\n\n");
+}
+
 /// A chained Rosenbrock objective: its Hessian is tridiagonal.
 T rosenbrock(const T& x) {
   const std::int64_t n = x.shape()[0];

@@ -79,6 +79,8 @@ class JacobianTransformed {
   JacobianChoice choice(const A&... args) const {
     return impl_.choice(Tensors{args...});
   }
+  /// The same on a list of arguments.
+  Tensor call(const Tensors& args) const { return impl_(args); }
 
  private:
   detail::JacobianImpl impl_;

@@ -498,6 +498,9 @@ class Checker {
     }
     expect_near("sparse_jacobian", m.to_dense().reshaped(jf.shape()), jf, 1e-12);
     ++report_.checks_run;
+    // The automatic mode (tenferro/jacobian.hpp), whichever it picks.
+    step_ = "jacobian(auto)";
+    expect_near("jacobian(auto)", jacobian(y_of).call(x), jf, 1e-12);
   }
 
   template <class L>
