@@ -160,6 +160,44 @@ TEST(SparsityPattern, ConstantIndicesMoveEntriesAndIndicesFromTheArgumentTakeAll
   EXPECT_EQ(tf::jacobian_sparsity(by_argument, {x})->print(), "xxxxx\nxxxxx\n");
 }
 
+TEST(SparsityPattern, AccumulationsCollectWhatLandsOnEachElement) {
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {4}}, 53);
+  const tf::Tensor idx = tf::Tensor::from(std::vector<std::int64_t>{0, 2, 0, 3}, {4});
+  // index_add: out[idx[k]] += x[k]^2; out[1] receives nothing.
+  auto by_index_add = [&idx](const T& a) { return tf::index_add(tf::full_like(a, 1.0), tf::constant(a, idx), a * a, 0); };
+  EXPECT_EQ(tf::jacobian_sparsity(by_index_add, {x})->print(), "x.x.\n....\n.x..\n...x\n");
+  // scatter_add of rows (windows of one element here) onto a base that depends on x too.
+  auto by_scatter = [&idx](const T& a) {
+    const T rows = tf::reshape(tf::constant(a, idx), {4, 1});
+    return tf::scatter_add(tf::reverse(a, {0}), rows, tf::sin(a), {{}, {0}, {0}, 1});
+  };
+  const auto p = tf::jacobian_sparsity(by_scatter, {x});
+  EXPECT_EQ(p->print(), "x.xx\n..x.\n.x..\nx..x\n");  // out[o] = x[3 - o] + sum of sin(x[k]) with idx[k] = o
+  EXPECT_TRUE(covers(*p, tf::jacfwd(by_scatter)(x)));
+  EXPECT_TRUE(equal_to_dense(tf::sparse_jacobian(by_scatter)(x), tf::jacfwd(by_scatter)(x), 1e-12));
+}
+
+TEST(SparseHessian, AnEnergyAssembledByGathersKeepsItsSparsity) {
+  // E(x) = sum over the edges (i, j) of a path, listed out of order, of (x_i - x_j)^4, plus
+  // sum(exp(x)). The gradient scatter-adds the edge terms back (index_add, take's transpose), so
+  // the Hessian's pattern is the path's: tridiagonal, not dense.
+  const std::int64_t n = 9;
+  std::vector<std::int64_t> from, to;
+  for (std::int64_t k : {5, 0, 7, 2, 4, 1, 6, 3}) {
+    from.push_back(k);
+    to.push_back(k + 1);
+  }
+  const tf::Tensor i = tf::Tensor::from(from, {8}), j = tf::Tensor::from(to, {8});
+  auto energy = [&](const T& x) {
+    const T d = tf::take(x, tf::constant(x, i), 0) - tf::take(x, tf::constant(x, j), 0);
+    return tf::sum(d * d * d * d) + tf::sum(tf::exp(x));
+  };
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {n}}, 59);
+  const tf::SparseMatrix h = tf::sparse_hessian(energy)(x);
+  EXPECT_EQ(h.pattern->nnz(), 3 * n - 2);
+  EXPECT_TRUE(equal_to_dense(h, tf::hessian(energy)(x), 1e-10));
+}
+
 TEST(SparsityPattern, CoversTheNonzerosOfDenseJacobians) {
   const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {4, 3}}, 11);
   const tf::Tensor w = tf::test::random_tensor({tf::DType::F64, {3, 3}}, 12);

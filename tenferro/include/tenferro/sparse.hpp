@@ -13,8 +13,9 @@
 // (tenferro/ops/op_def.hpp): elementwise ops take the union of their operands' element, layout
 // and indexing ops (slice, pad, gather, take, dynamic slices, ...) move sets as they move
 // elements (detection runs their kernels on element labels), reductions and contractions take the
-// union over what they sum, and any other op (control flow, linear algebra, ops registered
-// without a rule) makes each result element depend on everything its operands depend on. The
+// union over what they sum, scatter-add and index_add collect the updates that land on each
+// element, and any other op (control flow, linear algebra, ops registered without a rule) makes
+// each result element depend on everything its operands depend on. The
 // pattern is structural: it holds the entries that can be nonzero for any value of x, so a
 // superset of the nonzeros at any one point, and it is exact for the entries an op never touches.
 // Integer values (gather's indices, dynamic slices' starts) are taken at their values when they

@@ -565,6 +565,10 @@ const OpDef& def_Scatter() {
                          return ops::scatter(t[0], t[1], t[2], a.get<ScatterDims>()).out;
                        }),
                        .kernel = single_result(eval_scatter), .jvp = jvp_scatter, .transpose = transpose_scatter,
+                       .dependence = Dependence::Accumulates,
+                       .landing = [](const StdTensorOp& op, std::span<const TensorType> t) {
+                         return gather_for(op.attrs.get<ScatterDims>(), t[0], t[1], t[2]);
+                       },
                        .batch = batch_scatter};
   return d;
 }

@@ -291,6 +291,11 @@ Tangents transpose_take(const StdTensorOp& op, const TransposeArgs& a) {
           std::nullopt};
 }
 
+/// The take whose transpose index_add is: for each update element, the base element it adds into.
+StdTensorOp index_add_landing(const StdTensorOp& op, std::span<const TensorType> t) {
+  return ops::take(t[0], t[1], op.attrs.get<AxisAttrs>().axis);
+}
+
 Tangents transpose_index_add(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(1)) not_linear(op, "the index operand carries no cotangent");
   Emit e(a.b);
@@ -298,8 +303,8 @@ Tangents transpose_index_add(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0)) result[0] = a.ct();
   if (a.role.is_active(2)) {
     const PV ct = Emit::local(a.ct());
-    result[2] = e.linear(ops::take(e.type(ct), e.type(a.x[1]), op.attrs.get<AxisAttrs>().axis), {ct, a.x[1]},
-                         {true, false});
+    const TensorType types[] = {e.type(ct), e.type(a.x[1]), e.type(a.x[2])};
+    result[2] = e.linear(index_add_landing(op, types), {ct, a.x[1]}, {true, false});
   }
   return result;
 }
@@ -384,7 +389,8 @@ const OpDef& def_IndexAdd() {
                          return ops::index_add(t[0], t[1], t[2], a.get<AxisAttrs>().axis).out;
                        }),
                        .kernel = single_result(eval_index_add), .jvp = jvp_linear_data,
-                       .transpose = transpose_index_add, .batch = batch_index_add};
+                       .transpose = transpose_index_add, .dependence = Dependence::Accumulates,
+                       .landing = index_add_landing, .batch = batch_index_add};
   return d;
 }
 static std::vector<BatchedValue> batch_cumsum(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {

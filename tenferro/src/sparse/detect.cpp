@@ -117,6 +117,7 @@ class Detector {
         case Dependence::Moves: sets = moves(op, in, from, s); break;
         case Dependence::Reduces: sets = reduces(op, in, from); break;
         case Dependence::Contracts: sets = contracts(op, in, from); break;
+        case Dependence::Accumulates: sets = accumulates(op, in, from); break;
         case Dependence::Derived:
         case Dependence::All: break;
       }
@@ -280,6 +281,58 @@ class Detector {
           b.end_element(!l || !r);
         }
       }
+    }
+    return std::make_shared<ElementSets>(b.finish());
+  }
+
+  /// Operands (base, indices, updates): the landing gather (OpDef::landing) run on labels of the
+  /// base's elements names, for each update element, the result element it lands on; each result
+  /// element gets its base element's set and those of the updates landing on it.
+  std::optional<SetsPtr> accumulates(const StdTensorOp& op, std::span<const Dep> in, const std::vector<std::size_t>& from) const {
+    if (!op.def->landing || in.size() != 3 || !in[1].known || is_inexact(in[1].type.dtype)) return std::nullopt;
+    const bool base = std::find(from.begin(), from.end(), 0) != from.end();
+    const bool updates = std::find(from.begin(), from.end(), 2) != from.end();
+    const std::int64_t n = op.out.numel();
+    if (in[0].type.numel() != n) return std::nullopt;
+    std::vector<std::int64_t> target;  // per update element: its result element, or -1
+    if (updates) {
+      const TensorType types[] = {{DType::F64, in[0].type.shape}, in[1].type, {DType::F64, in[2].type.shape}};
+      Tensor labels = Tensor::uninitialized(types[0]);
+      double* p = labels.data<double>();
+      for (std::int64_t e = 0; e < n; ++e) p[e] = static_cast<double>(e + 1);
+      std::vector<Tensor> landed(1);
+      try {
+        const StdTensorOp gather = op.def->landing(op, types);
+        const Tensor* args[] = {&labels, &*in[1].known};
+        ExecContext ctx;
+        gather.eval(ctx, args, landed);
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+      if (landed[0].dtype() != DType::F64 || landed[0].numel() != in[2].type.numel()) return std::nullopt;
+      const double* q = landed[0].data<double>();
+      target.resize(static_cast<std::size_t>(landed[0].numel()));
+      for (std::size_t u = 0; u < target.size(); ++u) target[u] = static_cast<std::int64_t>(q[u]) - 1;
+    }
+    // The update elements landing on each result element, by counting.
+    std::vector<std::int64_t> first(static_cast<std::size_t>(n) + 1, 0);
+    for (const std::int64_t t : target) {
+      if (t >= 0 && t < n) ++first[static_cast<std::size_t>(t) + 1];
+    }
+    for (std::size_t o = 0; o < static_cast<std::size_t>(n); ++o) first[o + 1] += first[o];
+    std::vector<std::int64_t> landing(static_cast<std::size_t>(first.back()));
+    std::vector<std::int64_t> pos(first.begin(), first.end() - 1);
+    for (std::size_t u = 0; u < target.size(); ++u) {
+      const std::int64_t t = target[u];
+      if (t >= 0 && t < n) landing[static_cast<std::size_t>(pos[static_cast<std::size_t>(t)]++)] = static_cast<std::int64_t>(u);
+    }
+    ElementSets::Builder b = builder(op, n);
+    for (std::int64_t o = 0; o < n; ++o) {
+      if (base) b.add((*in[0].sets)[o]);
+      for (auto k = first[static_cast<std::size_t>(o)]; k < first[static_cast<std::size_t>(o) + 1]; ++k) {
+        b.add((*in[2].sets)[landing[static_cast<std::size_t>(k)]]);
+      }
+      b.end_element();
     }
     return std::make_shared<ElementSets>(b.finish());
   }

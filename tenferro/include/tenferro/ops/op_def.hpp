@@ -180,6 +180,9 @@ enum class Dependence : std::uint8_t {
                 ///< operands (indices, starts) at their values where those are known
   Reduces,      ///< attrs ReduceAxes: result element on the elements of its reduced fiber
   Contracts,    ///< attrs DotDims: result (b, i, j) on lhs (b, i, :) and rhs (b, :, j)
+  Accumulates,  ///< operands (base, indices, updates): each result element on its base element
+                ///< and on the update elements that land on it (scatter-add, index_add), read
+                ///< from OpDef::landing run on labels, with the indices at their values
 };
 
 struct OpDef {
@@ -222,6 +225,10 @@ struct OpDef {
 
   /// How result elements depend on operand elements (Dependence), for sparsity detection.
   Dependence dependence = Dependence::Derived;
+  /// Ops of Dependence::Accumulates: for an application `op` on operands of these types (base,
+  /// indices, updates), the op that reads, from a value of the base's type and the indices, for
+  /// each update element the result element it lands on: the gather whose transpose the op is.
+  std::function<StdTensorOp(const StdTensorOp& op, std::span<const TensorType> operands)> landing = {};
   /// Last, so that any definition can end with it. How vmap batches the op (BatchRule;
   /// src/ir/batching.hpp). Ops without one are batched by a loop over the batch elements
   /// (correct for any op, slower; tenferro/vmap.hpp); elementwise ops get the leading-axis rule.
