@@ -198,6 +198,27 @@ TEST(SparseHessian, AnEnergyAssembledByGathersKeepsItsSparsity) {
   EXPECT_TRUE(equal_to_dense(h, tf::hessian(energy)(x), 1e-10));
 }
 
+TEST(SparsityPattern, CheckpointsAndBranchesAreSeenThrough) {
+  // A checkpoint is a one-branch cond: its pattern is its function's.
+  const std::int64_t n = 6;
+  const tf::Tensor u = tf::test::random_tensor({tf::DType::F64, {n, n}}, 61);
+  auto checkpointed = [](const T& v) { return tf::checkpoint([](const T& w) { return bratu(w); })(v) * 2.0; };
+  EXPECT_EQ(rows_of(*tf::jacobian_sparsity(checkpointed, {u})), stencil(n));
+  EXPECT_TRUE(equal_to_dense(tf::sparse_jacobian(checkpointed)(u), tf::jacfwd(checkpointed)(u), 1e-12));
+  // A cond on a value of x: either branch may run, so the union of both patterns.
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {4}}, 67);
+  auto branchy = [](const T& a) {
+    return tf::cond(tf::gt(tf::sum(a), tf::full_like(tf::sum(a), 0.0)),
+                    [](const tf::TracedList& b) { return tf::TracedList{b[0] * b[0]}; },
+                    [](const tf::TracedList& b) { return tf::TracedList{tf::reverse(b[0], {0}) * 3.0}; }, tf::TracedList{a})
+        .at(0);
+  };
+  const auto p = tf::jacobian_sparsity(branchy, {x});
+  EXPECT_EQ(p->print(), "x..x\n.xx.\n.xx.\nx..x\n");
+  EXPECT_TRUE(covers(*p, tf::jacfwd(branchy)(x)));
+  EXPECT_TRUE(equal_to_dense(tf::sparse_jacobian(branchy)(x), tf::jacfwd(branchy)(x), 1e-12));
+}
+
 TEST(SparsityPattern, CoversTheNonzerosOfDenseJacobians) {
   const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {4, 3}}, 11);
   const tf::Tensor w = tf::test::random_tensor({tf::DType::F64, {3, 3}}, 12);

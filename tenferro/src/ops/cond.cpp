@@ -260,6 +260,7 @@ const OpDef& def_Cond() {
         for (const Body& b : op.attrs.get<CondAttrs>().branches) graphs.push_back(b.region.graph());
         return graphs;
       },
+      .dependence = Dependence::Branches,
       .batch = batch_cond};
   return d;
 }

@@ -118,6 +118,7 @@ class Detector {
         case Dependence::Reduces: sets = reduces(op, in, from); break;
         case Dependence::Contracts: sets = contracts(op, in, from); break;
         case Dependence::Accumulates: sets = accumulates(op, in, from); break;
+        case Dependence::Branches: sets = branches(op, in, s); break;
         case Dependence::Derived:
         case Dependence::All: break;
       }
@@ -332,6 +333,36 @@ class Detector {
       for (auto k = first[static_cast<std::size_t>(o)]; k < first[static_cast<std::size_t>(o) + 1]; ++k) {
         b.add((*in[2].sets)[landing[static_cast<std::size_t>(k)]]);
       }
+      b.end_element();
+    }
+    return std::make_shared<ElementSets>(b.finish());
+  }
+
+  /// Operands (index, operands...): result `slot` of each branch, detected by replaying the
+  /// branch's region on the operands, united over the branches (any of them may run).
+  std::optional<SetsPtr> branches(const StdTensorOp& op, std::span<const Dep> in, std::size_t slot) const {
+    if (!op.def->regions || in.empty()) return std::nullopt;
+    const std::span<const Dep> operands = in.subspan(1);
+    std::vector<SetsPtr> found;
+    for (const auto& region : op.def->regions(op)) {
+      if (region->inputs().size() != operands.size() || region->outputs().size() != op.output_count()) return std::nullopt;
+      std::vector<Dep> results;
+      try {
+        results = computegraph::replay(*region, operands,
+                                       [this](const StdTensorOp& inner, const computegraph::OperationRole&, std::span<const Dep> args) {
+                                         return record(inner, args);
+                                       });
+      } catch (const computegraph::GraphError&) {
+        return std::nullopt;  // a region that reads values outside itself: everything
+      }
+      if (results[slot].sets) found.push_back(results[slot].sets);
+    }
+    if (found.empty()) return SetsPtr{};
+    if (found.size() == 1 || std::all_of(found.begin(), found.end(), [&](const SetsPtr& f) { return f == found[0]; })) return found[0];
+    const std::int64_t n = op.output_type(slot).numel();
+    ElementSets::Builder b = builder(op, n);
+    for (std::int64_t e = 0; e < n; ++e) {
+      for (const SetsPtr& f : found) b.add((*f)[f->numel() == 1 ? 0 : e]);
       b.end_element();
     }
     return std::make_shared<ElementSets>(b.finish());

@@ -183,6 +183,9 @@ enum class Dependence : std::uint8_t {
   Accumulates,  ///< operands (base, indices, updates): each result element on its base element
                 ///< and on the update elements that land on it (scatter-add, index_add), read
                 ///< from OpDef::landing run on labels, with the indices at their values
+  Branches,     ///< operands (index, operands...) and one region per branch taking the operands
+                ///< (cond, checkpoint): result i on what result i of any branch depends on,
+                ///< found by detecting through each branch
 };
 
 struct OpDef {
