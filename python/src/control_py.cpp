@@ -61,10 +61,10 @@ struct Given {
   }
 };
 
-/// The Values of each of `given`, coerced together (one Operands for the call of `fn`).
+/// The Values of each of `given`, coerced together by `ops` (the one Operands of the call, whose
+/// result() then hands the call's results back as its mode wants).
 template <std::size_t N>
-std::array<Values, N> operands_of(const char* fn, const std::array<Given, N>& given) {
-  Operands ops(std::string("tenferro.") + fn);
+std::array<Values, N> operands_of(Operands& ops, const std::array<Given, N>& given) {
   for (const auto& g : given) g.add_to(ops);
   std::array<Values, N> out;
   for (std::size_t i = 0; i < N; ++i) out[i] = given[i].get(ops);
@@ -94,12 +94,13 @@ template <class Options, class Solve>
 auto implicit_solver(Solve solve, const char* who, const char* result) {
   return [solve, who, result](py::function f, const py::object& x0, const py::object& params, double tol,
                               std::int64_t max_iter, std::int64_t derivative_steps) {
-    const auto given = operands_of<2>(who, {Given{x0}, Given{params}});
+    Operands ops(std::string("tenferro.") + who);
+    const auto given = operands_of<2>(ops, {Given{x0}, Given{params}});
     const Values &x = given[0], &p = given[1];
     auto fn = [&](const TracedList& v, const TracedList& q) {
       return results_like(f(to_python(v, x.single), to_python(q, p.single)), x, who, result);
     };
-    return to_python(solve(fn, x.list, p.list, Options{tol, max_iter, derivative_steps}), x.single);
+    return ops.result(to_python(solve(fn, x.list, p.list, Options{tol, max_iter, derivative_steps}), x.single));
   };
 }
 
@@ -108,7 +109,8 @@ auto implicit_solver(Solve solve, const char* who, const char* result) {
 void bind_control(py::module_& m) {
   m.def("scan", [](py::function f, const py::object& init, const py::object& xs, std::optional<std::int64_t> length,
                    bool reverse, std::int64_t checkpoint_every, std::int64_t checkpoint_snapshots) {
-    const auto given = operands_of<2>("scan", {Given{init}, Given{xs}});
+    Operands ops(std::string("tenferro.scan"));
+    const auto given = operands_of<2>(ops, {Given{init}, Given{xs}});
     const Values &carry0 = given[0], &x0 = given[1];
     bool ys_single = false;
     auto body = [&](const TracedList& c, const TracedList& x) {
@@ -123,45 +125,50 @@ void bind_control(py::module_& m) {
       return std::pair{next, ys.list};
     };
     auto [carry, ys] = scan(body, carry0.list, x0.list, ScanOptions{length, reverse, checkpoint_every, checkpoint_snapshots});
-    return py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single));
+    return ops.result(py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single)));
   }, py::arg("f"), py::arg("init"), py::arg("xs") = py::none(), py::arg("length") = py::none(),
      py::arg("reverse") = false, py::arg("checkpoint_every") = 0, py::arg("checkpoint_snapshots") = 0,
      "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan); checkpoint_every=k "
      "runs the steps in checkpointed blocks of k (reverse mode keeps every k-th carry); checkpoint_snapshots=s nests "
      "blocks so that reverse mode keeps about s carries.");
   m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
-    const Values c0 = operands_of<1>("fori_loop", {Given{init}})[0];
+    Operands ops(std::string("tenferro.fori_loop"));
+    const Values c0 = operands_of<1>(ops, {Given{init}})[0];
     auto step = [&](const Traced& i, const TracedList& c) {
       return results_like(body(py::cast(i), to_python(c, c0.single)), c0, "fori_loop", "the returned carry");
     };
-    return to_python(fori_loop(lower, upper, step, c0.list), c0.single);
+    return ops.result(to_python(fori_loop(lower, upper, step, c0.list), c0.single));
   }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"));
   auto branch = [](py::function fn) -> Branch {
     return [fn = std::move(fn)](const TracedList& o) { return traced_results(fn(*py::tuple(to_python(o, false)))); };
   };
   m.def("cond", [branch](const py::object& pred, py::function on_true, py::function on_false, const py::args& operands) {
-    const auto given = operands_of<2>("cond", {Given{pred, Slot::Pred, false}, Given{operands}});
+    Operands ops(std::string("tenferro.cond"));
+    const auto given = operands_of<2>(ops, {Given{pred, Slot::Pred, false}, Given{operands}});
     const TracedList r = cond(given[0].list.at(0), branch(on_true), branch(on_false), given[1].list);
-    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+    return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"),
      "true_fun(*operands) if pred else false_fun(*operands); only the chosen branch runs (jax.lax.cond).");
   m.def("switch", [branch](const py::object& index, const std::vector<py::function>& branches, const py::args& operands) {
-    const auto given = operands_of<2>("switch", {Given{index, Slot::Index, false}, Given{operands}});
+    Operands ops(std::string("tenferro.switch"));
+    const auto given = operands_of<2>(ops, {Given{index, Slot::Index, false}, Given{operands}});
     const Values& o = given[1];
     std::vector<Branch> bs;
     for (const auto& b : branches) bs.push_back(branch(b));
     const TracedList r = switch_case(given[0].list.at(0), bs, o.list);
-    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+    return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("index"), py::arg("branches"), "branches[clamp(index)](*operands) (jax.lax.switch).");
   m.def("_checkpoint_call", [branch](py::function f, const py::args& operands) {
-    const Values o = operands_of<1>("checkpoint", {Given{operands}})[0];
+    Operands ops(std::string("tenferro.checkpoint"));
+    const Values o = operands_of<1>(ops, {Given{operands}})[0];
     const TracedList r = checkpoint(branch(f), o.list);
-    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+    return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("f"), "f(*operands) as a checkpoint (tenferro.checkpoint).");
   m.def("_rematerialize_call", [branch](py::function f, std::size_t memory_limit, const py::args& operands) {
-    const Values o = operands_of<1>("rematerialize", {Given{operands}})[0];
+    Operands ops(std::string("tenferro.rematerialize"));
+    const Values o = operands_of<1>(ops, {Given{operands}})[0];
     const TracedList r = rematerialize(branch(f), o.list, RematOptions{memory_limit});
-    return r.size() == 1 ? py::cast(r[0]) : to_python(r, false);
+    return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("f"), py::arg("memory_limit"), "f(*operands) cut into checkpoints to a memory limit (tenferro.rematerialize).");
   py::class_<MemoryMeter>(m, "MemoryMeter", "The peak of tensor storage in use since it was made or reset, above the "
                                             "storage in use then (process-wide).")
@@ -170,12 +177,13 @@ void bind_control(py::module_& m) {
       .def_property_readonly("peak_bytes", &MemoryMeter::peak_bytes);
   m.def("while_loop", [](py::function cond_fn, py::function body, const py::object& init,
                          std::optional<std::int64_t> max_trips) {
-    const Values c0 = operands_of<1>("while_loop", {Given{init}})[0];
+    Operands ops(std::string("tenferro.while_loop"));
+    const Values c0 = operands_of<1>(ops, {Given{init}})[0];
     auto c = [&](const TracedList& v) { return cond_fn(to_python(v, c0.single)).cast<Traced>(); };
     auto b = [&](const TracedList& v) {
       return results_like(body(to_python(v, c0.single)), c0, "while_loop", "the returned carry");
     };
-    return to_python(while_loop(c, b, c0.list, WhileOptions{max_trips}), c0.single);
+    return ops.result(to_python(while_loop(c, b, c0.list, WhileOptions{max_trips}), c0.single));
   }, py::arg("cond_fun"), py::arg("body_fun"), py::arg("init_val"), py::arg("max_trips") = py::none(),
      "Runs body_fun while cond_fun holds; reverse-mode derivatives need max_trips.");
   m.def("fixed_point", implicit_solver<FixedPointOptions>(&fixed_point, "fixed_point", "f's result"), py::arg("f"),

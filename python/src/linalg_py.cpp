@@ -41,9 +41,9 @@ void bind_linalg(py::module_& m) {
                            std::all_of(idx.begin(), idx.end(), [](const py::handle& i) {
                              return PyLong_Check(i.ptr()) && !PyBool_Check(i.ptr());
                            });
-    if (positions) return take(ops.get(x), idx.cast<Axes>(), axis);
+    if (positions) return ops.result(py::cast(take(ops.get(x), idx.cast<Axes>(), axis)));
     ops.add(idx, Slot::Index);
-    return take(ops.get(x), ops.get(idx, Slot::Index), axis);
+    return ops.result(py::cast(take(ops.get(x), ops.get(idx, Slot::Index), axis)));
   }, py::arg("x"), py::arg("indices"), py::arg("axis"));
   m.def("index_add", lift("index_add", &index_add, "viv"), py::arg("base"), py::arg("indices"), py::arg("updates"),
         py::arg("axis"));

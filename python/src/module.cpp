@@ -8,6 +8,22 @@
 namespace tenferro::python {
 
 namespace {
+/// A C++ message as Python users read it: the C++ spellings of options the library's messages
+/// give become the keyword arguments of the Python functions.
+std::string python_spelling(std::string message) {
+  static const std::pair<const char*, const char*> spellings[] = {
+      {"WhileOptions{.max_trips = n}", "max_trips=n (tenferro.while_loop(cond_fun, body_fun, init_val, max_trips=n))"},
+      {"BackwardOptions{.retain_graph = true}", "retain_graph=True"},
+  };
+  for (const auto& [cpp, py] : spellings) {
+    for (std::size_t at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at)) {
+      message.replace(at, std::strlen(cpp), py);
+      at += std::strlen(py);
+    }
+  }
+  return message;
+}
+
 Tensor concrete_einsum(const std::string& subscripts, const py::args& operands) {
   Tensors xs;
   for (const auto& x : operands) xs.push_back(to_tensor(x, "tenferro.einsum"));
@@ -31,19 +47,20 @@ PYBIND11_MODULE(_tenferro, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const tenferro::ShapeError& e) {
-      shape_error(e.what());
+      shape_error(tp::python_spelling(e.what()).c_str());
     } catch (const tenferro::DTypeError& e) {
-      dtype_error(e.what());
+      dtype_error(tp::python_spelling(e.what()).c_str());
     } catch (const tenferro::ValueError& e) {
-      value_error(e.what());
+      value_error(tp::python_spelling(e.what()).c_str());
     } catch (const tenferro::ADRuleError& e) {
-      ad_error(e.what());
+      ad_error(tp::python_spelling(e.what()).c_str());
     } catch (const tenferro::Error& e) {
-      error(e.what());
+      error(tp::python_spelling(e.what()).c_str());
     }
   });
   tp::bind_tensor(m);
   tp::bind_traced(m);
+  tp::bind_eager(m);
   tp::bind_transforms(m);
   tp::bind_linalg(m);
   tp::bind_random(m);

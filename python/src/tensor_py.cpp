@@ -75,9 +75,11 @@ std::string unshareable_reason(const py::array& a) {
 Tensor share_array(const py::array& a) {
   Shape shape(a.shape(), a.shape() + a.ndim());
   // The Tensor holds a reference to the array; dropping it takes the GIL (the last copy of the
-  // Tensor may die where the GIL is not held).
+  // Tensor may die where the GIL is not held). After the interpreter has finalized (a thread's
+  // eager trace is destroyed at process exit) the reference is left: no GIL can be taken then.
   auto* ref = new py::object(a);
   std::shared_ptr<void> owner(ref, [](void* p) {
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
     py::gil_scoped_acquire gil;
     delete static_cast<py::object*>(p);
   });
@@ -189,8 +191,20 @@ Tensor tensor_from_array(const py::array& a, const std::string& who) {
                        "; expected float32, float64, complex64, complex128, an integer or bool");
 }
 
+std::optional<DType> operand_dtype(const py::handle& x) {
+  if (py::isinstance<Tensor>(x)) return x.cast<const Tensor&>().dtype();
+  if (py::isinstance<EagerTensor>(x)) return x.cast<const EagerTensor&>().dtype();
+  if (!py::isinstance<py::array>(x)) return std::nullopt;
+  const py::dtype dt = py::reinterpret_borrow<py::array>(x).dtype();
+  if (const auto d = shareable_dtype(py::reinterpret_borrow<py::array>(x))) return d;
+  if (dt.kind() == 'i' || dt.kind() == 'u') return DType::I64;
+  if (dt.kind() == 'b') return DType::Bool;
+  return std::nullopt;
+}
+
 Tensor to_tensor(const py::handle& x, const std::string& who) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
+  if (py::isinstance<EagerTensor>(x)) return x.cast<const EagerTensor&>().value();
   if (py::isinstance<Traced>(x)) {
     throw_tracer_conversion(who + ": a Traced value (" + x.cast<const Traced&>().type().to_string() +
                             ") where a concrete tensor is needed: its value is not known while tracing, since it "

@@ -45,6 +45,25 @@ std::string type_name(const py::handle& x) {
       "(tf.stop_gradient does not make a value concrete, it only cuts its derivative)");
 }
 
+/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
+/// ValueError naming `fn` otherwise.
+Semiring semiring_named(const std::string& name, const std::string& fn) {
+  for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxTimes, Semiring::Standard}) {
+    if (name == semiring_name(s)) return s;
+  }
+  throw py::value_error(fn + ": unknown semiring '" + name + "'; expected \"max_plus\", \"min_plus\" or \"max_times\"");
+}
+
+/// An i64 scalar tensor of the Python int `x`; ValueError naming `fn` if it does not fit.
+Tensor i64_scalar(const py::handle& x, const std::string& fn) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
+  if (overflow != 0) throw py::value_error(fn + ": the integer " + std::string(py::str(x)) + " does not fit i64");
+  return Tensor::from(std::vector<std::int64_t>{static_cast<std::int64_t>(v)}, Shape{});
+}
+
+}  // namespace
+
 /// One item of x[...]: an int, a slice, Ellipsis, None (new axis), a Traced or an array of
 /// integer indices (a constant of the trace).
 IndexItem index_item(const Traced& x, const py::handle& k) {
@@ -74,25 +93,6 @@ DType dtype_named(const std::string& name, const std::string& fn) {
   throw py::value_error(fn + ": unknown dtype '" + name + "'; expected f32, f64, c64, c128, i64 or bool");
 }
 
-/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
-/// ValueError naming `fn` otherwise.
-Semiring semiring_named(const std::string& name, const std::string& fn) {
-  for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxTimes, Semiring::Standard}) {
-    if (name == semiring_name(s)) return s;
-  }
-  throw py::value_error(fn + ": unknown semiring '" + name + "'; expected \"max_plus\", \"min_plus\" or \"max_times\"");
-}
-
-/// An i64 scalar tensor of the Python int `x`; ValueError naming `fn` if it does not fit.
-Tensor i64_scalar(const py::handle& x, const std::string& fn) {
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
-  if (overflow != 0) throw py::value_error(fn + ": the integer " + std::string(py::str(x)) + " does not fit i64");
-  return Tensor::from(std::vector<std::int64_t>{static_cast<std::int64_t>(v)}, Shape{});
-}
-
-}  // namespace
-
 std::vector<std::int64_t> axes_of(const py::object& axis, std::size_t rank) {
   std::vector<std::int64_t> axes;
   if (axis.is_none()) {
@@ -115,8 +115,12 @@ py::handle tracer_conversion_error() { return tracer_conversion_class; }
 void Operands::add(const py::handle& x, Slot slot) {
   if (py::isinstance<Traced>(x)) {
     const auto& t = x.cast<const Traced&>();
-    if (!like_) like_ = t;
+    if (!traced_) like_ = t;
+    traced_ = true;
     if (slot == Slot::Value && !value_dtype_) value_dtype_ = t.dtype();
+  } else {
+    eager_ = eager_ || py::isinstance<EagerTensor>(x);
+    if (slot == Slot::Value && !concrete_dtype_) concrete_dtype_ = operand_dtype(x);
   }
   seen_.push_back(type_name(x));
 }
@@ -131,42 +135,63 @@ void Operands::add_list(const py::handle& xs, Slot slot) {
 
 const Traced& Operands::like() const {
   if (!like_) {
-    std::string got;
-    for (const auto& s : seen_) got += (got.empty() ? "" : ", ") + s;
-    throw py::type_error(fn_ + ": no operand is a Traced value (got " + (got.empty() ? "none" : got) + "); " + fn_ +
-                         " records an operation on the traced arguments of a function under a transform "
-                         "(tf.jit, tf.grad, ...) and does not compute on concrete values: call it on a value "
-                         "derived from such an argument, or use NumPy for concrete arrays");
+    // Runs now: any value of the calling thread's eager trace receives the constants.
+    like_ = static_cast<Traced>(EagerTensor(Tensor::scalar(0.0)));
   }
   return *like_;
 }
 
 Traced Operands::get(const py::handle& x, Slot slot) const {
   if (py::isinstance<Traced>(x)) return x.cast<Traced>();
-  const Traced& t = like();
+  if (py::isinstance<EagerTensor>(x)) {
+    const auto& e = x.cast<const EagerTensor&>();
+    // Inside a trace an eager tensor without history to keep is a constant; one that requires
+    // grad cannot join: its gradient would be lost.
+    if (!traced_) return static_cast<Traced>(e);
+    if (e.requires_grad()) {
+      throw ValueError(fn_ + ": an EagerTensor that requires grad (" + e.type().to_string() +
+                       ") beside a Traced value: inside a transformed function its gradient would be lost. Pass "
+                       "it as an argument of the transformed function, or its detach() to use it as a constant");
+    }
+    return constant(like(), e.value());
+  }
   const bool is_bool = PyBool_Check(x.ptr()), is_int = PyLong_Check(x.ptr()) && !is_bool;
   const bool is_float = PyFloat_Check(x.ptr()), is_cplx = PyComplex_Check(x.ptr());
-  if (!is_bool && !is_int && !is_float && !is_cplx) return constant(t, to_tensor(x, fn_));
-  // A Python scalar: a 0-d constant typed by the slot (module.hpp, Slot).
+  if (!is_bool && !is_int && !is_float && !is_cplx) {
+    Tensor v = to_tensor(x, fn_);
+    if (traced_) return constant(like(), std::move(v));
+    return static_cast<Traced>(EagerTensor(std::move(v)));
+  }
+  // A Python scalar: a 0-d tensor typed by the slot (module.hpp, Slot).
   const std::string what = "the " + type_name(x) + " " + std::string(py::repr(x));
+  auto make = [&](Tensor v) { return traced_ ? constant(like(), std::move(v)) : static_cast<Traced>(EagerTensor(std::move(v))); };
   switch (slot) {
     case Slot::Pred:
       if (!is_bool) throw py::type_error(fn_ + ": a predicate must be a bool or a bool tensor, got " + what);
-      return constant(t, Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
+      return make(Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
     case Slot::Index:
       if (!is_bool && !is_int) throw py::type_error(fn_ + ": an index must be an integer or an integer tensor, got " + what);
-      return constant(t, i64_scalar(x, fn_));
+      return make(i64_scalar(x, fn_));
     case Slot::Value: break;
   }
-  const DType d = value_dtype_ ? *value_dtype_ : t.dtype();
+  // The dtype of the first value operand that is a tensor: a traced one, else a concrete or eager one.
+  // With none (every value operand a scalar) scalars keep their Python types: f64, i64, bool, c128.
+  const std::optional<DType> beside = value_dtype_ ? value_dtype_ : concrete_dtype_;
+  if (!beside) {
+    if (is_cplx) return make(Tensor::scalar(x.cast<c128>()));
+    if (is_float) return make(Tensor::scalar(x.cast<double>()));
+    if (is_int) return make(i64_scalar(x, fn_));
+    return make(Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
+  }
+  const DType d = *beside;
   const bool floating = is_floating(d) || is_complex(d);
   if (is_cplx) {
-    return constant(t, Tensor::scalar(x.cast<c128>(), d == DType::F32 || d == DType::C64 ? DType::C64 : DType::C128));
+    return make(Tensor::scalar(x.cast<c128>(), d == DType::F32 || d == DType::C64 ? DType::C64 : DType::C128));
   }
-  if (is_float) return constant(t, Tensor::scalar(x.cast<double>(), floating ? d : DType::F64));
-  if (is_int && !floating) return constant(t, i64_scalar(x, fn_));  // beside i64 or bool: exact
-  if (is_bool && d == DType::Bool) return constant(t, Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
-  return constant(t, Tensor::scalar(x.cast<double>(), d));
+  if (is_float) return make(Tensor::scalar(x.cast<double>(), floating ? d : DType::F64));
+  if (is_int && !floating) return make(i64_scalar(x, fn_));  // beside i64 or bool: exact
+  if (is_bool && d == DType::Bool) return make(Tensor::full({}, x.cast<bool>() ? 1.0 : 0.0, DType::Bool));
+  return make(Tensor::scalar(x.cast<double>(), d));
 }
 
 std::vector<Traced> Operands::get_list(const py::handle& xs, Slot slot) const {
@@ -178,25 +203,51 @@ std::vector<Traced> Operands::get_list(const py::handle& xs, Slot slot) const {
   return out;
 }
 
+py::object Operands::result(py::object r) const {
+  if (traced_) return r;
+  if (py::isinstance<Traced>(r)) {
+    const auto& t = r.cast<const Traced&>();
+    return eager_ ? py::cast(EagerTensor(t)) : py::cast(eager_value(t));
+  }
+  if (py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) {
+    py::list out;
+    for (const auto& item : r) out.append(result(py::reinterpret_borrow<py::object>(item)));
+    if (py::isinstance<py::tuple>(r)) return py::tuple(out);
+    return std::move(out);
+  }
+  return r;
+}
+
 namespace {
-void collect_results(const py::handle& r, std::vector<Traced>& out) {
+void collect_results(const py::handle& r, const Traced* like, std::vector<Traced>& out) {
   if (py::isinstance<Traced>(r)) {
     out.push_back(r.cast<Traced>());
     return;
   }
   if (py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) {
-    for (const auto& item : r) collect_results(item, out);
+    for (const auto& item : r) collect_results(item, like, out);
+    return;
+  }
+  // A value computed without the arguments (a Tensor, an array, a scalar): a constant result, as
+  // jax.jit returns one.
+  if (like != nullptr && (py::isinstance<Tensor>(r) || py::isinstance<EagerTensor>(r) || py::isinstance<py::array>(r) ||
+                          PyFloat_Check(r.ptr()) || PyLong_Check(r.ptr()) || PyComplex_Check(r.ptr()))) {
+    if (py::isinstance<EagerTensor>(r) && r.cast<const EagerTensor&>().requires_grad()) {
+      throw py::value_error("tenferro: a traced function returned an EagerTensor that requires grad; its history "
+                            "belongs to the eager trace, not to the traced function (return its detach())");
+    }
+    out.push_back(constant(*like, to_tensor(r, "tenferro: a result of the traced function")));
     return;
   }
   throw py::type_error("tenferro: a traced function returned a " + std::string(py::str(py::type::of(r))) +
                        " among its results; expected Traced values (results of tenferro operations on the "
-                       "arguments), or tuples or lists of them");
+                       "arguments), tensors, or tuples or lists of them");
 }
 }  // namespace
 
-std::vector<Traced> traced_results(const py::handle& r) {
+std::vector<Traced> traced_results(const py::handle& r, const Traced* like) {
   std::vector<Traced> out;
-  collect_results(r, out);
+  collect_results(r, like, out);
   return out;
 }
 
@@ -204,7 +255,7 @@ detail::TracedFunction traced_function(py::function f) {
   return [f = std::move(f)](const std::vector<Traced>& args) {
     py::tuple t(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) t[i] = py::cast(args[i]);
-    return traced_results(f(*t));
+    return traced_results(f(*t), args.empty() ? nullptr : &args[0]);
   };
 }
 
@@ -228,15 +279,6 @@ void bind_traced(py::module_& m) {
       .def_property_readonly("dtype", [](const Traced& t) { return std::string(dtype_name(t.dtype())); })
       .def_property_readonly("ndim", [](const Traced& t) { return t.rank(); })
       .def("__repr__", [](const Traced& t) { return "Traced(" + t.type().to_string() + ")"; })
-      .def("__getitem__", [](const Traced& x, const py::object& key) {
-        std::vector<IndexItem> items;
-        if (py::isinstance<py::tuple>(key)) {
-          for (const auto& k : key) items.push_back(index_item(x, k));
-        } else {
-          items.push_back(index_item(x, key));
-        }
-        return index(x, IndexExpr(std::move(items)));
-      }, "NumPy-style indexing: ints, slices with steps, ..., None and one integer index array.")
       // Concrete conversions: refused (see the top of this file).
       .def("__bool__", [](const Traced& t) -> bool { refuse_conversion(t, "bool() (an if, while, and, or, not)"); })
       .def("__int__", [](const Traced& t) -> std::int64_t { refuse_conversion(t, "int()"); })
@@ -257,38 +299,8 @@ void bind_traced(py::module_& m) {
         py::list rows;
         for (std::int64_t i = 0; i < t.shape()[0]; ++i) rows.append(py::cast(index(t, IndexExpr(i))));
         return rows.attr("__iter__")();
-      }, "The slices along the leading axis, x[0], x[1], ... (their number is known while tracing).")
-      // Operators: the other operand may be any tensor (Operands); the reflected ones run for
-      // `scalar (op) x`, `ndarray (op) x` and `Tensor (op) x`.
-      .def("__add__", lift("Traced.__add__", +[](const Traced& a, const Traced& b) { return add(a, b); }))
-      .def("__radd__", lift("Traced.__radd__", +[](const Traced& a, const Traced& b) { return add(b, a); }))
-      .def("__sub__", lift("Traced.__sub__", +[](const Traced& a, const Traced& b) { return sub(a, b); }))
-      .def("__rsub__", lift("Traced.__rsub__", +[](const Traced& a, const Traced& b) { return sub(b, a); }))
-      .def("__mul__", lift("Traced.__mul__", +[](const Traced& a, const Traced& b) { return mul(a, b); }))
-      .def("__rmul__", lift("Traced.__rmul__", +[](const Traced& a, const Traced& b) { return mul(b, a); }))
-      .def("__truediv__", lift("Traced.__truediv__", +[](const Traced& a, const Traced& b) { return div(a, b); }))
-      .def("__rtruediv__", lift("Traced.__rtruediv__", +[](const Traced& a, const Traced& b) { return div(b, a); }))
-      .def("__pow__", lift("Traced.__pow__", +[](const Traced& a, const Traced& b) { return pow(a, b); }))
-      .def("__rpow__", lift("Traced.__rpow__", +[](const Traced& a, const Traced& b) { return pow(b, a); }))
-      .def("__matmul__", lift("Traced.__matmul__", +[](const Traced& a, const Traced& b) { return matmul(a, b); }))
-      .def("__rmatmul__", lift("Traced.__rmatmul__", +[](const Traced& a, const Traced& b) { return matmul(b, a); }))
-      .def("__neg__", [](const Traced& a) { return neg(a); })
-      .def("__abs__", [](const Traced& a) { return abs(a); })
-      // Comparisons are elementwise (bool tensors), == and != too (as NumPy's); Python reflects
-      // `ndarray < x` to x.__gt__(ndarray). Defining __eq__ makes Traced unhashable.
-      .def("__lt__", lift("Traced.__lt__", +[](const Traced& a, const Traced& b) { return lt(a, b); }))
-      .def("__le__", lift("Traced.__le__", +[](const Traced& a, const Traced& b) { return le(a, b); }))
-      .def("__gt__", lift("Traced.__gt__", +[](const Traced& a, const Traced& b) { return gt(a, b); }))
-      .def("__ge__", lift("Traced.__ge__", +[](const Traced& a, const Traced& b) { return ge(a, b); }))
-      .def("__eq__", lift("Traced.__eq__", +[](const Traced& a, const Traced& b) { return eq(a, b); }))
-      .def("__ne__", lift("Traced.__ne__", +[](const Traced& a, const Traced& b) { return ne(a, b); }))
-      .def_property_readonly("T", [](const Traced& a) { return transpose(a); })
-      .def("reshape", [](const Traced& a, const Shape& s) { return reshape(a, s); })
-      .def("sum", [](const Traced& a, const py::object& axis) { return sum(a, axes_of(axis, a.rank())); },
-           py::arg("axis") = py::none())
-      .def("mean", [](const Traced& a, const py::object& axis) { return mean(a, axes_of(axis, a.rank())); },
-           py::arg("axis") = py::none())
-      .def("astype", [](const Traced& a, const std::string& dtype) { return astype(a, dtype_named(dtype, "astype")); });
+      }, "The slices along the leading axis, x[0], x[1], ... (their number is known while tracing).");
+  bind_tensor_methods(m, "Traced");
   traced.attr("__hash__") = py::none();
 
   // Unary functions, one line each.
@@ -409,7 +421,7 @@ void bind_traced(py::module_& m) {
     for (const auto& x : operands) ops.add(x);
     std::vector<Traced> xs;
     for (const auto& x : operands) xs.push_back(ops.get(x));
-    return einsum(subscripts, std::span<const Traced>(xs));
+    return ops.result(py::cast(einsum(subscripts, std::span<const Traced>(xs))));
   }, py::arg("subscripts"));
 }
 

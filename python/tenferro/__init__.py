@@ -11,8 +11,16 @@
 
 Inside a transformed function the arguments are Traced values; arithmetic operators and the
 functions of this module record operations. Wherever they take a tensor they also take a NumPy
-array, a Tensor, a nested list or a Python scalar (a constant of the trace), as long as one
-operand is Traced. Outside a transformed function, einsum works on arrays directly.
+array, a Tensor, a nested list or a Python scalar (a constant of the trace).
+
+Outside a transformed function the same functions run at once: on arrays, Tensors, lists and
+scalars they return Tensors (numpy.asarray shares their memory), and Tensors take the same
+operators. EagerTensor is PyTorch's tensor: EagerTensor(data, requires_grad=True), operations
+that record what they did, loss.backward() filling .grad, tf.no_grad() for updates:
+
+    w = tf.EagerTensor(np.ones((3, 2)), requires_grad=True)
+    loss = tf.sum(tf.tanh(x @ w))
+    loss.backward()                      # w.grad
 
 grad and value_and_grad take trees (lists, tuples, dicts, None of arrays: JAX's pytrees) and
 return gradients of the same structure; has_aux carries auxiliary results through. vmap maps a
@@ -23,7 +31,7 @@ A Traced value has a dtype and a shape but no value while tracing: bool(), int()
 and iteration follow its leading axis, whose length is known.
 """
 from ._tenferro import (  # noqa: F401
-    ADRuleError, DTypeError, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
+    ADRuleError, DTypeError, EagerTensor, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
     abs, acos, acosh, argmax, argmin, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
     erf, erfc, erfinv, exp, expm1, floor, frac, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
@@ -39,7 +47,7 @@ from ._tenferro import (  # noqa: F401
     add, sub, mul, div, pow, power, neg, eq, ne, lt, le, gt, ge, clamp, clip, astype, fmod, remainder, round, trunc,
     exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
-    semiring_dot_general, semiring_dot_general_index)
+    semiring_dot_general, semiring_dot_general_index, no_grad, zeros, ones, full)
 from ._trees import (  # noqa: F401,E402
     TreeDef, grad, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
 from ._tenferro import _checkpoint_call, _rematerialize_call
@@ -49,8 +57,9 @@ from ._tenferro import einsum_concrete as _einsum_concrete
 
 def einsum(subscripts, *operands):
     """Einstein summation (NumPy's subscripts): recorded when any operand is Traced (the others
-    become constants of its trace), else compiled and run on the tensors or arrays."""
-    if any(isinstance(x, Traced) for x in operands):
+    become constants of its trace), run eagerly when one is an EagerTensor, else compiled (once per
+    subscripts and types) and run on the tensors or arrays."""
+    if any(isinstance(x, (Traced, EagerTensor)) for x in operands):
         return _einsum_traced(subscripts, *operands)
     return _einsum_concrete(subscripts, *operands)
 

@@ -1,13 +1,15 @@
 """Every public function of the module, with NumPy arrays, tenferro Tensors, nested lists, Python
-scalars and traced values in every tensor argument position, against NumPy.
+scalars, eager tensors and traced values in every tensor argument position, against NumPy.
 
 CASES maps each public name (module functions, tenferro.linalg.*, tenferro.random.*, and the
 operators and methods of Traced) to cases. A case is a callable, its arguments (the tensor
 arguments wrapped in T) and the expected result computed by NumPy from the same arrays (never
 from tenferro's output). Each case runs once with every tensor argument traced (inside tf.jit),
 then once per tensor argument with that argument given as a NumPy array, a Tensor, a nested list
-(arrays of rank >= 1) or a Python scalar (0-d arrays) while the others stay traced; where that
-leaves no traced argument the function must refuse with a TypeError naming it. The concrete
+(arrays of rank >= 1) or a Python scalar (0-d arrays) while the others stay traced (where that
+leaves no traced argument the call runs at once on the values), then once outside any transform
+with every tensor argument concrete (it must return Tensors) and once with every one an
+EagerTensor (it must return EagerTensors). The concrete
 entry points (the transforms, Tensor, asarray, ...) take only concrete values: every tensor
 argument is varied over the concrete kinds, and a traced value there must raise a TypeError.
 test_every_public_function_has_a_case fails when a public name has no case, so a new function
@@ -80,7 +82,7 @@ def substitute(args, values):
 def concrete(leaf, kind):
     a = leaf.value
     return {"numpy": lambda: a.copy(), "tensor": lambda: tf.Tensor(a), "list": lambda: a.tolist(),
-            "scalar": lambda: a.item()}[kind]()
+            "scalar": lambda: a.item(), "eager": lambda: tf.EagerTensor(a)}[kind]()
 
 
 def applicable(leaf, kind):
@@ -91,6 +93,12 @@ def to_numpy(r):
     if isinstance(r, (tuple, list)):
         return tuple(to_numpy(x) for x in r)
     return np.asarray(r)
+
+
+def flat_objects(r):
+    if isinstance(r, (tuple, list)):
+        return [y for x in r for y in flat_objects(x)]
+    return [r]
 
 
 def flat(r):
@@ -717,6 +725,12 @@ CASES["linalg.matrix_norm"] += ([Case(tf.linalg.matrix_norm, [T(M43), o], np.lin
                                    for t, o in (("inf", np.inf), ("-2", -2))])   # the C++ text spellings
 CASES["einsum"].append(Case(lambda a, b: tf.einsum("ij,jk->ik", a, b), [T(A), T(B)], lambda a, b: a @ b, mode="concrete",
                            traced_ok=True))  # outside a transform einsum runs on concrete operands
+CASES["zeros"] = [Case(tf.zeros, [[2, 3]], lambda s: np.zeros(s), mode="concrete"),
+                  Case(tf.zeros, [[0, 2], "f32"], lambda s, d: np.zeros(s, np.float32), mode="concrete")]
+CASES["ones"] = [Case(tf.ones, [[4]], lambda s: np.ones(s), mode="concrete"),
+                 Case(tf.ones, [[2, 2], "i64"], lambda s, d: np.ones(s, np.int64), mode="concrete")]
+CASES["full"] = [Case(tf.full, [[3], 2.5], lambda s, v: np.full(s, v), mode="concrete"),
+                 Case(tf.full, [[2], 1.0, "bool"], lambda s, v, d: np.full(s, True), mode="concrete")]
 CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 
 # Names that are not functions of tensors: exception classes, the classes whose instances the
@@ -724,6 +738,7 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 # Not functions of tensors: the error classes, the callable classes and the tree utilities (which
 # take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
+          "EagerTensor", "no_grad",
           "Jit", "Transformed", "Vmapped", "MemoryMeter", "SparseAnalysis", "SparseMatrix", "SparsityPattern", "JacobianChoice",
           "JacobianTransformed", "Traced.shape",
           "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",
@@ -753,7 +768,7 @@ def test_every_public_function_has_a_case():
     assert "Traced.__rmul__" in public_names() and "Traced.__rmatmul__" in public_names()
 
 
-def variants(case):
+def variants(case, name=""):
     """(label, kinds): kinds gives each T argument "traced" or a concrete kind."""
     ls = leaves(case.args)
     if case.mode == "concrete":
@@ -769,12 +784,17 @@ def variants(case):
         for kind in case.kinds if p not in case.traced_only else ():
             if applicable(leaf, kind):
                 yield f"arg{p}={kind}", ["traced" if i != p else kind for i in range(len(ls))]
+    if ls and "numpy" in case.kinds:
+        # Outside any transform: a method's self a Tensor (a NumPy array's operators are NumPy's).
+        method = name.startswith("Traced.")
+        yield "concrete", ["tensor" if i in case.traced_only or (method and i == 0) else "numpy" for i in range(len(ls))]
+        yield "eager", ["eager"] * len(ls)
 
 
 def all_variants():
     for name in sorted(CASES):
         for i, case in enumerate(CASES[name]):
-            for label, kinds in variants(case):
+            for label, kinds in variants(case, name):
                 yield pytest.param(name, i, label, kinds, id=f"{name}[{i}]-{label}")
 
 
@@ -791,6 +811,13 @@ def call(case, kinds):
 
     if case.mode == "concrete" and "traced" not in kinds:
         return to_numpy(run())
+    if "traced" not in kinds and len(set(kinds)) == 1 or set(kinds) == {"numpy", "tensor"}:
+        # Every argument concrete (or every one eager) outside a transform: runs at once, and hands
+        # back Tensors (EagerTensors).
+        result = run()
+        want = tf.EagerTensor if kinds[0] == "eager" else tf.Tensor
+        assert all(isinstance(r, want) for r in flat_objects(result)), (want, result)
+        return to_numpy(result)
     if not traced:
         return to_numpy(tf.jit(lambda dummy: run())(np.zeros(1)))
     return to_numpy(tf.jit(run)(*traced))
@@ -818,13 +845,13 @@ def test_public_function_accepts_every_operand_kind(name, index, label, kinds):
         with pytest.raises(TypeError):    # a concrete value is needed: the traced one's is not known
             call(case, kinds)
         return
-    refused = [k for k in kinds if k not in ("traced", *case.kinds)]
+    refused = [k for k in kinds if k not in ("traced", "eager", *case.kinds)]
     if case.trees and refused == ["list"]:
         with pytest.raises((TypeError, ValueError)):
             call(case, kinds)
         return
-    if refused or (case.mode == "traced" and "traced" not in kinds):
-        # A kind the function does not take, or no traced argument left: a TypeError naming it.
+    if refused:
+        # A kind the function does not take: a TypeError naming it.
         with pytest.raises(TypeError) as info:
             call(case, kinds)
         assert case.mode == "concrete" or name.split(".")[-1] in str(info.value), str(info.value)

@@ -228,3 +228,35 @@ TEST(Eager, ErrorsNameTheMisuse) {
   // Shape errors are the traced API's.
   EXPECT_THROW(E(tf::matmul(static_cast<T>(w), static_cast<T>(E(tf::Tensor::ones({3, 3}))))), tf::ShapeError);
 }
+
+// Implicit solvers and loops whose bodies compute with eager values they close over: the body is
+// traced more than once (a while_loop's condition and body share one capture list), so operations
+// on those values must be staged into the body, not run anew per trace. The root and its
+// derivative against the closed forms of x^3 + x = a (dx/da = 1 / (3x^2 + 1)) and of
+// x = a cos(x) (dx/da = cos x / (1 + a sin x)).
+TEST(Eager, ImplicitSolversAndLoopsOnEagerValues) {
+  E a(tf::Tensor::scalar(3.0), true);
+  E x0(tf::Tensor::scalar(1.0));
+  E r = tf::root([](const tf::TracedList& x, const tf::TracedList& p) { return tf::TracedList{x[0] * x[0] * x[0] + x[0] - p[0]}; },
+                 {static_cast<T>(x0)}, {static_cast<T>(a)}, {})[0];
+  const double x = at(r.value(), 0).real();
+  EXPECT_NEAR(x * x * x + x, 3.0, 1e-12);
+  r.backward();
+  EXPECT_NEAR(at(a.grad().value(), 0).real(), 1.0 / (3 * x * x + 1), 1e-12);
+
+  E b(tf::Tensor::scalar(0.8), true);
+  E f = tf::fixed_point([](const tf::TracedList& y, const tf::TracedList& p) { return tf::TracedList{p[0] * tf::cos(y[0])}; },
+                        {static_cast<T>(E(tf::Tensor::scalar(0.5)))}, {static_cast<T>(b)}, {})[0];
+  const double y = at(f.value(), 0).real();
+  EXPECT_NEAR(y, 0.8 * std::cos(y), 1e-12);
+  f.backward();
+  EXPECT_NEAR(at(b.grad().value(), 0).real(), std::cos(y) / (1 + 0.8 * std::sin(y)), 1e-10);
+
+  // A while_loop whose condition and body both use a closed-over eager value (and arithmetic on it).
+  E limit(tf::Tensor::scalar(10.0));
+  const T lim = limit;
+  E w = tf::while_loop([&](const tf::TracedList& c) { return tf::lt(tf::sum(c[0]), lim * 1.0); },
+                       [&](const tf::TracedList& c) { return tf::TracedList{c[0] * (lim / 5.0)}; },
+                       {static_cast<T>(E(tf::Tensor::scalar(1.0)))})[0];
+  EXPECT_EQ(at(w.value(), 0).real(), 16.0);
+}

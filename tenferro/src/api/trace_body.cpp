@@ -26,6 +26,10 @@ struct BodyScope {
 };
 }  // namespace
 
+std::shared_ptr<TraceState> body_being_traced() {
+  return tracing_bodies.empty() ? nullptr : tracing_bodies.back();
+}
+
 Traced record_nullary(const Traced& like, const StdTensorOp& op) {
   if (op.kind == OpKind::Constant) return constant(like, *op.attrs.get<ConstantValue>().value);
   Tensor value;

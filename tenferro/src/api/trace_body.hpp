@@ -37,6 +37,12 @@ std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shar
                                                                  std::span<const TensorType> types,
                                                                  std::span<const BodyFn> fns, const std::string& who);
 
+/// The innermost body this thread is tracing (null outside every body). Operations of an eager
+/// trace that this body encloses are recorded into it (captured) rather than run at once: a body
+/// may be traced more than once (trace_bodies), and running them would make new eager values, and
+/// so new captures, each time.
+std::shared_ptr<TraceState> body_being_traced();
+
 /// The trace every one of `values` belongs to or is enclosed by (the innermost); Error naming
 /// `who` if there is none.
 std::shared_ptr<TraceState> innermost(std::span<const Traced> values, const std::string& who);

@@ -4,6 +4,7 @@
 #include "tenferro/ops/record.hpp"
 #include "tenferro/ops/semiring_attrs.hpp"
 
+#include "api/trace_body.hpp"
 #include "eager_store.hpp"
 #include "reduce_identity.hpp"
 
@@ -166,8 +167,19 @@ namespace {
 std::pair<std::shared_ptr<TraceState>, computegraph::LocalValueId> record(StdTensorOp op,
                                                                           std::span<const Traced> inputs) {
   if (TraceState* eager = plain_eager_trace(inputs)) {
-    const auto first = record_eager(*eager, std::move(op), inputs);
-    return {inputs[0].trace(), first};
+    const std::shared_ptr<TraceState> body = detail::body_being_traced();
+    if (!body || !encloses(eager, body.get())) {
+      const auto first = record_eager(*eager, std::move(op), inputs);
+      return {inputs[0].trace(), first};
+    }
+    // Inside a body whose enclosing trace is this eager one: staged into the body, the eager
+    // operands captured (trace_body.hpp, body_being_traced).
+    std::vector<Ref> refs;
+    for (const Traced& t : inputs) refs.push_back(Ref::local(capture_into(body, t)));
+    const auto role = computegraph::OperationRole::primary();
+    const auto first = op.output_count() == 1 ? body->builder.add(std::move(op), std::move(refs), role)
+                                              : body->builder.add_operation(std::move(op), std::move(refs), role)[0];
+    return {body, first};
   }
   std::vector<Traced> unified;
   std::vector<Ref> refs;
@@ -205,7 +217,13 @@ Traced constant(const Traced& like, Tensor value) {
   const std::shared_ptr<TraceState>& trace = like.trace()->eager && like.trace()->eager->retired
                                                  ? detail::current_eager_trace()
                                                  : like.trace();
-  if (trace->eager) return Traced(trace, detail::eager_record(*trace, ops::constant(std::move(value)), {}));
+  if (trace->eager) {
+    // A constant made inside a body that this eager trace encloses belongs to the body (see record).
+    if (std::shared_ptr<TraceState> body = detail::body_being_traced(); body && encloses(trace.get(), body.get())) {
+      return Traced(body, body->builder.add(ops::constant(std::move(value)), {}));
+    }
+    return Traced(trace, detail::eager_record(*trace, ops::constant(std::move(value)), {}));
+  }
   return Traced(trace, trace->builder.add(ops::constant(std::move(value)), {}));
 }
 
