@@ -20,7 +20,7 @@ set(src_root "${SOURCE_DIR}/tenferro/src")
 
 # ---- the table ---------------------------------------------------------------------------------
 # The folders, bottom to top, and what each may include besides itself.
-set(layers kernels ir regions ops exec api sparse einsum)
+set(layers kernels ir regions ops exec api sparse einsum optim)
 set(allowed_src "")                                    # files directly in tenferro/src
 set(allowed_kernels "")                                # CPU kernels: nothing in src
 set(allowed_ir kernels)                                # registry, attributes, formulas, rule kit
@@ -30,6 +30,7 @@ set(allowed_exec regions ir kernels)                   # executor, passes, regio
 set(allowed_api ops exec regions ir kernels)           # the user API, tracing bodies
 set(allowed_sparse api ops exec regions ir kernels)    # sparse derivatives: detection, coloring
 set(allowed_einsum api ops exec regions ir kernels)    # einsum over the API
+set(allowed_optim "")                                  # optimizers: the public API only
 
 # The table itself: every arrow names a known folder and runs one way.
 foreach(from IN LISTS layers)

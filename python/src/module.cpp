@@ -66,6 +66,7 @@ PYBIND11_MODULE(_tenferro, m) {
   tp::bind_random(m);
   tp::bind_control(m);
   tp::bind_sparse(m);
+  tp::bind_optim(m);
   m.def("einsum_concrete", &tp::concrete_einsum, py::arg("subscripts"),
         "einsum on tensors or arrays: the compiled contraction, cached per subscripts and types.");
 }

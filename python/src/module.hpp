@@ -165,6 +165,7 @@ void bind_control(py::module_& m);
 void bind_sparse(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& tensor);
 void bind_eager(py::module_& m);
+void bind_optim(py::module_& m);
 /// The operators and methods Tensor and EagerTensor share with Traced (arithmetic, comparisons,
 /// indexing, .T, reshape, sum, mean, astype), bound on the class `cls` of the module (traced_py.cpp).
 void bind_tensor_methods(py::module_& m, const char* cls);

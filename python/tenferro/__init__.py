@@ -30,6 +30,7 @@ A Traced value has a dtype and a shape but no value while tracing: bool(), int()
 `if` or `while` on it raise TracerConversionError (use where, cond, switch, while_loop); len()
 and iteration follow its leading axis, whose length is known.
 """
+from ._version import __version__  # noqa: F401
 from ._tenferro import (  # noqa: F401
     ADRuleError, DTypeError, EagerTensor, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
     abs, acos, acosh, argmax, argmin, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
@@ -49,7 +50,8 @@ from ._tenferro import (  # noqa: F401
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
     semiring_dot_general, semiring_dot_general_index, no_grad, zeros, ones, full)
 from ._trees import (  # noqa: F401,E402
-    TreeDef, grad, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
+    TreeDef, grad, jit, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
+from . import optim  # noqa: E402
 from ._tenferro import _checkpoint_call, _rematerialize_call
 from ._tenferro import einsum as _einsum_traced
 from ._tenferro import einsum_concrete as _einsum_concrete

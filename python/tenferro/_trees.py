@@ -134,9 +134,18 @@ class _TreeTransform:
         if entry is None:
             entry = self._entry(defs, argnums)
             self._by_structure[key] = entry
-        cpp, aux_def = entry
+        cpp, aux_def, loss_only = entry
         leaves = [leaf for ls, _ in defs for leaf in ls]
-        value, grads, aux = cpp.call_aux(*leaves)
+        if any(isinstance(x, _tenferro.Traced) for x in leaves):
+            # Inside a traced function: the gradient program recorded into its trace; aux values are
+            # f's own results on the traced arguments (recorded once more, merged by the trace).
+            value, grads = loss_only(*leaves)
+            grads = list(grads) if isinstance(grads, tuple) else [grads]
+            aux = []
+            if self._has_aux:
+                aux = tree_flatten(self._f(*args)[1])[0]
+        else:
+            value, grads, aux = cpp.call_aux(*leaves)
         at = 0
         trees = []
         for a in argnums:
@@ -177,7 +186,60 @@ class _TreeTransform:
             aux_leaves, aux_def[0] = tree_flatten(aux)
             return (loss, *[_tenferro.stop_gradient(x) for x in aux_leaves])
 
-        return _tenferro.grad(flat, flat_argnums), aux_def
+        def flat_loss(*leaves):
+            out = flat(*leaves)
+            return out[0] if has_aux else out
+
+        return _tenferro.grad(flat, flat_argnums), aux_def, _tenferro.value_and_grad(flat_loss, flat_argnums)
+
+
+class _TreeJit:
+    """jit over trees: the C++ Jit of the flattened function, one per argument structure. Results
+    may be trees too (their structure is recorded when the function is traced)."""
+
+    def __init__(self, f):
+        self._f = f
+        self._by_structure = {}
+        self.__doc__ = getattr(f, "__doc__", None)
+        self.__name__ = getattr(f, "__name__", "jitted")
+
+    def _entry(self, defs):
+        key = tuple(d for _, d in defs)
+        entry = self._by_structure.get(key)
+        if entry is None:
+            structures, out_def, f = list(key), [None], self._f
+
+            def flat(*leaves):
+                args, k = [], 0
+                for d in structures:
+                    args.append(tree_unflatten(d, leaves[k:k + d.leaves]))
+                    k += d.leaves
+                out_leaves, out_def[0] = tree_flatten(f(*args))
+                return tuple(out_leaves)
+
+            entry = (_tenferro.jit(flat), out_def)
+            self._by_structure[key] = entry
+        return entry
+
+    def __call__(self, *args):
+        defs = [tree_flatten(a) for a in args]
+        cpp, out_def = self._entry(defs)
+        out = cpp(*[leaf for ls, _ in defs for leaf in ls])
+        if out_def[0].leaves == 1 and not isinstance(out, tuple):
+            out = (out,)
+        return tree_unflatten(out_def[0], list(out))
+
+    def print(self, *args):
+        """The traced graph for these arguments, as text."""
+        defs = [tree_flatten(a) for a in args]
+        cpp, _ = self._entry(defs)
+        return cpp.print(*[leaf for ls, _ in defs for leaf in ls])
+
+
+def jit(f):
+    """f compiled once per argument structure and signature (dtypes and shapes), then run as a
+    program. Arguments and results may be trees (lists, tuples, dicts, None of arrays)."""
+    return _TreeJit(f)
 
 
 def grad(f, argnums=0, has_aux=False):

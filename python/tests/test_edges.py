@@ -32,8 +32,10 @@ RAGGED_CASES = [
     ("tf.Tensor([[1.0, 2.0], [3.0]])", "ValueError", "ragged nested sequence: axis 1 has lengths 2 and 1"),
     ("tf.jacfwd(lambda x: x * 2.0)([[1.0, 2.0], [3.0]])", "ValueError",
      "ragged nested sequence: axis 1 has lengths 2 and 1"),
-    ("tf.jit(lambda x: x * 2.0)([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0]]])", "ValueError",
-     "ragged nested sequence: axis 2 has lengths 2 and 1"),
+    # jit takes trees (as JAX's): a list is a list of arguments, here multiplied as a Python list.
+    ("tf.jit(lambda x: x * 2.0)([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0]]])", "TypeError",
+     "can't multiply sequence"),
+    ("tf.jit(lambda x: x * 2.0)(np.array([[1.0, 2.0], [3.0]], dtype=object))", "TypeError", "object array"),
     ("tf.Tensor([[1.0], 2.0])", "ValueError", "ragged nested sequence: axis 1"),
     ("tf.Tensor([1.0, [2.0]])", "ValueError", "ragged nested sequence: axis 1"),
     ("tf.Tensor([np.ones(2), np.ones(3)])", "ValueError", "ragged nested sequence: axis 1 has lengths 2 and 3"),

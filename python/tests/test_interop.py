@@ -627,7 +627,7 @@ CASES.update({
     "hessian_sparsity": [Case(lambda x: tf.hessian_sparsity(lambda x: tf.sum(x * x * x), x).indptr, [T(V)],
                               lambda x: np.arange(x.size + 1), mode="concrete")],
     "jit": [Case(lambda x, y: tf.jit(lambda x, y: x * y + 1.0)(x, y), [T(V), T(S0)], lambda x, y: x * y + 1.0,
-                 mode="concrete")],
+                 mode="concrete", kinds=("numpy", "tensor", "scalar"), trees=True)],
     "jvp": [Case(lambda x, t: tf.jvp(lambda x: x * x, (x,), (t,)), [T(V), T(W)], lambda x, t: (x * x, 2 * x * t),
                  mode="concrete")],
     "vjp": [Case(lambda x, c: tf.vjp(lambda x: x * x, (x,), c), [T(V), T(W)], lambda x, c: (x * x, (2 * x * c,)),

@@ -16,6 +16,7 @@
 #include "tenferro/indexing.hpp"
 #include "tenferro/jacobian.hpp"
 #include "tenferro/linalg.hpp"
+#include "tenferro/optim.hpp"
 #include "tenferro/random.hpp"
 #include "tenferro/semiring.hpp"
 #include "tenferro/sort_scan.hpp"
