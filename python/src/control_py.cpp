@@ -164,12 +164,14 @@ void bind_control(py::module_& m) {
     const TracedList r = checkpoint(branch(f), o.list);
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("f"), "f(*operands) as a checkpoint (tenferro.checkpoint).");
-  m.def("_rematerialize_call", [branch](py::function f, std::size_t memory_limit, const py::args& operands) {
+  m.def("_rematerialize_call", [branch](py::function f, std::size_t memory_limit, std::size_t checkpoints,
+                                        const py::args& operands) {
     Operands ops(std::string("tenferro.rematerialize"));
     const Values o = operands_of<1>(ops, {Given{operands}})[0];
-    const TracedList r = rematerialize(branch(f), o.list, RematOptions{memory_limit});
+    const TracedList r = rematerialize(branch(f), o.list, RematOptions{memory_limit, checkpoints});
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
-  }, py::arg("f"), py::arg("memory_limit"), "f(*operands) cut into checkpoints to a memory limit (tenferro.rematerialize).");
+  }, py::arg("f"), py::arg("memory_limit"), py::arg("checkpoints"),
+     "f(*operands) cut into checkpoints to a memory limit (tenferro.rematerialize).");
   py::class_<MemoryMeter>(m, "MemoryMeter", "The peak of tensor storage in use since it was made or reset, above the "
                                             "storage in use then (process-wide).")
       .def(py::init<>())

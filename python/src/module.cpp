@@ -24,11 +24,6 @@ std::string python_spelling(std::string message) {
   return message;
 }
 
-Tensor concrete_einsum(const std::string& subscripts, const py::args& operands) {
-  Tensors xs;
-  for (const auto& x : operands) xs.push_back(to_tensor(x, "tenferro.einsum"));
-  return einsum(subscripts, std::span<const Tensor>(xs));
-}
 }  // namespace
 
 }  // namespace tenferro::python
@@ -67,6 +62,5 @@ PYBIND11_MODULE(_tenferro, m) {
   tp::bind_control(m);
   tp::bind_sparse(m);
   tp::bind_optim(m);
-  m.def("einsum_concrete", &tp::concrete_einsum, py::arg("subscripts"),
-        "einsum on tensors or arrays: the compiled contraction, cached per subscripts and types.");
+  tp::bind_einsum(m);
 }

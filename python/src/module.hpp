@@ -51,6 +51,9 @@ IndexItem index_item(const Traced& x, const py::handle& k);
 /// The DType named as astype names them ("f32", "f64", "c64", "c128", "i64", "bool"); ValueError
 /// naming `fn` otherwise.
 DType dtype_named(const std::string& name, const std::string& fn);
+/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
+/// ValueError naming `fn` otherwise.
+Semiring semiring_named(const std::string& name, const std::string& fn);
 
 /// Raises tenferro.TracerConversionError (a TypeError): a Traced value was used where Python needs
 /// a concrete value (bool(), int(), float(), an index, a NumPy array, a transform's argument).
@@ -166,6 +169,7 @@ void bind_sparse(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& tensor);
 void bind_eager(py::module_& m);
 void bind_optim(py::module_& m);
+void bind_einsum(py::module_& m);
 /// The operators and methods Tensor and EagerTensor share with Traced (arithmetic, comparisons,
 /// indexing, .T, reshape, sum, mean, astype), bound on the class `cls` of the module (traced_py.cpp).
 void bind_tensor_methods(py::module_& m, const char* cls);

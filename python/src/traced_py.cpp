@@ -45,15 +45,6 @@ std::string type_name(const py::handle& x) {
       "(tf.stop_gradient does not make a value concrete, it only cuts its derivative)");
 }
 
-/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
-/// ValueError naming `fn` otherwise.
-Semiring semiring_named(const std::string& name, const std::string& fn) {
-  for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxTimes, Semiring::Standard}) {
-    if (name == semiring_name(s)) return s;
-  }
-  throw py::value_error(fn + ": unknown semiring '" + name + "'; expected \"max_plus\", \"min_plus\" or \"max_times\"");
-}
-
 /// An i64 scalar tensor of the Python int `x`; ValueError naming `fn` if it does not fit.
 Tensor i64_scalar(const py::handle& x, const std::string& fn) {
   int overflow = 0;
@@ -91,6 +82,15 @@ DType dtype_named(const std::string& name, const std::string& fn) {
     if (name == dtype_name(d)) return d;
   }
   throw py::value_error(fn + ": unknown dtype '" + name + "'; expected f32, f64, c64, c128, i64 or bool");
+}
+
+/// The Semiring named by semiring_name ("max_plus", "min_plus", "max_times", "standard");
+/// ValueError naming `fn` otherwise.
+Semiring semiring_named(const std::string& name, const std::string& fn) {
+  for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxTimes, Semiring::Standard}) {
+    if (name == semiring_name(s)) return s;
+  }
+  throw py::value_error(fn + ": unknown semiring '" + name + "'; expected \"max_plus\", \"min_plus\" or \"max_times\"");
 }
 
 std::vector<std::int64_t> axes_of(const py::object& axis, std::size_t rank) {
@@ -416,13 +416,6 @@ void bind_traced(py::module_& m) {
                                       DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
   }), py::arg("a"), py::arg("b"), py::arg("semiring"), py::kw_only(), py::arg("lhs_contract") = Axes{},
      py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
-  m.def("einsum", [](const std::string& subscripts, const py::args& operands) {
-    Operands ops("tenferro.einsum");
-    for (const auto& x : operands) ops.add(x);
-    std::vector<Traced> xs;
-    for (const auto& x : operands) xs.push_back(ops.get(x));
-    return ops.result(py::cast(einsum(subscripts, std::span<const Traced>(xs))));
-  }, py::arg("subscripts"));
 }
 
 }  // namespace tenferro::python

@@ -242,8 +242,10 @@ void bind_transforms(py::module_& m) {
   m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"));
   py::class_<Vmapped>(m, "Vmapped", "A function mapped over a batch axis of its arguments.")
       .def("__call__", &Vmapped::call);
-  m.def("_vmap", [](py::function f, py::object in_axes, py::object out_axes, py::object axis_size, std::size_t nargs) {
+  m.def("_vmap", [](py::function f, py::object in_axes, py::object out_axes, py::object axis_size, std::size_t nargs,
+                    bool loop_fallback) {
     VmapOptions options;
+    options.loop_fallback = loop_fallback;
     // One entry stands for every argument (an int or None), as in JAX.
     auto in = axes_list(in_axes);
     if (!py::isinstance<py::tuple>(in_axes) && !py::isinstance<py::list>(in_axes)) in.assign(nargs, in.at(0));
@@ -255,7 +257,8 @@ void bind_transforms(py::module_& m) {
     }
     if (!axis_size.is_none()) options.axis_size = axis_size.cast<std::int64_t>();
     return Vmapped(std::move(f), std::move(options));
-  }, py::arg("f"), py::arg("in_axes"), py::arg("out_axes"), py::arg("axis_size"), py::arg("nargs"));
+  }, py::arg("f"), py::arg("in_axes"), py::arg("out_axes"), py::arg("axis_size"), py::arg("nargs"),
+     py::arg("loop_fallback") = true);
   m.def("jvp", [](py::function f, const py::object& primals, const py::object& tangents) {
     auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.jvp primal"),
                          tensors_of_sequence(tangents, "tenferro.jvp tangent"));
@@ -266,6 +269,11 @@ void bind_transforms(py::module_& m) {
                            to_tensor(cotangent, "tenferro.vjp cotangent"));
     return py::make_tuple(y, tuple_of(cts));
   }, py::arg("f"), py::arg("primals"), py::arg("cotangent"), "(f(primals), J^* cotangent), one per primal.");
+  m.def("hvp", [](py::function f, const py::object& primals, const py::object& directions) {
+    return tuple_of(detail::hvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.hvp primal"),
+                                   tensors_of_sequence(directions, "tenferro.hvp direction")));
+  }, py::arg("f"), py::arg("primals"), py::arg("directions"),
+     "The Hessian of the real scalar f at primals applied to directions (forward over reverse), one per primal.");
 }
 
 }  // namespace tenferro::python

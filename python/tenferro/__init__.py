@@ -37,7 +37,7 @@ from ._tenferro import (  # noqa: F401
     erf, erfc, erfinv, exp, expm1, floor, frac, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
     min, minimum, real, relu, reshape, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
-    stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, where, xlogy,
+    stop_gradient, sum, tan, tanh, transpose, value_and_grad, vjp, hvp, where, xlogy,
     slice, pad, concatenate, linalg, from_numpy, from_dlpack, take, index_add, cumsum, flip, tril, triu,
     diagonal, diag, stack, split, one_hot, sort, sort_with_indices, argsort, top_k, take_along_axis,
     cumprod, cummax, cummin, logcumsumexp, dynamic_slice, dynamic_update_slice, random, dropout,
@@ -53,17 +53,24 @@ from ._trees import (  # noqa: F401,E402
     TreeDef, grad, jit, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
 from . import optim  # noqa: E402
 from ._tenferro import _checkpoint_call, _rematerialize_call
-from ._tenferro import einsum as _einsum_traced
-from ._tenferro import einsum_concrete as _einsum_concrete
+from ._tenferro import _einsum, einsum_path, ContractionPath  # noqa: F401
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts, *operands, optimize="auto", objective="flops", size_weight=1.0, memory_limit=None,
+           repeats=32, seed=0, semiring="standard"):
     """Einstein summation (NumPy's subscripts): recorded when any operand is Traced (the others
     become constants of its trace), run eagerly when one is an EagerTensor, else compiled (once per
-    subscripts and types) and run on the tensors or arrays."""
-    if any(isinstance(x, (Traced, EagerTensor)) for x in operands):
-        return _einsum_traced(subscripts, *operands)
-    return _einsum_concrete(subscripts, *operands)
+    subscripts, types and options) and run on the tensors or arrays. optimize names the path search
+    ("auto", "optimal", "dp", "greedy", "random_greedy", "treesa", "left_to_right") or gives the
+    path (SSA pairs, see einsum_path); objective is "flops", "size" or "combined" (flops +
+    size_weight * size); memory_limit (elements) slices the concrete contraction; semiring
+    "max_plus", "min_plus" or "max_times" contracts in a tropical algebra.
+
+    >>> np.asarray(tf.einsum("ij,jk->ik", np.eye(2), np.ones((2, 3)))).tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+    return _einsum(subscripts, operands, optimize=optimize, objective=objective, size_weight=size_weight,
+                   memory_limit=memory_limit, repeats=repeats, seed=seed, semiring=semiring)
 
 
 def checkpoint(f):
@@ -78,15 +85,16 @@ def checkpoint(f):
     return checkpointed
 
 
-def rematerialize(f, memory_limit):
+def rematerialize(f, memory_limit=0, checkpoints=0):
     """f cut into as few consecutive checkpoints as keep the planned peak of its gradient program
     within memory_limit bytes (tenferro::rematerialize): values and gradients are f's; a limit
-    below every plan raises tf.ValueError. f must read only its arguments."""
+    below every plan raises tf.ValueError. checkpoints=k instead cuts it into exactly k ranges
+    without planning. f must read only its arguments."""
     import functools
 
     @functools.wraps(f)
     def rematerialized(*args):
-        return _rematerialize_call(f, memory_limit, *args)
+        return _rematerialize_call(f, memory_limit, checkpoints, *args)
     return rematerialized
 
 

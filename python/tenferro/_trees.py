@@ -272,8 +272,9 @@ def _leaf_axes(arg, axes, where):
 
 
 class _Vmap:
-    def __init__(self, f, in_axes, out_axes, axis_size):
+    def __init__(self, f, in_axes, out_axes, axis_size, loop_fallback):
         self._f, self._in_axes, self._out_axes, self._axis_size = f, in_axes, out_axes, axis_size
+        self._loop_fallback = loop_fallback
         self.__doc__ = getattr(f, "__doc__", None)
 
     def __call__(self, *args):
@@ -298,15 +299,17 @@ class _Vmap:
             out_leaves, out_def[0] = tree_flatten(f(*rebuilt))
             return tuple(out_leaves)
 
-        out = _tenferro._vmap(flat, tuple(axes), self._out_axes, self._axis_size, len(leaves))(*leaves)
+        out = _tenferro._vmap(flat, tuple(axes), self._out_axes, self._axis_size, len(leaves),
+                              self._loop_fallback)(*leaves)
         results = list(out) if isinstance(out, tuple) else [out]
         return tree_unflatten(out_def[0], results)
 
 
-def vmap(f, in_axes=0, out_axes=0, axis_size=None):
+def vmap(f, in_axes=0, out_axes=0, axis_size=None, loop_fallback=True):
     """f mapped over a batch axis of its arguments, as jax.vmap. Arguments and results may be trees.
     in_axes is an int or None for every argument, or a tuple with one entry per argument: an int or
     None for all its leaves, or a tree of them matching the argument (None: not batched); out_axes
     an int for every result leaf; axis_size the batch size when no argument is batched. Composes
-    with grad (vmap(grad(f)) gives per-example gradients) and nests."""
-    return _Vmap(f, in_axes, out_axes, axis_size)
+    with grad (vmap(grad(f)) gives per-example gradients) and nests. loop_fallback=False makes an op
+    without a batching rule (a custom op) an error instead of a loop over the examples."""
+    return _Vmap(f, in_axes, out_axes, axis_size, loop_fallback)

@@ -725,6 +725,11 @@ CASES["linalg.matrix_norm"] += ([Case(tf.linalg.matrix_norm, [T(M43), o], np.lin
                                    for t, o in (("inf", np.inf), ("-2", -2))])   # the C++ text spellings
 CASES["einsum"].append(Case(lambda a, b: tf.einsum("ij,jk->ik", a, b), [T(A), T(B)], lambda a, b: a @ b, mode="concrete",
                            traced_ok=True))  # outside a transform einsum runs on concrete operands
+CASES["hvp"] = [Case(lambda x, v: tf.hvp(lambda u: tf.sum(u * u * u), (x,), (v,)), [T(V), T(W)],
+                     lambda x, v: (6 * x * v,), mode="concrete", kinds=("numpy", "tensor", "list"))]
+CASES["einsum_path"] = [Case(lambda a, b: np.asarray(tf.einsum_path("ij,jk->ik", a, b).steps), [T(A), T(B)],
+                             lambda a, b: np.array([[0, 1]]), mode="concrete", kinds=("numpy", "tensor", "list"),
+                             traced_ok=True)]
 CASES["zeros"] = [Case(tf.zeros, [[2, 3]], lambda s: np.zeros(s), mode="concrete"),
                   Case(tf.zeros, [[0, 2], "f32"], lambda s, d: np.zeros(s, np.float32), mode="concrete")]
 CASES["ones"] = [Case(tf.ones, [[4]], lambda s: np.ones(s), mode="concrete"),
@@ -738,7 +743,7 @@ CONCRETE_KINDS = ("numpy", "tensor", "list", "scalar")
 # Not functions of tensors: the error classes, the callable classes and the tree utilities (which
 # take any Python objects; test_trees.py tests them).
 EXEMPT = {"Error", "ShapeError", "DTypeError", "ValueError", "ADRuleError", "TracerConversionError", "Traced",
-          "EagerTensor", "no_grad",
+          "EagerTensor", "no_grad", "ContractionPath",
           "Jit", "Transformed", "Vmapped", "MemoryMeter", "SparseAnalysis", "SparseMatrix", "SparsityPattern", "JacobianChoice",
           "JacobianTransformed", "Traced.shape",
           "Traced.dtype", "Traced.ndim", "TreeDef", "tree_flatten",

@@ -147,3 +147,163 @@ def test_the_table_of_differences_is_current():
         assert reason
         if spelling is not None:
             assert callable(resolve(spelling)), spelling
+
+
+# ---- options and the transform, eager and optimizer APIs -------------------------------------------
+
+OPTION_HEADERS = ("control_flow.hpp", "conv.hpp", "eager.hpp", "einsum.hpp", "einsum_path.hpp", "jacobian.hpp",
+                  "linalg.hpp", "optim.hpp", "sparse.hpp", "vmap.hpp", "exec_options.hpp")
+# Each options struct -> the Python callables whose keyword parameters spell its fields.
+OPTION_TAKERS = {
+    "ScanOptions": ("scan",), "RematOptions": ("rematerialize",), "WhileOptions": ("while_loop",),
+    "FixedPointOptions": ("fixed_point",), "RootOptions": ("root",), "ConvOptions": ("conv",),
+    "BackwardOptions": ("EagerTensor.backward",), "Options": ("einsum", "einsum_path"),
+    "PathOptions": ("einsum", "einsum_path"), "JacobianOptions": ("jacobian",), "SvdOptions": ("linalg.svd",),
+    "TriangularSolveOptions": ("linalg.triangular_solve",), "SgdOptions": ("optim.sgd",),
+    "AdamOptions": ("optim.adam",), "AdamWOptions": ("optim.adamw",), "LbfgsOptions": ("optim.lbfgs",),
+    # sparse_hessian takes the same but mode (a Hessian's coloring is the symmetric one).
+    "SparseOptions": ("sparse_jacobian",), "VmapOptions": ("vmap",),
+}
+# (struct, field) -> the Python keyword, or None where Python has none on purpose; with the reason.
+OPTION_DIFFERENT = {
+    ("Options", "path"): (None, "the PathOptions fields are einsum's keywords themselves"),
+    ("Options", "explicit_path"): ("optimize", "a list of SSA pairs given as optimize=, as opt_einsum's optimize"),
+    ("PathOptions", "optimizer"): ("optimize", "opt_einsum's and numpy.einsum's keyword"),
+    ("SgdOptions", "lr"): ("lr", None), ("AdamOptions", "lr"): ("lr", None), ("AdamWOptions", "lr"): ("lr", None),
+    ("RematOptions", "memory_limit"): ("memory_limit", None),
+    ("BackwardOptions", "retain_graph"): ("retain_graph", None),
+    ("ExecOptions", "*"): (None, "executor switches for debugging the executor (TENFERRO_EXEC_* environment variables)"),
+}
+FIELD = re.compile(r"^\s+(?:[\w:<>, ]+?)\s+(\w+)(?:\s*=\s*[^;]+)?;\s*$")
+
+
+def option_structs():
+    """(struct, [field names]) of every *Options struct (and einsum's tn::Options) in the headers."""
+    out = []
+    for header in OPTION_HEADERS:
+        lines = code_lines((INCLUDE / header).read_text())
+        current, fields, depth = None, [], 0
+        for line in lines:
+            m = re.match(r"^struct (\w*Options) \{", line)
+            if m and current is None:
+                current, fields, depth = m.group(1), [], 1
+                continue
+            if current is None:
+                continue
+            depth += line.count("{") - line.count("}")
+            if depth <= 0:
+                out.append((current, fields))
+                current = None
+                continue
+            f = FIELD.match(line)
+            if f and depth == 1 and "(" not in line:
+                fields.append(f.group(1))
+    return out
+
+
+def keyword_names(fn):
+    """The parameter names of a Python function or of a pybind11 function (its signature line)."""
+    import inspect
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        pass
+    doc = (fn.__doc__ or "").splitlines()
+    names = set()
+    for line in doc:
+        m = re.match(r"^\w+\((.*)\)", line)
+        if m:
+            names |= set(re.findall(r"(\w+):", m.group(1)))
+    return names
+
+
+def test_the_option_structs_are_found():
+    structs = dict(option_structs())
+    assert "max_trips" in structs["WhileOptions"] and "checkpoint_every" in structs["ScanOptions"]
+    assert "history" in structs["LbfgsOptions"] and "weight_decay" in structs["AdamWOptions"]
+
+
+@pytest.mark.parametrize("struct,fields", option_structs(), ids=lambda v: v if isinstance(v, str) else None)
+def test_every_option_has_a_python_keyword(struct, fields):
+    if (struct, "*") in OPTION_DIFFERENT:
+        return
+    assert struct in OPTION_TAKERS, f"{struct}: no Python function is known to take it (OPTION_TAKERS)"
+    for taker in OPTION_TAKERS[struct]:
+        fn = resolve(taker)
+        assert fn is not None, taker
+        names = keyword_names(fn)
+        for field in fields:
+            spelling = OPTION_DIFFERENT.get((struct, field), (field, None))[0]
+            if spelling is None:
+                continue
+            assert spelling in names, f"{struct}::{field} is not a keyword of tf.{taker} ({sorted(names)})"
+
+
+# The public functions of the transform, optimizer and einsum headers, by name (their return types
+# are not traced values, so the scan above does not see them) -> the Python spelling.
+API_FUNCTIONS = {
+    "grad": "grad", "value_and_grad": "value_and_grad", "jacfwd": "jacfwd", "jacrev": "jacrev",
+    "hessian": "hessian", "jvp": "jvp", "vjp": "vjp", "hvp": "hvp", "trace": "jit", "vmap": "vmap",
+    "checkpoint": "checkpoint", "rematerialize": "rematerialize", "einsum_path": "einsum_path",
+    "sparse_jacobian": "sparse_jacobian", "sparse_hessian": "sparse_hessian", "jacobian": "jacobian",
+    "jacobian_sparsity": "jacobian_sparsity", "hessian_sparsity": "hessian_sparsity",
+    "optim::sgd": "optim.sgd", "optim::adam": "optim.adam", "optim::adamw": "optim.adamw",
+    "optim::lbfgs": "optim.lbfgs", "optim::exponential_decay": "optim.exponential_decay",
+    "optim::cosine_decay": "optim.cosine_decay", "optim::warmup_cosine_decay": "optim.warmup_cosine_decay",
+    "optim::inverse_time_decay": "optim.inverse_time_decay",
+}
+API_HEADERS = {"transforms.hpp": "", "vmap.hpp": "", "control_flow.hpp": "", "einsum.hpp": "", "sparse.hpp": "",
+               "jacobian.hpp": "", "optim.hpp": "optim::"}
+
+
+def api_function_names():
+    """Names of the functions declared at the top level of the public namespaces of API_HEADERS
+    (templates included), prefixed by their sub-namespace."""
+    names = set()
+    for header, prefix in API_HEADERS.items():
+        text = "\n".join(code_lines((INCLUDE / header).read_text()))
+        depth, scope, pending = 0, [], []
+        for line in text.splitlines():
+            m = NAMESPACE_OPEN.match(line)
+            if m:
+                scope.append((m.group(1), depth + 1))
+            elif scope and depth == scope[-1][1] and scope[-1][0] in ("tenferro", "tenferro::optim", "optim"):
+                d = re.match(r"^(?:[\w:<>,\s]+?\s)?(\w+)\(", line)
+                if d and not line.startswith(("struct", "class", "using", "return", "enum")) and "operator" not in line:
+                    names.add(prefix + d.group(1))
+            for c in line:
+                depth += c == "{"
+                if c == "}":
+                    depth -= 1
+                    while scope and depth < scope[-1][1]:
+                        scope.pop()
+    return names
+
+
+def test_every_transform_and_optimizer_has_a_python_spelling():
+    found = api_function_names()
+    for name in ("grad", "hvp", "trace", "optim::adam", "optim::lbfgs", "einsum_path"):
+        assert name in found, (name, sorted(found))
+    for name, spelling in API_FUNCTIONS.items():
+        assert name in found, f"API_FUNCTIONS names {name}, which the headers no longer declare"
+        assert callable(resolve(spelling)), f"{name} has no Python spelling tf.{spelling}"
+
+
+def test_eager_tensor_members_have_python_spellings():
+    lines = code_lines((INCLUDE / "eager.hpp").read_text())
+    start = next(i for i, line in enumerate(lines) if line.startswith("class EagerTensor"))
+    members = set()
+    for line in lines[start + 1:]:
+        if line.startswith("};"):
+            break
+        if line.strip().startswith("private:"):
+            break
+        m = re.match(r"^\s+(?:[\w:<>&\s]+?\s)?[&*]?(\w+)\(", line)
+        if m and m.group(1) not in ("EagerTensor", "operator", "Traced"):
+            members.add(m.group(1))
+    renamed = {"set_requires_grad": "requires_grad", "defined": None, "type": "dtype"}  # a property; grad is None
+    assert {"backward", "grad", "detach", "value", "zero_grad", "is_leaf"} <= members, members
+    for m in members:
+        spelling = renamed.get(m, m)
+        if spelling is not None:
+            assert hasattr(tf.EagerTensor, spelling), f"EagerTensor::{m} has no Python spelling"
