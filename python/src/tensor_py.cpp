@@ -263,11 +263,6 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("data_ptr", [](Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.raw_data()); })
       .def("numpy", [](py::object self) { return py::module_::import("numpy").attr("asarray")(self); },
            "A NumPy array sharing this tensor's memory.")
-      .def("item", [](const Tensor& t) -> py::object {
-        if (t.numel() != 1) throw py::value_error("Tensor.item: the tensor has " + std::to_string(t.numel()) + " elements");
-        if (is_complex(t.dtype())) return py::cast(t.element(0));
-        return py::cast(t.element(0).real());
-      })
       .def("__repr__", [](const Tensor& t) { return to_string(t); });
   m.def("from_numpy", [](const py::array& a) {
     const std::string why = unshareable_reason(a);
