@@ -119,14 +119,22 @@ class BinaryDistribution(Distribution):
         return True
 
 
-# bdist_wheel builds the wheel, and setuptools' dist_info (pip's metadata step) runs it too.
+# bdist_wheel builds the wheel, and setuptools' dist_info (pip's metadata step) runs it too. It
+# comes from the `wheel` package; a virtual environment made without --system-site-packages has
+# none, so Debian's (python3-wheel) is taken from the system's dist-packages for this build step
+# only (nothing from there is installed or imported by the package).
 if {"bdist_wheel", "dist_info"} & set(sys.argv):
     try:
         import wheel  # noqa: F401
     except ImportError:
-        raise SystemExit("setup.py: the `wheel` package is missing (setuptools needs it to build the wheel). Offline, "
-                         "use Debian's: apt-get install python3-wheel, and create the virtual environment with "
-                         "--system-site-packages (which also brings python3-numpy)") from None
+        debian = Path("/usr/lib/python3/dist-packages")
+        if (debian / "wheel").is_dir():
+            sys.path.append(str(debian))
+        try:
+            import wheel  # noqa: F401,F811
+        except ImportError:
+            raise SystemExit("setup.py: the `wheel` package is missing (setuptools needs it to build the wheel). "
+                             "Offline, use Debian's: apt-get install python3-wheel") from None
 
 # setuptools' own files (build/lib.*, bdist.*, tenferro.egg-info) go beside the CMake tree, none
 # into the source tree.
