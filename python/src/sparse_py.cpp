@@ -128,20 +128,20 @@ void bind_sparse(py::module_& m) {
         py::arg("f"), py::arg("argnum") = 0, py::arg("ordering") = "SMALLEST_LAST", py::arg("max_nonzeros") = std::int64_t{1} << 28,
         "The Hessian of a real scalar f with respect to args[argnum] as a symmetric SparseMatrix (both triangles), from a "
         "star coloring of its pattern and one Hessian-vector product per color.");
-  m.def("jacobian_sparsity",
-        [](py::function f, const py::args& args, std::size_t argnum, std::int64_t max_nonzeros) {
-          return std::const_pointer_cast<SparsityPattern>(detail::jacobian_sparsity_of(
-              traced_function(std::move(f)), tensors_of(args, "tenferro.jacobian_sparsity"), options_of(argnum, "auto", "SMALLEST_LAST", max_nonzeros)));
-        },
-        py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28,
-        "jacobian_sparsity(f, *args, argnum=0): the structural sparsity pattern of f's Jacobian at these arguments' types.");
-  m.def("hessian_sparsity",
-        [](py::function f, const py::args& args, std::size_t argnum, std::int64_t max_nonzeros) {
-          return std::const_pointer_cast<SparsityPattern>(detail::hessian_sparsity_of(
-              traced_function(std::move(f)), tensors_of(args, "tenferro.hessian_sparsity"), options_of(argnum, "auto", "SMALLEST_LAST", max_nonzeros)));
-        },
-        py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28,
-        "hessian_sparsity(f, *args, argnum=0): the structural sparsity pattern of a scalar f's Hessian.");
+  // The patterns alone: one binding per detector, the same parameters.
+  using PatternOf = std::shared_ptr<const SparsityPattern> (*)(const detail::TracedFunction&, const Tensors&,
+                                                               const SparseOptions&);
+  auto pattern = [&m](const char* name, PatternOf of, const char* doc) {
+    const std::string who = std::string("tenferro.") + name;
+    m.def(name, [of, who](py::function f, const py::args& args, std::size_t argnum, std::int64_t max_nonzeros) {
+      return std::const_pointer_cast<SparsityPattern>(
+          of(traced_function(std::move(f)), tensors_of(args, who), options_of(argnum, "auto", "SMALLEST_LAST", max_nonzeros)));
+    }, py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28, doc);
+  };
+  pattern("jacobian_sparsity", &detail::jacobian_sparsity_of,
+          "jacobian_sparsity(f, *args, argnum=0): the structural sparsity pattern of f's Jacobian at these arguments' types.");
+  pattern("hessian_sparsity", &detail::hessian_sparsity_of,
+          "hessian_sparsity(f, *args, argnum=0): the structural sparsity pattern of a scalar f's Hessian.");
 }
 
 }  // namespace tenferro::python
