@@ -5,6 +5,7 @@
 #include <deque>
 #include <mutex>
 
+#include "sparse/signature.hpp"
 #include "tenferro/program.hpp"
 
 namespace tenferro {
@@ -27,28 +28,8 @@ namespace {
 /// read-back of every nonzero into the dense result.
 constexpr double kCompressedGain = 0.8;
 
-struct Signature {
-  std::vector<TensorType> types;
-  Tensors integers;  // the integer and bool arguments' values (empty tensors elsewhere)
-
-  static Signature of(const Tensors& args) {
-    Signature s{types_of(args), {}};
-    for (const Tensor& a : args) s.integers.push_back(is_inexact(a.dtype()) ? Tensor() : a.clone());
-    return s;
-  }
-  bool matches(const Tensors& args) const {
-    if (types != types_of(args)) return false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!is_inexact(args[i].dtype()) && std::memcmp(integers[i].raw_data(), args[i].raw_data(), args[i].nbytes()) != 0) {
-        return false;
-      }
-    }
-    return true;
-  }
-};
-
 struct Choice {
-  Signature signature;
+  sparse::ArgumentSignature signature;
   JacobianChoice choice;
   Shape shape;  // the Jacobian's: output... + argument...
 };
@@ -96,7 +77,7 @@ class JacobianState {
     check_single_output("jacobian", g);
     const TensorType out = type_of(g->key(g->outputs()[0]));
     const Tensor& x = args[options.argnum];
-    Choice c{Signature::of(args), {}, out.shape};
+    Choice c{sparse::ArgumentSignature::of(args), {}, out.shape};
     c.shape.insert(c.shape.end(), x.shape().begin(), x.shape().end());
     JacobianChoice& j = c.choice;
     j.columns = x.numel();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "sparse/signature.hpp"
 #include "sparse/coloring.hpp"
 #include "sparse/detect.hpp"
 #include "tenferro/program.hpp"
@@ -197,8 +198,7 @@ std::shared_ptr<const SparsityPattern> hessian_sparsity_of(const TracedFunction&
 
 /// One analysis: the signature it holds for, the coloring, the seeds and the product program.
 struct SparseEntry {
-  std::vector<TensorType> types;
-  Tensors integer_args;  // the integer and bool arguments' values (empty tensors elsewhere)
+  sparse::ArgumentSignature signature;  // the types and integer arguments it was analyzed for
   SparseAnalysis analysis;
   Tensor seeds;
   std::shared_ptr<Program> program;
@@ -213,13 +213,13 @@ class SparseDerivativeState {
   const char* name() const { return hessian ? "sparse_hessian" : "sparse_jacobian"; }
 
   std::shared_ptr<const SparseEntry> entry(const Tensors& args) {
-    const auto types = types_of(args);
     {
       std::lock_guard lock(mutex);
       for (const auto& e : entries) {
-        if (e->types == types && same_integers(e->integer_args, args)) return e;
+        if (e->signature.matches(args)) return e;
       }
     }
+    const auto types = types_of(args);
     auto e = analyze(args, types);
     std::lock_guard lock(mutex);
     entries.push_back(e);
@@ -232,19 +232,10 @@ class SparseDerivativeState {
   TransformedFunction impl;
 
  private:
-  static bool same_integers(const Tensors& known, const Tensors& args) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (is_inexact(args[i].dtype())) continue;
-      if (std::memcmp(known[i].raw_data(), args[i].raw_data(), args[i].nbytes()) != 0) return false;
-    }
-    return true;
-  }
-
   std::shared_ptr<SparseEntry> analyze(const Tensors& args, const std::vector<TensorType>& types) const {
     check_options(name(), args, options);
     auto e = std::make_shared<SparseEntry>();
-    e->types = types;
-    for (const Tensor& a : args) e->integer_args.push_back(is_inexact(a.dtype()) ? Tensor() : a.clone());
+    e->signature = sparse::ArgumentSignature::of(args);
     const std::size_t argnum = options.argnum;
     const TensorType& x = types[argnum];
     using K = TransformedFunction::JacobianKind;
