@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -325,6 +326,43 @@ TEST(Einsum, SlicedRunsEqualTheUnslicedOne) {
   tf::tn::Options tight;
   tight.path.memory_limit = 56.0;
   EXPECT_TRUE(tf::allclose(tf::einsum("ij,jk->ik", {a, b}, tight), naive_einsum("ij,jk->ik", {a, b}), 1e-12, 1e-12));
+}
+
+// SlicedEinsum, the pieces a distributed contraction runs: all slices at once are einsum's result
+// bit for bit; ranges combined in order equal it to rounding, and exactly under max-plus (max is
+// associative); bad ranges and types are refused.
+TEST(Einsum, SlicedEinsumRangesCombineToTheWhole) {
+  std::mt19937_64 rng(12);
+  const std::string spec = "abx,bcy,cdz,dea->xyz";
+  std::vector<tf::Tensor> xs;
+  for (int k = 0; k < 4; ++k) xs.push_back(random_tensor(rng, {4, 4, 3}, tf::DType::F64));
+  xs[3] = random_tensor(rng, {4, 4, 4}, tf::DType::F64);
+  for (const tf::Semiring semiring : {tf::Semiring::Standard, tf::Semiring::MaxPlus}) {
+    tf::tn::Options options;
+    options.path.memory_limit = 64.0;  // the largest input holds 64 elements; the intermediates more
+    options.semiring = semiring;
+    const tf::tn::SlicedEinsum sliced(spec, xs, options);
+    ASSERT_GT(sliced.slices(), 3);
+    const tf::Tensor whole = tf::einsum(spec, std::span<const tf::Tensor>(xs), options);
+    const tf::Tensor all = sliced.run(0, sliced.slices());
+    ASSERT_EQ(all.type(), whole.type());
+    EXPECT_EQ(std::memcmp(all.raw_data(), whole.raw_data(), whole.nbytes()), 0);
+    // Three ranges, combined in order.
+    const std::int64_t n = sliced.slices(), cut1 = n / 3, cut2 = 2 * n / 3;
+    tf::Tensor parts = sliced.run(0, cut1);
+    sliced.combine(parts, sliced.run(cut1, cut2));
+    sliced.combine(parts, sliced.run(cut2, n));
+    if (semiring == tf::Semiring::Standard) {
+      tf::tn::Options plain;
+      EXPECT_TRUE(tf::allclose(parts, tf::einsum(spec, std::span<const tf::Tensor>(xs), plain), 1e-12, 1e-12));
+      EXPECT_TRUE(tf::allclose(parts, whole, 1e-12, 1e-12));
+    } else {
+      EXPECT_EQ(std::memcmp(parts.raw_data(), whole.raw_data(), whole.nbytes()), 0);
+    }
+    EXPECT_THROW(sliced.run(1, n + 1), tf::ValueError);
+    tf::Tensor wrong = tf::Tensor::zeros({2});
+    EXPECT_THROW(sliced.combine(wrong, all), tf::ShapeError);
+  }
 }
 
 TEST(Einsum, DerivativesPassCheckGradsToOrderTwo) {

@@ -65,6 +65,27 @@ struct Options {
   Semiring semiring = Semiring::Standard;
 };
 
+/// A concrete einsum as its slices (the path sliced to options.path.memory_limit; one slice when
+/// it is not sliced), to be run in ranges and combined: what a contraction spread over several
+/// processes needs. Slice k fixes the sliced labels to the k-th reading of an odometer over them
+/// (the last label fastest). run(0, slices()) is einsum's result bit for bit; the results of
+/// consecutive ranges combined in order equal it up to rounding (exactly under max and min).
+class SlicedEinsum {
+ public:
+  SlicedEinsum(std::string_view subscripts, std::vector<Tensor> operands, const Options& options = {});
+  std::int64_t slices() const;
+  const ContractionPath& path() const;
+  /// The semiring sum of slices [begin, end), in order, into a fresh tensor of the result's type
+  /// (the semiring's zero for an empty range). ValueError for a range outside [0, slices()].
+  Tensor run(std::int64_t begin, std::int64_t end) const;
+  /// into = into (+) part elementwise in the semiring (+, max or min); both of the result's type.
+  void combine(Tensor& into, const Tensor& part) const;
+
+ private:
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
 }  // namespace tn
 
 /// The contraction path einsum would take for operands of these shapes (cached per structure).

@@ -146,55 +146,99 @@ Traced traced_einsum(const tn::Subscripts& s, const std::string& what, std::span
   return tn::detail::lower(s, operands, path.steps, options.semiring);
 }
 
+/// The plan of a concrete einsum of parsed subscripts: its path, its compiled program (of one
+/// slice when the path is sliced) and the slice odometer. `what` names the subscripts in errors and
+/// in the program cache.
+struct SlicePlan {
+  tn::Subscripts s;
+  tn::ContractionPath path;
+  Semiring semiring = Semiring::Standard;
+  DType dtype = DType::F64;
+  Shape out_shape;
+  std::shared_ptr<const Program> program;
+
+  SlicePlan(const tn::Subscripts& subs, const std::string& what, std::span<const Tensor> operands, const tn::Options& options)
+      : s(subs), semiring(options.semiring) {
+    std::vector<Shape> shapes;
+    std::vector<TensorType> types;
+    for (const auto& x : operands) {
+      shapes.push_back(x.shape());
+      types.push_back(x.type());
+    }
+    check_dtypes(what, types);
+    if (!types.empty()) dtype = types[0].dtype;
+    path = tn::detail::path_for(tn::detail::network_of(s, shapes), options);
+    std::ostringstream key;
+    key << what << '|' << semiring_name(options.semiring) << '|';
+    for (const auto& t : types) key << t.to_string() << ';';
+    for (auto [i, j] : path.steps) key << i << ',' << j << ' ';
+    key << '|';
+    for (Label l : path.sliced) key << l << ' ';
+    for (Label l : s.output) out_shape.push_back(s.size[static_cast<std::size_t>(l)]);
+    if (path.sliced.empty()) {
+      program = program_for(key.str(), s, types, path.steps, options.semiring);
+      return;
+    }
+    std::vector<std::int64_t> value = first_value();
+    std::vector<TensorType> slice_types;
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      slice_types.push_back(take_slice(operands[k], s.inputs[k], value).type());
+    }
+    program = program_for(key.str(), without_labels(s, path.sliced), slice_types, path.steps, options.semiring);
+  }
+
+  std::int64_t slices() const {
+    std::int64_t n = 1;
+    for (Label l : path.sliced) n *= s.size[static_cast<std::size_t>(l)];
+    return n;
+  }
+
+  /// Every label -1 but the sliced ones, which are 0: the first slice.
+  std::vector<std::int64_t> first_value() const {
+    std::vector<std::int64_t> value(s.size.size(), -1);
+    for (Label l : path.sliced) value[static_cast<std::size_t>(l)] = 0;
+    return value;
+  }
+
+  /// The sliced labels' values of slice `k` (the odometer's k-th reading, the last label fastest).
+  std::vector<std::int64_t> value_of(std::int64_t k) const {
+    std::vector<std::int64_t> value = first_value();
+    for (std::size_t i = path.sliced.size(); i-- > 0;) {
+      const auto l = static_cast<std::size_t>(path.sliced[i]);
+      value[l] = k % s.size[l];
+      k /= s.size[l];
+    }
+    return value;
+  }
+
+  /// The semiring sum of slices [begin, end), in order, into a fresh output.
+  Tensor run(std::span<const Tensor> operands, std::int64_t begin, std::int64_t end) const {
+    if (path.sliced.empty()) {
+      if (begin == 0 && end >= 1) return program->run(Tensors(operands.begin(), operands.end()))[0];
+      return Tensor::full(out_shape, semiring_zero(semiring), dtype);
+    }
+    Tensor out = Tensor::full(out_shape, semiring_zero(semiring), dtype);
+    std::vector<std::int64_t> value = value_of(begin);
+    for (std::int64_t k = begin; k < end; ++k) {
+      Tensors args;
+      for (std::size_t j = 0; j < operands.size(); ++j) args.push_back(take_slice(operands[j], s.inputs[j], value));
+      add_slice(out, s.output, value, program->run(args)[0], semiring);
+      // Next slice: an odometer over the sliced labels, the last one fastest.
+      for (std::size_t i = path.sliced.size(); i-- > 0;) {
+        auto& v = value[static_cast<std::size_t>(path.sliced[i])];
+        if (++v < s.size[static_cast<std::size_t>(path.sliced[i])]) break;
+        v = 0;
+      }
+    }
+    return out;
+  }
+};
+
 /// Concrete einsum of parsed subscripts; `what` names them in errors and in the program cache.
 Tensor concrete_einsum(const tn::Subscripts& s, const std::string& what, std::span<const Tensor> operands,
                        const tn::Options& options) {
-  std::vector<Shape> shapes;
-  std::vector<TensorType> types;
-  for (const auto& x : operands) {
-    shapes.push_back(x.shape());
-    types.push_back(x.type());
-  }
-  check_dtypes(what, types);
-  const tn::ContractionPath path = tn::detail::path_for(tn::detail::network_of(s, shapes), options);
-
-  std::ostringstream key;
-  key << what << '|' << semiring_name(options.semiring) << '|';
-  for (const auto& t : types) key << t.to_string() << ';';
-  for (auto [i, j] : path.steps) key << i << ',' << j << ' ';
-  key << '|';
-  for (Label l : path.sliced) key << l << ' ';
-  if (path.sliced.empty()) {
-    const Tensors args(operands.begin(), operands.end());
-    return program_for(key.str(), s, types, path.steps, options.semiring)->run(args)[0];
-  }
-
-  // Sliced: the program of one slice, run once per value of the sliced labels.
-  const tn::Subscripts slice_s = without_labels(s, path.sliced);
-  std::vector<std::int64_t> value(s.size.size(), -1);
-  for (Label l : path.sliced) value[static_cast<std::size_t>(l)] = 0;
-  std::vector<TensorType> slice_types;
-  for (std::size_t k = 0; k < operands.size(); ++k) {
-    slice_types.push_back(take_slice(operands[k], s.inputs[k], value).type());
-  }
-  auto program = program_for(key.str(), slice_s, slice_types, path.steps, options.semiring);
-  Shape out_shape;
-  for (Label l : s.output) out_shape.push_back(s.size[static_cast<std::size_t>(l)]);
-  Tensor out = Tensor::full(out_shape, semiring_zero(options.semiring), types.empty() ? DType::F64 : types[0].dtype);
-  while (true) {
-    Tensors args;
-    for (std::size_t k = 0; k < operands.size(); ++k) args.push_back(take_slice(operands[k], s.inputs[k], value));
-    add_slice(out, s.output, value, program->run(args)[0], options.semiring);
-    // Next slice: an odometer over the sliced labels, the last one fastest.
-    std::size_t i = path.sliced.size();
-    for (; i-- > 0;) {
-      auto& v = value[static_cast<std::size_t>(path.sliced[i])];
-      if (++v < s.size[static_cast<std::size_t>(path.sliced[i])]) break;
-      v = 0;
-    }
-    if (i == static_cast<std::size_t>(-1)) break;
-  }
-  return out;
+  const SlicePlan plan(s, what, operands, options);
+  return plan.run(operands, 0, plan.slices());
 }
 
 std::string quoted(std::string_view subscripts) { return "\"" + std::string(subscripts) + "\""; }
@@ -215,6 +259,42 @@ std::string labels_text(const std::vector<std::vector<int>>& inputs, const std::
 }
 
 }  // namespace
+
+struct tn::SlicedEinsum::State {
+  Tensors operands;
+  SlicePlan plan;
+};
+
+tn::SlicedEinsum::SlicedEinsum(std::string_view subscripts, Tensors operands, const Options& options) {
+  std::vector<Shape> shapes;
+  for (const auto& x : operands) shapes.push_back(x.shape());
+  const tn::Subscripts s = tn::parse(subscripts, shapes);
+  SlicePlan plan(s, quoted(subscripts), operands, options);
+  state_ = std::make_shared<const State>(State{std::move(operands), std::move(plan)});
+}
+
+std::int64_t tn::SlicedEinsum::slices() const { return state_->plan.slices(); }
+const tn::ContractionPath& tn::SlicedEinsum::path() const { return state_->plan.path; }
+
+Tensor tn::SlicedEinsum::run(std::int64_t begin, std::int64_t end) const {
+  if (begin < 0 || end < begin || end > slices()) {
+    throw ValueError("SlicedEinsum::run: the range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     ") is not within the " + std::to_string(slices()) + " slices");
+  }
+  return state_->plan.run(state_->operands, begin, end);
+}
+
+void tn::SlicedEinsum::combine(Tensor& into, const Tensor& part) const {
+  const SlicePlan& p = state_->plan;
+  const TensorType want{p.dtype, p.out_shape};
+  if (into.type() != want || part.type() != want) {
+    throw ShapeError("SlicedEinsum::combine: " + into.type().to_string() + " and " + part.type().to_string() +
+                     "; expected the result's type " + want.to_string());
+  }
+  // Every output axis free (no label fixed): the whole of `part` lands on the whole of `into`.
+  const std::vector<std::int64_t> free(p.s.size.size(), -1);
+  add_slice(into, p.s.output, free, part, p.semiring);
+}
 
 tn::ContractionPath einsum_path(std::string_view subscripts, std::span<const Shape> shapes,
                                 const tn::Options& options) {
