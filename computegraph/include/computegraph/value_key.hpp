@@ -254,13 +254,19 @@ detail::KeyNode* detail::OperationNode<Op>::operand(std::size_t i) const {
 
 }  // namespace computegraph
 
+// The std::hash specialization is not part of the documented API (Doxygen skips it).
+/// \cond
 template <class Op>
 struct std::hash<computegraph::ValueKey<Op>> {
   std::size_t operator()(const computegraph::ValueKey<Op>& k) const noexcept { return k.hash(); }
 };
+/// \endcond
+// The std::hash specialization is not part of the documented API (Doxygen skips it).
+/// \cond
 template <class Op>
 struct std::hash<computegraph::OperationKey<Op>> {
   std::size_t operator()(const computegraph::OperationKey<Op>& k) const noexcept {
     return k.hash();
   }
 };
+/// \endcond

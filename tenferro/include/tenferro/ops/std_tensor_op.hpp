@@ -116,9 +116,12 @@ StdTensorOp make_op(const OpDef& def, std::initializer_list<TensorType> operands
 
 }  // namespace tenferro
 
+// The std::hash specialization is not part of the documented API (Doxygen skips it).
+/// \cond
 template <>
 struct std::hash<tenferro::TensorKey> {
   std::size_t operator()(const tenferro::TensorKey& k) const noexcept {
     return std::hash<std::string>{}(k.name) ^ (k.type.hash() * 31);
   }
 };
+/// \endcond

@@ -51,12 +51,15 @@ std::ostream& operator<<(std::ostream& os, const ScalarKey& key);
 
 }  // namespace tidu::reference
 
+// The std::hash specialization is not part of the documented API (Doxygen skips it).
+/// \cond
 template <>
 struct std::hash<tidu::reference::ScalarKey> {
   std::size_t operator()(const tidu::reference::ScalarKey& k) const noexcept {
     return std::hash<std::string>{}(k.name) * 3 + static_cast<std::size_t>(k.dtype);
   }
 };
+/// \endcond
 
 namespace tidu::reference {
 
