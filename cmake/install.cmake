@@ -5,6 +5,7 @@
 #   cmake --install build/release --prefix /opt/tenferro
 #   find_package(tenferro 0.1 REQUIRED)      # with CMAKE_PREFIX_PATH=/opt/tenferro
 #   target_link_libraries(app PRIVATE tenferro::tenferro)
+#   find_package(tenferro 0.1 REQUIRED COMPONENTS mpi)   # tenferro::mpi too (tenferro/distributed.hpp)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(computegraph PROPERTIES EXPORT_NAME computegraph)
@@ -30,6 +31,18 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tenferroConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/tenferroConfig.cmake ${PROJECT_BINARY_DIR}/tenferroConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/tenferroDependencies.cmake
         DESTINATION ${TENFERRO_CMAKE_DIR})
+
+# The optional component tenferro::mpi (find_package(tenferro COMPONENTS mpi)), where it is built:
+# its library, its header and its own export set, which the package config includes on request.
+if(TARGET tenferro_mpi)
+  set_target_properties(tenferro_mpi PROPERTIES EXPORT_NAME mpi)
+  install(TARGETS tenferro_mpi EXPORT tenferroMpiTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/tenferro/mpi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT tenferroMpiTargets NAMESPACE tenferro:: DESTINATION ${TENFERRO_CMAKE_DIR})
+endif()
 
 file(RELATIVE_PATH TENFERRO_PC_TO_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 configure_file(${PROJECT_SOURCE_DIR}/cmake/tenferro.pc.in ${PROJECT_BINARY_DIR}/tenferro.pc @ONLY)

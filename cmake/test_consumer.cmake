@@ -28,3 +28,13 @@ separate_arguments(flags UNIX_COMMAND "${flags}")
 run_step("build the consumer (pkg-config)" ${CXX} -O1 ${SOURCE_DIR}/tests/consumer/main.cpp ${flags}
          -o ${WORK_DIR}/consumer_pc)
 run_step("run the consumer (pkg-config)" ${WORK_DIR}/consumer_pc)
+
+# The component tenferro::mpi, where this build installed it.
+if(EXISTS ${prefix}/${LIBDIR}/cmake/tenferro/tenferroMpiTargets.cmake)
+  run_step("configure the MPI consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer_mpi -B ${WORK_DIR}/mpi -G Ninja
+           -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${prefix})
+  run_step("build the MPI consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/mpi)
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+  run_step("run the MPI consumer" ${WORK_DIR}/mpi/consumer_mpi)
+endif()
