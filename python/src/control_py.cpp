@@ -128,9 +128,15 @@ void bind_control(py::module_& m) {
     return ops.result(py::make_tuple(to_python(carry, carry0.single), ys.empty() ? py::none() : to_python(ys, ys_single)));
   }, py::arg("f"), py::arg("init"), py::arg("xs") = py::none(), py::arg("length") = py::none(),
      py::arg("reverse") = false, py::arg("checkpoint_every") = 0, py::arg("checkpoint_snapshots") = 0,
-     "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan); checkpoint_every=k "
-     "runs the steps in checkpointed blocks of k (reverse mode keeps every k-th carry); checkpoint_snapshots=s nests "
-     "blocks so that reverse mode keeps about s carries.");
+        "(carry, ys) with (carry, y_t) = f(carry, x_t) over the leading axis of xs (jax.lax.scan).\n"
+        "\n"
+        "checkpoint_every=k runs the steps in checkpointed blocks of k (reverse mode keeps every k-th\n"
+        "carry); checkpoint_snapshots=s nests blocks so that reverse mode keeps about s carries. Without xs,\n"
+        "length gives the number of steps; reverse=True runs from the last x to the first.\n"
+        "\n"
+        ">>> carry, ys = tf.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))\n"
+        ">>> carry.item(), ys.numpy().tolist()\n"
+        "(6.0, [0.0, 2.0, 9.0])\n");
   m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
     Operands ops(std::string("tenferro.fori_loop"));
     const Values c0 = operands_of<1>(ops, {Given{init}})[0];
@@ -138,7 +144,11 @@ void bind_control(py::module_& m) {
       return results_like(body(py::cast(i), to_python(c, c0.single)), c0, "fori_loop", "the returned carry");
     };
     return ops.result(to_python(fori_loop(lower, upper, step, c0.list), c0.single));
-  }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"));
+  }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"),
+        "body(i, carry) for i = lower, ..., upper - 1, starting from init (jax.lax.fori_loop).\n"
+        "\n"
+        ">>> tf.fori_loop(0, 3, lambda i, c: c * 2.0, np.array([1.0])).numpy().tolist()\n"
+        "[8.0]\n");
   auto branch = [](py::function fn) -> Branch {
     return [fn = std::move(fn)](const TracedList& o) { return traced_results(fn(*py::tuple(to_python(o, false)))); };
   };
@@ -148,7 +158,16 @@ void bind_control(py::module_& m) {
     const TracedList r = cond(given[0].list.at(0), branch(on_true), branch(on_false), given[1].list);
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("pred"), py::arg("true_fun"), py::arg("false_fun"),
-     "true_fun(*operands) if pred else false_fun(*operands); only the chosen branch runs (jax.lax.cond).");
+        "``true_fun(*operands)`` if pred else ``false_fun(*operands)``; only the chosen branch runs (jax.lax.cond).\n"
+        "\n"
+        "pred may be a traced bool scalar: the choice is recorded, and derivatives flow through the branch\n"
+        "taken.\n"
+        "\n"
+        ">>> tf.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, np.array([5.0])).numpy().tolist()\n"
+        "[6.0]\n"
+        ">>> f = lambda x: tf.cond(tf.sum(x) > 0.0, lambda y: tf.sum(y * y), lambda y: tf.sum(-y), x)\n"
+        ">>> tf.grad(f)(np.array([3.0])).numpy().tolist(), tf.grad(f)(np.array([-3.0])).numpy().tolist()\n"
+        "([6.0], [-1.0])\n");
   m.def("switch", [branch](const py::object& index, const std::vector<py::function>& branches, const py::args& operands) {
     Operands ops(std::string("tenferro.switch"));
     const auto given = operands_of<2>(ops, {Given{index, Slot::Index, false}, Given{operands}});
@@ -157,7 +176,11 @@ void bind_control(py::module_& m) {
     for (const auto& b : branches) bs.push_back(branch(b));
     const TracedList r = switch_case(given[0].list.at(0), bs, o.list);
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
-  }, py::arg("index"), py::arg("branches"), "branches[clamp(index)](*operands) (jax.lax.switch).");
+  }, py::arg("index"), py::arg("branches"),
+        "``branches[clamp(index)](*operands)``: the branch at index, clamped into range (jax.lax.switch).\n"
+        "\n"
+        ">>> tf.switch(1, [lambda x: x, lambda x: 2.0 * x, lambda x: 3.0 * x], np.array([1.0])).numpy().tolist()\n"
+        "[2.0]\n");
   m.def("_checkpoint_call", [branch](py::function f, const py::args& operands) {
     Operands ops(std::string("tenferro.checkpoint"));
     const Values o = operands_of<1>(ops, {Given{operands}})[0];
@@ -172,8 +195,14 @@ void bind_control(py::module_& m) {
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
   }, py::arg("f"), py::arg("memory_limit"), py::arg("checkpoints"),
      "f(*operands) cut into checkpoints to a memory limit (tenferro.rematerialize).");
-  py::class_<MemoryMeter>(m, "MemoryMeter", "The peak of tensor storage in use since it was made or reset, above the "
-                                            "storage in use then (process-wide).")
+  py::class_<MemoryMeter>(m, "MemoryMeter",
+                          "The peak of tensor storage in use since it was made or reset, above the storage in use then "
+                          "(process-wide).\n"
+                          "\n"
+                          ">>> meter = tf.MemoryMeter()\n"
+                          ">>> x = tf.ones((1000,))\n"
+                          ">>> meter.peak_bytes >= 8000\n"
+                          "True\n")
       .def(py::init<>())
       .def("reset", &MemoryMeter::reset)
       .def_property_readonly("peak_bytes", &MemoryMeter::peak_bytes);
@@ -187,13 +216,39 @@ void bind_control(py::module_& m) {
     };
     return ops.result(to_python(while_loop(c, b, c0.list, WhileOptions{max_trips}), c0.single));
   }, py::arg("cond_fun"), py::arg("body_fun"), py::arg("init_val"), py::arg("max_trips") = py::none(),
-     "Runs body_fun while cond_fun holds; reverse-mode derivatives need max_trips.");
+        "Runs body_fun while cond_fun holds; reverse-mode derivatives need max_trips.\n"
+        "\n"
+        "The carry init_val is a tensor or a tuple of them; body_fun returns one of the same types.\n"
+        "\n"
+        ">>> tf.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, np.array(1.0)).item()\n"
+        "16.0\n"
+        ">>> x, n = tf.while_loop(lambda c: c[0] < 10.0, lambda c: (c[0] * 2.0, c[1] + 1), (np.array(1.0), "
+        "np.array(0)))\n"
+        ">>> x.item(), n.item()\n"
+        "(16.0, 4)\n");
   m.def("fixed_point", implicit_solver<FixedPointOptions>(&fixed_point, "fixed_point", "f's result"), py::arg("f"),
         py::arg("x0"), py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 1000,
-        py::arg("derivative_steps") = 100, "x = f(x, params), differentiated by the implicit-function theorem.");
+        py::arg("derivative_steps") = 100,
+        "x = f(x, params), differentiated by the implicit-function theorem.\n"
+        "\n"
+        "Iterates x <- f(x, params) from x0 until no element moves by more than tol (or max_iter steps);\n"
+        "the derivative solves the implicit-function theorem's linear system by derivative_steps\n"
+        "Richardson iterations instead of going through the iterations.\n"
+        "\n"
+        ">>> round(tf.fixed_point(lambda x, a: tf.cos(x) * a, np.array(0.5), np.array(1.0)).item(), 6)\n"
+        "0.739085\n"
+        ">>> solve = lambda a: tf.fixed_point(lambda x, a: 0.5 * x + a, np.array(0.0), a)  # x = 2 a\n"
+        ">>> round(tf.grad(solve)(np.array(1.0)).item(), 6)\n"
+        "2.0\n");
   m.def("root", implicit_solver<RootOptions>(&root, "root", "g's result"), py::arg("g"), py::arg("x0"),
         py::arg("params"), py::arg("tol") = 1e-12, py::arg("max_iter") = 50, py::arg("derivative_steps") = 2,
-        "g(x, params) = 0 by Newton's method, differentiated implicitly.");
+        "g(x, params) = 0 by Newton's method, differentiated implicitly.\n"
+        "\n"
+        ">>> sqrt = lambda a: tf.root(lambda x, a: x * x - a, np.array(1.0), a)\n"
+        ">>> round(sqrt(np.array(2.0)).item(), 6)\n"
+        "1.414214\n"
+        ">>> round(tf.grad(sqrt)(np.array(4.0)).item(), 6)\n"
+        "0.25\n");
 }
 
 }  // namespace tenferro::python

@@ -150,7 +150,10 @@ void bind_dlpack(py::module_& m, py::class_<Tensor>& tensor) {
   tensor.def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(kDLCPU, 0); });
   m.def("from_dlpack", &import_dlpack, py::arg("x"),
         "A Tensor over the memory of an object with __dlpack__ (a PyTorch tensor, a NumPy array), no copy; "
-        "it must be on the CPU and row-major contiguous.");
+        "it must be on the CPU and row-major contiguous.\n"
+        "\n"
+        ">>> tf.from_dlpack(np.arange(3.0)).numpy().tolist()\n"
+        "[0.0, 1.0, 2.0]\n");
 }
 
 }  // namespace tenferro::python

@@ -33,7 +33,10 @@ py::object item_of(const Tensor& t, const char* who) {
 template <class C, class ValueOf>
 void bind_concrete_conversions(py::class_<C>& cls, ValueOf value_of) {
   cls.def("item", [value_of](const C& x) { return item_of(value_of(x), "item()"); },
-          "The single element as a Python number (float, int, bool or complex).")
+          "The single element as a Python number (float, int, bool or complex).\n"
+          "\n"
+          ">>> tf.Tensor(np.array([2.5])).item(), tf.Tensor(np.array(3)).item(), tf.Tensor(np.array(True)).item()\n"
+          "(2.5, 3, True)\n")
       .def("__float__", [value_of](const C& x) { return py::float_(item_of(value_of(x), "float()")); })
       .def("__int__", [value_of](const C& x) { return py::int_(item_of(value_of(x), "int()")); })
       .def("__complex__", [value_of](const C& x) { return item_of(value_of(x), "complex()").template cast<c128>(); })
@@ -85,8 +88,18 @@ void bind_eager(py::module_& m) {
   py::class_<EagerTensor> eager(
       m, "EagerTensor",
       "A tensor whose operations run at once and record what they did, so that backward() fills .grad "
-      "(PyTorch's tensors). EagerTensor(data, requires_grad=False) copies nothing it can share: data is a "
-      "Tensor, NumPy array, nested sequence or Python scalar.");
+      "(PyTorch's tensors).\n"
+      "\n"
+      "EagerTensor(data, requires_grad=False) copies nothing it can share: data is a Tensor, NumPy array, "
+      "nested sequence or Python scalar.\n"
+      "\n"
+      ">>> w = tf.EagerTensor(np.array([1.0, 2.0]), requires_grad=True)\n"
+      ">>> loss = tf.sum(w * w)\n"
+      ">>> loss\n"
+      "EagerTensor(tensor(f64[], 5), requires_grad=True)\n"
+      ">>> loss.backward()\n"
+      ">>> w.grad.numpy().tolist()\n"
+      "[2.0, 4.0]\n");
   // NumPy defers to EagerTensor's reflected operators (ndarray * e keeps the history).
   eager.attr("__array_ufunc__") = py::none();
   eager.def(py::init([](const py::handle& data, bool requires_grad) {
@@ -107,15 +120,37 @@ void bind_eager(py::module_& m) {
         EagerTensor g = e.grad();
         return g.defined() ? py::cast(g) : py::none();
       }, "The gradient that backward() accumulated (None before one reached this leaf).")
-      .def("zero_grad", &EagerTensor::zero_grad, "Forgets the accumulated gradient.")
-      .def("detach", &EagerTensor::detach, "The same values as a new leaf without history.")
+      .def("zero_grad", &EagerTensor::zero_grad,
+           "Forgets the accumulated gradient.\n"
+           "\n"
+           ">>> e = tf.EagerTensor(np.array([1.0]), requires_grad=True)\n"
+           ">>> tf.sum(e * e).backward()\n"
+           ">>> e.grad.numpy().tolist()\n"
+           "[2.0]\n"
+           ">>> e.zero_grad()\n"
+           ">>> e.grad is None\n"
+           "True\n")
+      .def("detach", &EagerTensor::detach,
+           "The same values as a new leaf without history.\n"
+           "\n"
+           ">>> e = tf.EagerTensor(np.array([1.0]), requires_grad=True)\n"
+           ">>> d = (e * 2.0).detach()\n"
+           ">>> d.requires_grad, d.is_leaf, d.numpy().tolist()\n"
+           "(False, True, [2.0])\n")
       .def("backward", [](const EagerTensor& e, const py::object& gradient, bool retain_graph, bool create_graph) {
         std::optional<Tensor> cotangent;
         if (!gradient.is_none()) cotangent = to_tensor(gradient, "tenferro.EagerTensor.backward gradient");
         e.backward(cotangent, BackwardOptions{retain_graph, create_graph});
       }, py::arg("gradient") = py::none(), py::arg("retain_graph") = false, py::arg("create_graph") = false,
-         "Accumulates d self / d leaf into .grad of every leaf that requires grad. A real scalar needs no "
-         "gradient argument; another tensor takes the cotangent (torch.Tensor.backward's gradient).")
+         "Accumulates d self / d leaf into .grad of every leaf that requires grad.\n"
+         "\n"
+         "A real scalar needs no gradient argument; another tensor takes the cotangent (torch.Tensor.backward's "
+         "gradient).\n"
+         "\n"
+         ">>> x = tf.EagerTensor(np.array([1.0, 2.0]), requires_grad=True)\n"
+         ">>> (x * 3.0).backward(np.array([1.0, 10.0]))\n"
+         ">>> x.grad.numpy().tolist()\n"
+         "[3.0, 30.0]\n")
       .def("numpy", [](const EagerTensor& e) { return py::module_::import("numpy").attr("asarray")(py::cast(e.value())); },
            "A NumPy array sharing the values' memory (no history).")
       .def("__array__", [](const EagerTensor& e, const py::args&, const py::kwargs&) {
@@ -128,8 +163,16 @@ void bind_eager(py::module_& m) {
   bind_tensor_methods(m, "EagerTensor");
 
   py::class_<NoGradScope>(m, "no_grad",
-                          "with tenferro.no_grad(): eager operations record no history (torch.no_grad); "
-                          "for an optimizer's update of parameters that require grad.")
+                          "with tenferro.no_grad(): eager operations record no history (torch.no_grad).\n"
+                          "\n"
+                          "For an optimizer's update of parameters that require grad.\n"
+                          "\n"
+                          ">>> w = tf.EagerTensor(np.array([1.0]), requires_grad=True)\n"
+                          ">>> tf.sum(w * w).backward()\n"
+                          ">>> with tf.no_grad():\n"
+                          "...     step = w - 0.1 * w.grad\n"
+                          ">>> step.requires_grad, step.numpy().tolist()\n"
+                          "(False, [0.8])\n")
       .def(py::init<>())
       .def("__enter__", [](NoGradScope& s) { s.enter(); })
       .def("__exit__", [](NoGradScope& s, const py::args&) { s.exit(); });
@@ -137,13 +180,25 @@ void bind_eager(py::module_& m) {
   // Constructors of concrete tensors (NumPy's names); dtype as astype names them.
   m.def("zeros", [](const Shape& shape, const std::string& dtype) {
     return Tensor::zeros(shape, dtype_named(dtype, "tenferro.zeros"));
-  }, py::arg("shape"), py::arg("dtype") = "f64", "A tensor of zeros (numpy.zeros).");
+  }, py::arg("shape"), py::arg("dtype") = "f64",
+     "A tensor of zeros (numpy.zeros).\n"
+     "\n"
+     ">>> tf.zeros((2, 3)).shape, tf.zeros((2,), dtype=\"i64\").dtype\n"
+     "((2, 3), 'i64')\n");
   m.def("ones", [](const Shape& shape, const std::string& dtype) {
     return Tensor::ones(shape, dtype_named(dtype, "tenferro.ones"));
-  }, py::arg("shape"), py::arg("dtype") = "f64", "A tensor of ones (numpy.ones).");
+  }, py::arg("shape"), py::arg("dtype") = "f64",
+     "A tensor of ones (numpy.ones).\n"
+     "\n"
+     ">>> tf.ones((2,))\n"
+     "tensor(f64[2], [1, 1])\n");
   m.def("full", [](const Shape& shape, double value, const std::string& dtype) {
     return Tensor::full(shape, value, dtype_named(dtype, "tenferro.full"));
-  }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = "f64", "A tensor of one value (numpy.full).");
+  }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = "f64",
+     "A tensor of one value (numpy.full).\n"
+     "\n"
+     ">>> tf.full((2,), 7.0).numpy().tolist()\n"
+     "[7.0, 7.0]\n");
 }
 
 }  // namespace tenferro::python

@@ -79,7 +79,12 @@ void bind_einsum(py::module_& m) {
     return ops.result(py::cast(einsum(subscripts, std::span<const Traced>(xs), o)));
   }, py::arg("subscripts"), py::arg("operands"), TENFERRO_EINSUM_OPTION_ARGS);
 
-  py::class_<tn::ContractionPath>(m, "ContractionPath", "A contraction tree in SSA form and its cost (einsum_path).")
+  py::class_<tn::ContractionPath>(m, "ContractionPath",
+                                  "A contraction tree in SSA form and its cost (einsum_path).\n"
+                                  "\n"
+                                  ">>> path = tf.einsum_path(\"ij,jk->ik\", (2, 3), (3, 4))\n"
+                                  ">>> path.steps, path.log2_flops > 0, path.sliced\n"
+                                  "([(0, 1)], True, [])\n")
       .def_readonly("steps", &tn::ContractionPath::steps,
                     "(a, b) pairs: contract the tensors with SSA ids a and b into id n + k (n operands).")
       .def_readonly("log2_flops", &tn::ContractionPath::log2_flops)
@@ -104,7 +109,11 @@ void bind_einsum(py::module_& m) {
     return einsum_path(subscripts, std::span<const Shape>(shapes),
                        options_of(optimize, objective, size_weight, memory_limit, repeats, seed, semiring));
   }, py::arg("subscripts"), TENFERRO_EINSUM_OPTION_ARGS,
-     "The contraction path einsum takes for operands of these shapes (tuples) or these tensors.");
+     "The contraction path einsum takes for operands of these shapes (tuples) or these tensors.\n"
+     "\n"
+     ">>> path = tf.einsum_path(\"ij,jk,kl->il\", (2, 3), (3, 4), (4, 5))\n"
+     ">>> path.steps\n"
+     "[(0, 1), (2, 3)]\n");
 }
 
 }  // namespace tenferro::python

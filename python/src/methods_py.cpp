@@ -62,21 +62,41 @@ void bind_tensor_methods(py::module_& m, const char* cls_name) {
       items.push_back(index_item(x, key));
     }
     return index(x, IndexExpr(std::move(items)));
-  }), "NumPy-style indexing: ints, slices with steps, ..., None and one integer index array.", py::arg("key"));
+  }), "NumPy-style indexing: ints, slices with steps, ..., None and one integer index array.\n"
+      "\n"
+      ">>> t = tf.Tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+      ">>> t[1, ::-1].numpy().tolist(), t[:, None].shape\n"
+      "([4.0, 3.0], (2, 1, 2))\n", py::arg("key"));
   py::setattr(cls, "T", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PyProperty_Type))(
                              py::cpp_function(lift(q("T"), +[](const Traced& a) { return transpose(a); })), py::none(),
-                             py::none(), "The transpose (the axes reversed)."));
+                             py::none(),
+                             "The transpose (the axes reversed).\n"
+                             "\n"
+                             ">>> tf.Tensor([[1.0, 2.0], [3.0, 4.0]]).T.numpy().tolist()\n"
+                             "[[1.0, 3.0], [2.0, 4.0]]\n"));
   def_method(cls, "reshape", lift(q("reshape"), +[](const Traced& a, const Shape& s) { return reshape(a, s); }),
-             "The same elements in the given shape (row-major).", py::arg("shape"));
+             "The same elements in the given shape (row-major).\n"
+             "\n"
+             ">>> tf.Tensor([[1.0, 2.0], [3.0, 4.0]]).reshape((4,)).numpy().tolist()\n"
+             "[1.0, 2.0, 3.0, 4.0]\n", py::arg("shape"));
   def_method(cls, "sum", lift(q("sum"), +[](const Traced& a, const py::object& axis) {
     return sum(a, axes_of(axis, a.rank()));
-  }), "tenferro.sum(self, axis).", py::arg("axis") = py::none());
+  }), "tenferro.sum(self, axis).\n"
+      "\n"
+      ">>> tf.Tensor([[1.0, 2.0], [3.0, 4.0]]).sum(axis=0).numpy().tolist()\n"
+      "[4.0, 6.0]\n", py::arg("axis") = py::none());
   def_method(cls, "mean", lift(q("mean"), +[](const Traced& a, const py::object& axis) {
     return mean(a, axes_of(axis, a.rank()));
-  }), "tenferro.mean(self, axis).", py::arg("axis") = py::none());
+  }), "tenferro.mean(self, axis).\n"
+      "\n"
+      ">>> tf.Tensor([[1.0, 2.0], [3.0, 4.0]]).mean().item()\n"
+      "2.5\n", py::arg("axis") = py::none());
   def_method(cls, "astype", lift(q("astype"), +[](const Traced& a, const std::string& dtype) {
     return astype(a, dtype_named(dtype, "astype"));
-  }), "tenferro.astype(self, dtype).", py::arg("dtype"));
+  }), "tenferro.astype(self, dtype).\n"
+      "\n"
+      ">>> tf.Tensor([1.5, 2.5]).astype(\"i64\").dtype\n"
+      "'i64'\n", py::arg("dtype"));
 }
 
 }  // namespace tenferro::python

@@ -63,4 +63,7 @@ PYBIND11_MODULE(_tenferro, m) {
   tp::bind_sparse(m);
   tp::bind_optim(m);
   tp::bind_einsum(m);
+#ifdef TENFERRO_PYTHON_MPI
+  tp::bind_distributed(m);
+#endif
 }

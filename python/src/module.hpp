@@ -170,6 +170,8 @@ void bind_dlpack(py::module_& m, py::class_<Tensor>& tensor);
 void bind_eager(py::module_& m);
 void bind_optim(py::module_& m);
 void bind_einsum(py::module_& m);
+/// tenferro.distributed's C++ side (distributed_py.cpp), where the component tenferro::mpi is built.
+void bind_distributed(py::module_& m);
 /// The operators and methods Tensor and EagerTensor share with Traced (arithmetic, comparisons,
 /// indexing, .T, reshape, sum, mean, astype), bound on the class `cls` of the module (traced_py.cpp).
 void bind_tensor_methods(py::module_& m, const char* cls);

@@ -38,7 +38,12 @@ py::object list_result(const Operands& ops, const TracedList& values) {
 }  // namespace
 
 void bind_optim(py::module_& m) {
-  py::class_<opt::Schedule>(m, "Schedule", "A learning rate as a function of the step count (tenferro.optim).")
+  py::class_<opt::Schedule>(m, "Schedule",
+                            "A learning rate as a function of the step count (tenferro.optim).\n"
+                            "\n"
+                            ">>> s = tf.optim.cosine_decay(1.0, 10)\n"
+                            ">>> s.name, round(s.at(0), 12), round(s.at(10), 12)\n"
+                            "('cosine_decay', 1.0, 0.0)\n")
       .def("__call__", lift("optim.Schedule", +[](const opt::Schedule& s, const Traced& count) { return s(count); }, "vi"),
            py::arg("count"), "The rate (an f64 scalar) after `count` steps.")
       .def("at", &opt::Schedule::at, py::arg("count"), "The rate after `count` steps, as a float.")

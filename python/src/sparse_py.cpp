@@ -68,13 +68,23 @@ JacobianMode jacobian_mode_of(const std::string& mode) {
 }  // namespace
 
 void bind_sparse(py::module_& m) {
-  py::class_<JacobianChoice>(m, "JacobianChoice", "What a jacobian call runs: the mode, its products and why.")
+  py::class_<JacobianChoice>(m, "JacobianChoice",
+                             "What a jacobian call runs: the mode, its products and why.\n"
+                             "\n"
+                             ">>> choice = tf.jacobian(lambda x: x * x, mode=\"forward\").choice(np.ones(3))\n"
+                             ">>> choice.mode, choice.products\n"
+                             "('forward', 3)\n")
       .def_property_readonly("mode", [](const JacobianChoice& c) { return jacobian_mode_name(c.mode); })
       .def_readonly("products", &JacobianChoice::products)
       .def_readonly("predicted_cost", &JacobianChoice::predicted_cost)
       .def_readonly("explain", &JacobianChoice::explain)
       .def("__str__", [](const JacobianChoice& c) { return c.explain; });
-  py::class_<PyJacobian>(m, "JacobianTransformed", "A Jacobian of a function in a chosen or automatic mode.")
+  py::class_<PyJacobian>(m, "JacobianTransformed",
+                         "A Jacobian of a function in a chosen or automatic mode (what tenferro.jacobian returns).\n"
+                         "\n"
+                         ">>> J = tf.jacobian(lambda x: 2.0 * x)\n"
+                         ">>> J(np.ones(2)).numpy().tolist()\n"
+                         "[[2.0, 0.0], [0.0, 2.0]]\n")
       .def("__call__", &PyJacobian::call)
       .def("choice", &PyJacobian::choice, "The mode a call on these arguments runs, and why.");
   m.def("jacobian",
@@ -82,11 +92,23 @@ void bind_sparse(py::module_& m) {
           return PyJacobian(std::move(f), JacobianOptions{.argnum = argnum, .mode = jacobian_mode_of(mode)});
         },
         py::arg("f"), py::arg("argnum") = 0, py::arg("mode") = "auto",
-        "The dense Jacobian of f's one output with respect to args[argnum] (shape output + argument, as jacfwd), by "
-        "mode 'forward', 'reverse', 'columns' or 'rows' (compressed by a coloring of the structural sparsity pattern), "
-        "or 'auto': the one with the fewest predicted products.");
+        "The dense Jacobian of f's one output with respect to args[argnum] (shape output + argument, as jacfwd).\n"
+        "\n"
+        "mode is 'forward', 'reverse', 'columns' or 'rows' (compressed by a coloring of the structural sparsity "
+        "pattern), or 'auto': the one with the fewest predicted products.\n"
+        "\n"
+        ">>> tf.jacobian(lambda x: x * x)(np.array([1.0, 2.0])).numpy().tolist()\n"
+        "[[2.0, 0.0], [0.0, 4.0]]\n"
+        ">>> tf.jacobian(lambda x: x * x, mode=\"reverse\").choice(np.array([1.0, 2.0])).mode\n"
+        "'reverse'\n");
   py::class_<SparsityPattern, std::shared_ptr<SparsityPattern>>(m, "SparsityPattern",
-                                                                "A sparsity pattern in CSR form (indptr, indices).")
+                                                                "A sparsity pattern in CSR form (indptr, indices).\n"
+                                                                "\n"
+                                                                ">>> p = tf.jacobian_sparsity(lambda x: x * x, "
+                                                                "np.zeros(2))\n"
+                                                                ">>> p.shape, p.indptr.tolist(), p.indices.tolist(), "
+                                                                "(1, 1) in p\n"
+                                                                "((2, 2), [0, 1, 2], [0, 1], True)\n")
       .def_property_readonly("shape", [](const SparsityPattern& p) { return py::make_tuple(p.rows, p.cols); })
       .def_property_readonly("nnz", &SparsityPattern::nnz)
       .def_property_readonly("indptr", [](const SparsityPattern& p) { return int_array(p.row_offsets); })
@@ -95,7 +117,12 @@ void bind_sparse(py::module_& m) {
                              "The row of each nonzero (coordinate form, with indices).")
       .def("__contains__", [](const SparsityPattern& p, std::pair<std::int64_t, std::int64_t> ij) { return p.contains(ij.first, ij.second); })
       .def("__str__", &SparsityPattern::print);
-  py::class_<SparseMatrix>(m, "SparseMatrix", "A sparse matrix in CSR form: indptr, indices, data, shape (SciPy's names).")
+  py::class_<SparseMatrix>(m, "SparseMatrix",
+                           "A sparse matrix in CSR form: indptr, indices, data, shape (SciPy's names).\n"
+                           "\n"
+                           ">>> S = tf.sparse_jacobian(lambda x: 3.0 * x)(np.ones(2))\n"
+                           ">>> S.shape, S.nnz, S.to_dense().numpy().tolist()\n"
+                           "((2, 2), 2, [[3.0, 0.0], [0.0, 3.0]])\n")
       .def_property_readonly("pattern", [](const SparseMatrix& s) { return std::const_pointer_cast<SparsityPattern>(s.pattern); })
       .def_property_readonly("shape", [](const SparseMatrix& s) { return py::make_tuple(s.pattern->rows, s.pattern->cols); })
       .def_property_readonly("nnz", [](const SparseMatrix& s) { return s.pattern->nnz(); })
@@ -103,7 +130,12 @@ void bind_sparse(py::module_& m) {
       .def_property_readonly("indices", [](const SparseMatrix& s) { return int_array(s.pattern->col_indices); })
       .def_property_readonly("data", [](const SparseMatrix& s) { return s.values; })
       .def("to_dense", &SparseMatrix::to_dense, "The matrix as a dense [rows, cols] tensor.");
-  py::class_<SparseAnalysis>(m, "SparseAnalysis", "What a sparse derivative's analysis found.")
+  py::class_<SparseAnalysis>(m, "SparseAnalysis",
+                             "What a sparse derivative's analysis found: the pattern, the mode and the coloring.\n"
+                             "\n"
+                             ">>> a = tf.sparse_jacobian(lambda x: x * x).analysis(np.ones(3))\n"
+                             ">>> a.pattern.nnz, a.colors\n"
+                             "(3, 1)\n")
       .def_property_readonly("pattern", [](const SparseAnalysis& a) { return std::const_pointer_cast<SparsityPattern>(a.pattern); })
       .def_property_readonly("mode", [](const SparseAnalysis& a) { return a.mode == SparseMode::Rows ? "rows" : "columns"; })
       .def_readonly("colors", &SparseAnalysis::colors)
@@ -114,7 +146,11 @@ void bind_sparse(py::module_& m) {
   const char* jac_doc =
       "The Jacobian of f's one output with respect to args[argnum] as a SparseMatrix (rows: output elements, columns: "
       "argument elements), from its structural sparsity pattern, a coloring (mode 'auto', 'columns' or 'rows'; ColPack "
-      "ordering) and one product per color.";
+      "ordering) and one product per color.\n"
+      "\n"
+      ">>> S = tf.sparse_jacobian(lambda x: x * x)(np.array([1.0, 2.0, 3.0]))\n"
+      ">>> S.nnz, S.indptr.tolist(), S.indices.tolist(), S.data.numpy().tolist()\n"
+      "(3, [0, 1, 2, 3], [0, 1, 2], [2.0, 4.0, 6.0])\n";
   m.def("sparse_jacobian",
         [](py::function f, std::size_t argnum, const std::string& mode, const std::string& ordering, std::int64_t max_nonzeros) {
           return PySparse(std::move(f), options_of(argnum, mode, ordering, max_nonzeros), false);
@@ -127,7 +163,11 @@ void bind_sparse(py::module_& m) {
         },
         py::arg("f"), py::arg("argnum") = 0, py::arg("ordering") = "SMALLEST_LAST", py::arg("max_nonzeros") = std::int64_t{1} << 28,
         "The Hessian of a real scalar f with respect to args[argnum] as a symmetric SparseMatrix (both triangles), from a "
-        "star coloring of its pattern and one Hessian-vector product per color.");
+        "star coloring of its pattern and one Hessian-vector product per color.\n"
+        "\n"
+        ">>> H = tf.sparse_hessian(lambda x: tf.sum(x ** 3))(np.array([1.0, 2.0]))\n"
+        ">>> H.to_dense().numpy().tolist()\n"
+        "[[6.0, 0.0], [0.0, 12.0]]\n");
   // The patterns alone: one binding per detector, the same parameters.
   using PatternOf = std::shared_ptr<const SparsityPattern> (*)(const detail::TracedFunction&, const Tensors&,
                                                                const SparseOptions&);
@@ -139,9 +179,18 @@ void bind_sparse(py::module_& m) {
     }, py::arg("f"), py::kw_only(), py::arg("argnum") = 0, py::arg("max_nonzeros") = std::int64_t{1} << 28, doc);
   };
   pattern("jacobian_sparsity", &detail::jacobian_sparsity_of,
-          "jacobian_sparsity(f, *args, argnum=0): the structural sparsity pattern of f's Jacobian at these arguments' types.");
+          "``jacobian_sparsity(f, *args, argnum=0)``: the structural sparsity pattern of f's Jacobian at these "
+          "arguments' types.\n"
+          "\n"
+          ">>> pattern = tf.jacobian_sparsity(lambda x: x[1:] - x[:-1], np.zeros(3))\n"
+          ">>> pattern.shape, pattern.nnz, (0, 1) in pattern, (0, 2) in pattern\n"
+          "((2, 3), 4, True, False)\n");
   pattern("hessian_sparsity", &detail::hessian_sparsity_of,
-          "hessian_sparsity(f, *args, argnum=0): the structural sparsity pattern of a scalar f's Hessian.");
+          "``hessian_sparsity(f, *args, argnum=0)``: the structural sparsity pattern of a scalar f's Hessian.\n"
+          "\n"
+          ">>> pattern = tf.hessian_sparsity(lambda x: tf.sum(x * x), np.zeros(3))\n"
+          ">>> pattern.shape, pattern.nnz\n"
+          "((3, 3), 3)\n");
 }
 
 }  // namespace tenferro::python

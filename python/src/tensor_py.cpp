@@ -232,8 +232,18 @@ Tensor to_tensor(const py::handle& x, const std::string& who) {
 
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol(),
-                         "A dense row-major tensor. numpy.asarray(t) shares its memory; Tensor(array) copies; "
-                         "from_numpy(array) shares.");
+                         "A dense row-major tensor.\n"
+                         "\n"
+                         "numpy.asarray(t) shares its memory; Tensor(array) copies; from_numpy(array) shares. "
+                         "Operations on Tensors run at once and return Tensors.\n"
+                         "\n"
+                         ">>> t = tf.Tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+                         ">>> t\n"
+                         "tensor(f64[2, 2], [[1, 2], [3, 4]])\n"
+                         ">>> t.shape, t.dtype\n"
+                         "((2, 2), 'f64')\n"
+                         ">>> (t @ t.T + 1.0).numpy().tolist()\n"
+                         "[[6.0, 12.0], [12.0, 26.0]]\n");
   cls.def(py::init([](const py::handle& x) {
         if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
         if (py::isinstance<py::array>(x)) {
@@ -271,7 +281,14 @@ void bind_tensor(py::module_& m) {
                             " (numpy.ascontiguousarray, or tenferro.Tensor(array) to copy)");
     }
     return share_array(a);
-  }, py::arg("array"), "A Tensor sharing the memory of a C-contiguous, aligned, native-order NumPy array.");
+  }, py::arg("array"),
+     "A Tensor sharing the memory of a C-contiguous, aligned, native-order NumPy array.\n"
+     "\n"
+     ">>> a = np.zeros(3)\n"
+     ">>> t = tf.from_numpy(a)\n"
+     ">>> a[0] = 5.0\n"
+     ">>> t.numpy().tolist()\n"
+     "[5.0, 0.0, 0.0]\n");
   bind_dlpack(m, cls);
 }
 

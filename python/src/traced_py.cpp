@@ -14,6 +14,8 @@
 // of taking one branch for every argument. len() and iteration are those of the leading axis,
 // whose length is known while tracing (as in JAX); both raise TypeError for 0-d values.
 #include <climits>
+#include <map>
+#include <string_view>
 
 #include "module.hpp"
 
@@ -51,6 +53,269 @@ Tensor i64_scalar(const py::handle& x, const std::string& fn) {
   const long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
   if (overflow != 0) throw py::value_error(fn + ": the integer " + std::string(py::str(x)) + " does not fit i64");
   return Tensor::from(std::vector<std::int64_t>{static_cast<std::int64_t>(v)}, Shape{});
+}
+
+/// The docstring of the one-line function `name` below (TENFERRO_PY_UNARY, TENFERRO_PY_BINARY and
+/// the op list's): a summary and an example that python/tests/test_doctests.py runs.
+const char* op_doc(std::string_view name) {
+  static const std::map<std::string_view, const char*> docs = {
+      {"neg", "-x, elementwise.\n\n"
+              ">>> tf.neg(np.array([1.0, -2.0])).numpy().tolist()\n"
+              "[-1.0, 2.0]\n"},
+      {"conj", "The complex conjugate, elementwise (real values unchanged).\n\n"
+               ">>> tf.conj(np.array([1 + 2j])).numpy().tolist()\n"
+               "[(1-2j)]\n"},
+      {"real", "The real part, elementwise (a real dtype: c128 gives f64).\n\n"
+               ">>> tf.real(np.array([1 + 2j])).numpy().tolist()\n"
+               "[1.0]\n"},
+      {"imag", "The imaginary part, elementwise (a real dtype: c128 gives f64).\n\n"
+               ">>> tf.imag(np.array([1 + 2j])).numpy().tolist()\n"
+               "[2.0]\n"},
+      {"abs", "The absolute value, elementwise (the modulus for complex values, a real dtype).\n\n"
+              ">>> tf.abs(np.array([-1.5, 2.0])).numpy().tolist()\n"
+              "[1.5, 2.0]\n"},
+      {"sign", "-1, 0 or 1 by the sign of x, elementwise.\n\n"
+               ">>> tf.sign(np.array([-3.0, 0.0, 2.0])).numpy().tolist()\n"
+               "[-1.0, 0.0, 1.0]\n"},
+      {"exp", "e**x, elementwise.\n\n"
+              ">>> tf.exp(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+              "[1.0, 2.7183]\n"},
+      {"log", "The natural logarithm, elementwise.\n\n"
+              ">>> tf.log(np.array([1.0, np.e])).numpy().round(4).tolist()\n"
+              "[0.0, 1.0]\n"},
+      {"sin", "The sine (radians), elementwise.\n\n"
+              ">>> tf.sin(np.array([0.0, np.pi / 2])).numpy().round(4).tolist()\n"
+              "[0.0, 1.0]\n"},
+      {"cos", "The cosine (radians), elementwise.\n\n"
+              ">>> tf.cos(np.array([0.0, np.pi])).numpy().round(4).tolist()\n"
+              "[1.0, -1.0]\n"},
+      {"tanh", "The hyperbolic tangent, elementwise.\n\n"
+               ">>> tf.tanh(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[0.0, 0.7616]\n"},
+      {"sqrt", "The square root, elementwise.\n\n"
+               ">>> tf.sqrt(np.array([4.0, 2.0])).numpy().round(4).tolist()\n"
+               "[2.0, 1.4142]\n"},
+      {"rsqrt", "1 / sqrt(x), elementwise.\n\n"
+                ">>> tf.rsqrt(np.array([4.0, 0.25])).numpy().tolist()\n"
+                "[0.5, 2.0]\n"},
+      {"expm1", "e**x - 1, elementwise, accurate for small x.\n\n"
+                ">>> tf.expm1(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+                "[0.0, 1.7183]\n"},
+      {"log1p", "log(1 + x), elementwise, accurate for small x.\n\n"
+                ">>> tf.log1p(np.array([0.0, np.e - 1])).numpy().round(4).tolist()\n"
+                "[0.0, 1.0]\n"},
+      {"tan", "The tangent (radians), elementwise.\n\n"
+              ">>> tf.tan(np.array([0.0, np.pi / 4])).numpy().round(4).tolist()\n"
+              "[0.0, 1.0]\n"},
+      {"asin", "The inverse sine, elementwise.\n\n"
+               ">>> tf.asin(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[0.0, 1.5708]\n"},
+      {"acos", "The inverse cosine, elementwise.\n\n"
+               ">>> tf.acos(np.array([1.0, 0.0])).numpy().round(4).tolist()\n"
+               "[0.0, 1.5708]\n"},
+      {"atan", "The inverse tangent, elementwise.\n\n"
+               ">>> tf.atan(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[0.0, 0.7854]\n"},
+      {"sinh", "The hyperbolic sine, elementwise.\n\n"
+               ">>> tf.sinh(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[0.0, 1.1752]\n"},
+      {"cosh", "The hyperbolic cosine, elementwise.\n\n"
+               ">>> tf.cosh(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[1.0, 1.5431]\n"},
+      {"asinh", "The inverse hyperbolic sine, elementwise.\n\n"
+                ">>> tf.asinh(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+                "[0.0, 0.8814]\n"},
+      {"acosh", "The inverse hyperbolic cosine, elementwise.\n\n"
+                ">>> tf.acosh(np.array([1.0, 2.0])).numpy().round(4).tolist()\n"
+                "[0.0, 1.317]\n"},
+      {"atanh", "The inverse hyperbolic tangent, elementwise.\n\n"
+                ">>> tf.atanh(np.array([0.0, 0.5])).numpy().round(4).tolist()\n"
+                "[0.0, 0.5493]\n"},
+      {"atan2", "The angle of the point (b, a), that is atan(a / b) in the right quadrant, elementwise.\n\n"
+                ">>> tf.atan2(np.array([1.0, 1.0]), np.array([1.0, -1.0])).numpy().round(4).tolist()\n"
+                "[0.7854, 2.3562]\n"},
+      {"log2", "The base-2 logarithm, elementwise.\n\n"
+               ">>> tf.log2(np.array([1.0, 8.0])).numpy().tolist()\n"
+               "[0.0, 3.0]\n"},
+      {"log10", "The base-10 logarithm, elementwise.\n\n"
+                ">>> tf.log10(np.array([1.0, 1000.0])).numpy().round(12).tolist()\n"
+                "[0.0, 3.0]\n"},
+      {"exp2", "2**x, elementwise.\n\n"
+               ">>> tf.exp2(np.array([0.0, 3.0])).numpy().tolist()\n"
+               "[1.0, 8.0]\n"},
+      {"cbrt", "The real cube root, elementwise (negative for negative x).\n\n"
+               ">>> tf.cbrt(np.array([8.0, -27.0])).numpy().round(12).tolist()\n"
+               "[2.0, -3.0]\n"},
+      {"hypot", "sqrt(a**2 + b**2) without overflow or underflow, elementwise.\n\n"
+                ">>> tf.hypot(np.array([3.0, 5.0]), np.array([4.0, 12.0])).numpy().tolist()\n"
+                "[5.0, 13.0]\n"},
+      {"erf", "The error function, elementwise.\n\n"
+              ">>> tf.erf(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+              "[0.0, 0.8427]\n"},
+      {"erfc", "1 - erf(x), elementwise, accurate for large x.\n\n"
+               ">>> tf.erfc(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[1.0, 0.1573]\n"},
+      {"erfinv", "The inverse of erf on (-1, 1), elementwise.\n\n"
+                 ">>> tf.erfinv(np.array([0.0, 0.5])).numpy().round(4).tolist()\n"
+                 "[0.0, 0.4769]\n"},
+      {"erfcinv", "The inverse of erfc on (0, 2), elementwise.\n\n"
+                  ">>> tf.erfcinv(np.array([1.0, 0.5])).numpy().round(4).tolist()\n"
+                  "[0.0, 0.4769]\n"},
+      {"erfcx", "The scaled complementary error function exp(x**2) * erfc(x), elementwise.\n\n"
+                ">>> tf.erfcx(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+                "[1.0, 0.4276]\n"},
+      {"lgamma", "log(abs(Gamma(x))), elementwise.\n\n"
+                 ">>> tf.lgamma(np.array([1.0, 5.0])).numpy().round(4).tolist()\n"
+                 "[0.0, 3.1781]\n"},
+      {"digamma", "The digamma function d/dx lgamma(x), elementwise.\n\n"
+                  ">>> tf.digamma(np.array([1.0, 2.0])).numpy().round(4).tolist()\n"
+                  "[-0.5772, 0.4228]\n"},
+      {"i0", "The modified Bessel function of the first kind of order 0, elementwise.\n\n"
+             ">>> tf.i0(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+             "[1.0, 1.2661]\n"},
+      {"i0e", "exp(-abs(x)) * i0(x), elementwise (no overflow for large x).\n\n"
+              ">>> tf.i0e(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+              "[1.0, 0.4658]\n"},
+      {"i1", "The modified Bessel function of the first kind of order 1, elementwise.\n\n"
+             ">>> tf.i1(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+             "[0.0, 0.5652]\n"},
+      {"i1e", "exp(-abs(x)) * i1(x), elementwise (no overflow for large x).\n\n"
+              ">>> tf.i1e(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+              "[0.0, 0.2079]\n"},
+      {"floor", "The largest integer not above x, elementwise (same dtype).\n\n"
+                ">>> tf.floor(np.array([-1.5, 1.5])).numpy().tolist()\n"
+                "[-2.0, 1.0]\n"},
+      {"ceil", "The smallest integer not below x, elementwise (same dtype).\n\n"
+               ">>> tf.ceil(np.array([-1.5, 1.5])).numpy().tolist()\n"
+               "[-1.0, 2.0]\n"},
+      {"round", "x rounded to the nearest integer, ties to even (decimals: to that many decimal places, as "
+                "numpy.round).\n\n"
+                ">>> tf.round(np.array([0.5, 1.5, 2.7])).numpy().tolist()\n"
+                "[0.0, 2.0, 3.0]\n"},
+      {"trunc", "x rounded toward zero, elementwise (same dtype).\n\n"
+                ">>> tf.trunc(np.array([-1.5, 1.5])).numpy().tolist()\n"
+                "[-1.0, 1.0]\n"},
+      {"frac", "x - trunc(x): the fractional part with x's sign, elementwise.\n\n"
+               ">>> tf.frac(np.array([-1.25, 2.75])).numpy().tolist()\n"
+               "[-0.25, 0.75]\n"},
+      {"fmod", "The remainder of a / b with a's sign (C's fmod), elementwise.\n\n"
+               ">>> tf.fmod(np.array([-5.0, 5.0]), 3.0).numpy().tolist()\n"
+               "[-2.0, 2.0]\n"},
+      {"remainder", "The remainder of a / b with b's sign (Python's %), elementwise.\n\n"
+                    ">>> tf.remainder(np.array([-5.0, 5.0]), 3.0).numpy().tolist()\n"
+                    "[1.0, 2.0]\n"},
+      {"sigmoid", "The logistic function 1 / (1 + exp(-x)), elementwise.\n\n"
+                  ">>> tf.sigmoid(np.array([0.0, 2.0])).numpy().round(4).tolist()\n"
+                  "[0.5, 0.8808]\n"},
+      {"relu", "max(x, 0), elementwise.\n\n"
+               ">>> tf.relu(np.array([-1.0, 2.0])).numpy().tolist()\n"
+               "[0.0, 2.0]\n"},
+      {"softplus", "log(1 + exp(x)), elementwise, without overflow for large x.\n\n"
+                   ">>> tf.softplus(np.array([0.0, 100.0])).numpy().round(4).tolist()\n"
+                   "[0.6931, 100.0]\n"},
+      {"stop_gradient", "x, with a zero derivative: transforms treat the result as a constant.\n\n"
+                        ">>> tf.grad(lambda x: tf.sum(x * tf.stop_gradient(x)))(np.array([3.0])).numpy().tolist()\n"
+                        "[3.0]\n"},
+      {"ndtr", "The standard normal distribution function, elementwise.\n\n"
+               ">>> tf.ndtr(np.array([0.0, 1.0])).numpy().round(4).tolist()\n"
+               "[0.5, 0.8413]\n"},
+      {"log_ndtr", "log(ndtr(x)), elementwise, accurate far in the lower tail.\n\n"
+                   ">>> tf.log_ndtr(np.array([0.0, -10.0])).numpy().round(4).tolist()\n"
+                   "[-0.6931, -53.2313]\n"},
+      {"ndtri", "The inverse of ndtr (the standard normal quantile function), elementwise.\n\n"
+                ">>> tf.ndtri(np.array([0.025, 0.975])).numpy().round(4).tolist()\n"
+                "[-1.96, 1.96]\n"},
+      {"sinc", "The normalized sinc, sin(pi x) / (pi x) (1 at 0), elementwise.\n\n"
+               ">>> tf.sinc(np.array([0.0, 0.5])).numpy().round(4).tolist()\n"
+               "[1.0, 0.6366]\n"},
+      {"isnan", "Whether x is NaN, elementwise (bool).\n\n"
+                ">>> tf.isnan(np.array([1.0, np.nan])).numpy().tolist()\n"
+                "[False, True]\n"},
+      {"isinf", "Whether x is infinite, elementwise (bool).\n\n"
+                ">>> tf.isinf(np.array([1.0, -np.inf])).numpy().tolist()\n"
+                "[False, True]\n"},
+      {"isfinite", "Whether x is neither infinite nor NaN, elementwise (bool).\n\n"
+                   ">>> tf.isfinite(np.array([1.0, np.inf, np.nan])).numpy().tolist()\n"
+                   "[True, False, False]\n"},
+      {"maximum", "The larger of a and b, elementwise with broadcasting.\n\n"
+                  ">>> tf.maximum(np.array([1.0, 5.0]), 3.0).numpy().tolist()\n"
+                  "[3.0, 5.0]\n"},
+      {"minimum", "The smaller of a and b, elementwise with broadcasting.\n\n"
+                  ">>> tf.minimum(np.array([1.0, 5.0]), 3.0).numpy().tolist()\n"
+                  "[1.0, 3.0]\n"},
+      {"logaddexp", "log(exp(a) + exp(b)) without overflow, elementwise.\n\n"
+                    ">>> tf.logaddexp(np.array([0.0, 1000.0]), np.array([0.0, 1000.0])).numpy().round(4).tolist()\n"
+                    "[0.6931, 1000.6931]\n"},
+      {"xlogy", "a * log(b), 0 where a is 0 (even where b is 0), elementwise.\n\n"
+                ">>> tf.xlogy(np.array([0.0, 2.0]), np.array([0.0, np.e])).numpy().round(4).tolist()\n"
+                "[0.0, 2.0]\n"},
+      {"matmul", "The matrix product a @ b, with NumPy's rules for 1-d operands and batch axes.\n\n"
+                 ">>> tf.matmul(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0])).numpy().tolist()\n"
+                 "[3.0, 7.0]\n"},
+      {"add", "a + b, elementwise with broadcasting.\n\n"
+              ">>> tf.add(np.array([1.0, 2.0]), 10.0).numpy().tolist()\n"
+              "[11.0, 12.0]\n"},
+      {"sub", "a - b, elementwise with broadcasting.\n\n"
+              ">>> tf.sub(np.array([1.0, 2.0]), 10.0).numpy().tolist()\n"
+              "[-9.0, -8.0]\n"},
+      {"mul", "a * b, elementwise with broadcasting.\n\n"
+              ">>> tf.mul(np.array([1.0, 2.0]), np.array([[1.0], [10.0]])).numpy().tolist()\n"
+              "[[1.0, 2.0], [10.0, 20.0]]\n"},
+      {"div", "a / b, elementwise with broadcasting.\n\n"
+              ">>> tf.div(np.array([1.0, 3.0]), 2.0).numpy().tolist()\n"
+              "[0.5, 1.5]\n"},
+      {"pow", "a ** b, elementwise with broadcasting (also named power).\n\n"
+              ">>> tf.pow(np.array([2.0, 3.0]), 2.0).numpy().tolist()\n"
+              "[4.0, 9.0]\n"},
+      {"cross_entropy", "The mean over the batch of -sum(labels * log_softmax(logits)) along the last axis; labels "
+                        "are probabilities (one-hot, say) of the logits' shape.\n\n"
+                        ">>> round(tf.cross_entropy(np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]])).item(), 4)\n"
+                        "0.6931\n"},
+      {"eq", "a == b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.eq(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[False, True]\n"},
+      {"ne", "a != b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.ne(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[True, False]\n"},
+      {"lt", "a < b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.lt(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[True, False]\n"},
+      {"le", "a <= b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.le(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[True, True]\n"},
+      {"gt", "a > b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.gt(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[False, False]\n"},
+      {"ge", "a >= b, elementwise with broadcasting (bool).\n\n"
+             ">>> tf.ge(np.array([1.0, 2.0]), 2.0).numpy().tolist()\n"
+             "[False, True]\n"},
+      {"sum", "The sum over axis (None: every axis; an int or a sequence of ints).\n\n"
+              ">>> tf.sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()\n"
+              "[4.0, 6.0]\n"},
+      {"mean", "The mean over axis (None: every axis; an int or a sequence of ints).\n\n"
+               ">>> tf.mean(np.array([[1.0, 2.0], [3.0, 4.0]])).item()\n"
+               "2.5\n"},
+      {"max", "The maximum over axis (None: every axis; an int or a sequence of ints).\n\n"
+              ">>> tf.max(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1).numpy().tolist()\n"
+              "[2.0, 4.0]\n"},
+      {"min", "The minimum over axis (None: every axis; an int or a sequence of ints).\n\n"
+              ">>> tf.min(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1).numpy().tolist()\n"
+              "[1.0, 3.0]\n"},
+      {"logsumexp", "log(sum(exp(x))) over axis without overflow (None: every axis).\n\n"
+                    ">>> round(tf.logsumexp(np.array([1000.0, 1000.0])).item(), 4)\n"
+                    "1000.6931\n"},
+      {"prod", "The product over axis (None: every axis; an int or a sequence of ints).\n\n"
+               ">>> tf.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()\n"
+               "[3.0, 8.0]\n"},
+      {"argmax", "The index (i64) of the first maximum along axis.\n\n"
+                 ">>> tf.argmax(np.array([[1.0, 5.0, 5.0], [7.0, 0.0, 2.0]]), 1).numpy().tolist()\n"
+                 "[1, 0]\n"},
+      {"argmin", "The index (i64) of the first minimum along axis.\n\n"
+                 ">>> tf.argmin(np.array([[1.0, 5.0, 0.0], [7.0, 0.0, 0.0]]), 1).numpy().tolist()\n"
+                 "[2, 1]\n"},
+  };
+  const auto it = docs.find(name);
+  return it == docs.end() ? "" : it->second;
 }
 
 }  // namespace
@@ -265,12 +530,28 @@ void bind_traced(py::module_& m) {
   tracer_conversion_class = PyErr_NewExceptionWithDoc(
       "tenferro.TracerConversionError",
       "A Traced value was used where Python needs a concrete value (bool(), int(), float(), an index, a NumPy "
-      "array, a transform's argument): its value is not known while tracing.",
+      "array, a transform's argument): its value is not known while tracing.\n"
+      "\n"
+      ">>> try:\n"
+      "...     tf.grad(lambda x: x if x > 0.0 else -x)(1.0)\n"
+      "... except tf.TracerConversionError:\n"
+      "...     print(\"use tf.where or tf.cond\")\n"
+      "use tf.where or tf.cond\n",
       PyExc_TypeError, nullptr);
   if (!tracer_conversion_class) throw py::error_already_set();
   m.attr("TracerConversionError") = py::handle(tracer_conversion_class);
 
-  py::class_<Traced> traced(m, "Traced", "A value inside a traced function: operations on it are recorded.");
+  py::class_<Traced> traced(m, "Traced",
+                            "A value inside a traced function: operations on it are recorded.\n"
+                            "\n"
+                            "It has a dtype and a shape, but no value while tracing.\n"
+                            "\n"
+                            ">>> def f(x):\n"
+                            "...     print(x, x.shape, x.dtype)\n"
+                            "...     return x * 2.0\n"
+                            ">>> tf.jit(f)(np.ones(2)).numpy().tolist()\n"
+                            "Traced(f64[2]) (2,) f64\n"
+                            "[2.0, 2.0]\n");
   // NumPy defers to Traced: ndarray (op) Traced returns NotImplemented and Python runs Traced's
   // reflected operator; ufuncs (numpy.sin(x)) raise TypeError instead of making object arrays.
   traced.attr("__array_ufunc__") = py::none();
@@ -305,11 +586,12 @@ void bind_traced(py::module_& m) {
 
   // Unary functions, one line each.
 #define TENFERRO_PY_UNARY(name) \
-  m.def(#name, lift(#name, +[](const Traced& x) { return name(x); }), py::arg("x"));
+  m.def(#name, lift(#name, +[](const Traced& x) { return name(x); }), py::arg("x"), op_doc(#name));
   // The functions that are one op each come from the op list (tenferro/op_list.hpp).
 #define TENFERRO_PY_LIST_UNARY(X, kind, name) TENFERRO_PY_UNARY(name)
 #define TENFERRO_PY_LIST_BINARY(X, kind, name) \
-  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
+  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"), \
+        op_doc(#name));
   TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_PY_LIST_UNARY, TENFERRO_PY_LIST_BINARY)
 #undef TENFERRO_PY_LIST_UNARY
 #undef TENFERRO_PY_LIST_BINARY
@@ -321,7 +603,8 @@ void bind_traced(py::module_& m) {
   TENFERRO_PY_UNARY(isinf) TENFERRO_PY_UNARY(isfinite)
 #undef TENFERRO_PY_UNARY
 #define TENFERRO_PY_BINARY(name) \
-  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"));
+  m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"), \
+        op_doc(#name));
   TENFERRO_PY_BINARY(maximum) TENFERRO_PY_BINARY(minimum)
   TENFERRO_PY_BINARY(logaddexp) TENFERRO_PY_BINARY(xlogy) TENFERRO_PY_BINARY(matmul)
   TENFERRO_PY_BINARY(add) TENFERRO_PY_BINARY(sub) TENFERRO_PY_BINARY(mul) TENFERRO_PY_BINARY(div)
@@ -333,63 +616,128 @@ void bind_traced(py::module_& m) {
   // NumPy's name for pow: the same function object.
   m.attr("power") = m.attr("pow");
   m.def("clamp", lift("clamp", +[](const Traced& x, const Traced& lo, const Traced& hi) { return clamp(x, lo, hi); }),
-        py::arg("x"), py::arg("lo"), py::arg("hi"));
+        py::arg("x"), py::arg("lo"), py::arg("hi"),
+        "x limited to [lo, hi], elementwise with broadcasting (also named clip).\n"
+        "\n"
+        ">>> tf.clamp(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0).numpy().tolist()\n"
+        "[0.0, 0.5, 1.0]\n");
   m.attr("clip") = m.attr("clamp");  // numpy.clip(a, a_min, a_max)
   m.def("astype", lift("astype", +[](const Traced& a, const std::string& dtype) {
     return astype(a, dtype_named(dtype, "tenferro.astype"));
-  }), py::arg("x"), py::arg("dtype"), "x converted to dtype (\"f32\", \"f64\", \"c64\", \"c128\", \"i64\" or \"bool\").");
+  }), py::arg("x"), py::arg("dtype"),
+        "x converted to dtype (\"f32\", \"f64\", \"c64\", \"c128\", \"i64\" or \"bool\").\n"
+        "\n"
+        ">>> tf.astype(np.array([1.5, -2.5]), \"i64\")\n"
+        "tensor(i64[2], [1, -2])\n");
   // Ties to even; decimals as numpy.round (negative: tens, hundreds, ...).
   m.def("round", lift("round", +[](const Traced& x, int decimals) { return decimals == 0 ? round(x) : round(x, decimals); }),
         py::arg("x"), py::arg("decimals") = 0);
   // (mantissa, i64 exponent) as numpy.frexp; ldexp's exponent is an index operand (Python ints: i64).
-  m.def("frexp", lift("frexp", +[](const Traced& x) { return frexp(x); }), py::arg("x"));
+  m.def("frexp", lift("frexp", +[](const Traced& x) { return frexp(x); }), py::arg("x"),
+        "(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= abs(mantissa) < 1, as numpy.frexp (i64 "
+        "exponents).\n"
+        "\n"
+        ">>> [t.numpy().tolist() for t in tf.frexp(np.array([8.0, 0.75]))]\n"
+        "[[0.5, 0.75], [4, 0]]\n");
   m.def("ldexp", lift("ldexp", +[](const Traced& x, const Traced& e) { return ldexp(x, e); }, "vi"), py::arg("x"),
-        py::arg("e"));
+        py::arg("e"),
+        "x * 2**e, elementwise (e an integer tensor or int).\n"
+        "\n"
+        ">>> tf.ldexp(np.array([0.5, 3.0]), np.array([4, -1])).numpy().tolist()\n"
+        "[8.0, 1.5]\n");
   // The order first, as scipy.special.polygamma and torch.polygamma.
   m.def("polygamma", lift("polygamma", +[](int n, const Traced& x) { return polygamma(n, x); }), py::arg("n"),
-        py::arg("x"));
-  m.def("mvlgamma", lift("mvlgamma", +[](const Traced& x, int p) { return mvlgamma(x, p); }), py::arg("x"), py::arg("p"));
+        py::arg("x"),
+        "The n-th derivative of digamma at x, elementwise (n first, as scipy.special.polygamma).\n"
+        "\n"
+        ">>> tf.polygamma(1, np.array([1.0])).numpy().round(4).tolist()\n"
+        "[1.6449]\n");
+  m.def("mvlgamma", lift("mvlgamma", +[](const Traced& x, int p) { return mvlgamma(x, p); }), py::arg("x"), py::arg("p"),
+        "The log of the multivariate gamma function of dimension p, elementwise.\n"
+        "\n"
+        ">>> tf.mvlgamma(np.array([2.5]), 2).numpy().round(4).tolist()\n"
+        "[0.857]\n");
 
   m.def("where", lift("where", +[](const Traced& p, const Traced& a, const Traced& b) { return where(p, a, b); }, "pvv"),
-        py::arg("pred"), py::arg("a"), py::arg("b"));
+        py::arg("pred"), py::arg("a"), py::arg("b"),
+        "a where pred is true, else b, elementwise with broadcasting (pred a bool tensor or bool).\n"
+        "\n"
+        ">>> tf.where(np.array([True, False]), np.array([1.0, 2.0]), 0.0).numpy().tolist()\n"
+        "[1.0, 0.0]\n");
   // Reductions: `axis` None (every axis), an int or a sequence of ints.
 #define TENFERRO_PY_REDUCTION(name)                                                                           \
   m.def(#name, lift(#name, +[](const Traced& a, const py::object& axis) { return name(a, axes_of(axis, a.rank())); }), \
-        py::arg("x"), py::arg("axis") = py::none());
+        py::arg("x"), py::arg("axis") = py::none(), op_doc(#name));
   TENFERRO_PY_REDUCTION(sum) TENFERRO_PY_REDUCTION(mean) TENFERRO_PY_REDUCTION(max) TENFERRO_PY_REDUCTION(min)
   TENFERRO_PY_REDUCTION(logsumexp) TENFERRO_PY_REDUCTION(prod)
 #undef TENFERRO_PY_REDUCTION
   // Variance and standard deviation: divided by n - correction (numpy's ddof, array API's correction).
   m.def("var", lift("var", +[](const Traced& a, const py::object& axis, double correction) {
     return var(a, axes_of(axis, a.rank()), correction);
-  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0);
+  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0,
+        "The variance over axis, divided by n - correction (NumPy's ddof).\n"
+        "\n"
+        ">>> tf.var(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()\n"
+        "[1.0, 1.0]\n");
   m.def("stddev", lift("stddev", +[](const Traced& a, const py::object& axis, double correction) {
     return stddev(a, axes_of(axis, a.rank()), correction);
-  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0);
+  }), py::arg("x"), py::arg("axis") = py::none(), py::arg("correction") = 0.0,
+        "The standard deviation over axis, divided by n - correction (NumPy's ddof; also named std).\n"
+        "\n"
+        ">>> tf.stddev(np.array([1.0, 2.0, 3.0, 4.0]), correction=1).numpy().round(4).tolist()\n"
+        "1.291\n");
   m.attr("std") = m.attr("stddev");  // numpy.std (C++ cannot name it std)
   // (values, i64 indices of their first occurrence) along one axis, as torch.max(x, dim).
   m.def("max_with_index", lift("max_with_index", +[](const Traced& a, std::int64_t axis) { return max_with_index(a, axis); }),
-        py::arg("x"), py::arg("axis"));
+        py::arg("x"), py::arg("axis"),
+        "(values, i64 indices of their first occurrence) of the maximum along axis, as torch.max(x, dim).\n"
+        "\n"
+        ">>> [t.numpy().tolist() for t in tf.max_with_index(np.array([[1.0, 5.0], [7.0, 0.0]]), 1)]\n"
+        "[[5.0, 7.0], [1, 0]]\n");
   m.def("min_with_index", lift("min_with_index", +[](const Traced& a, std::int64_t axis) { return min_with_index(a, axis); }),
-        py::arg("x"), py::arg("axis"));
+        py::arg("x"), py::arg("axis"),
+        "(values, i64 indices of their first occurrence) of the minimum along axis, as torch.min(x, dim).\n"
+        "\n"
+        ">>> [t.numpy().tolist() for t in tf.min_with_index(np.array([[1.0, 5.0], [7.0, 0.0]]), 1)]\n"
+        "[[1.0, 0.0], [0, 1]]\n");
   // The index (i64) of the first maximum / minimum along one axis (required: the C++ API has no
   // flattened form). An empty axis raises tf.ValueError, as NumPy raises ValueError.
 #define TENFERRO_PY_ARG_REDUCTION(name)                                                                 \
   m.def(#name, lift(#name, +[](const Traced& a, std::int64_t axis) { return name(a, axis); }), py::arg("x"), \
-        py::arg("axis"));
+        py::arg("axis"), op_doc(#name));
   TENFERRO_PY_ARG_REDUCTION(argmax) TENFERRO_PY_ARG_REDUCTION(argmin)
 #undef TENFERRO_PY_ARG_REDUCTION
   m.def("softmax", lift("softmax", +[](const Traced& a, std::int64_t axis) { return softmax(a, axis); }), py::arg("x"),
-        py::arg("axis") = -1);
+        py::arg("axis") = -1,
+        "exp(x) / sum(exp(x)) along axis, without overflow.\n"
+        "\n"
+        ">>> tf.softmax(np.array([0.0, np.log(3.0)])).numpy().round(4).tolist()\n"
+        "[0.25, 0.75]\n");
   m.def("log_softmax", lift("log_softmax", +[](const Traced& a, std::int64_t axis) { return log_softmax(a, axis); }),
-        py::arg("x"), py::arg("axis") = -1);
+        py::arg("x"), py::arg("axis") = -1,
+        "x - logsumexp(x) along axis: the log of softmax, accurate.\n"
+        "\n"
+        ">>> tf.log_softmax(np.array([0.0, 0.0])).numpy().round(4).tolist()\n"
+        "[-0.6931, -0.6931]\n");
   m.def("transpose", lift("transpose", +[](const Traced& a, const py::object& perm) {
     return perm.is_none() ? transpose(a) : transpose(a, perm.cast<Axes>());
-  }), py::arg("x"), py::arg("axes") = py::none());
+  }), py::arg("x"), py::arg("axes") = py::none(),
+        "x with its axes permuted (axes None: reversed), as numpy.transpose.\n"
+        "\n"
+        ">>> tf.transpose(np.zeros((2, 3, 4)), (1, 0, 2)).shape\n"
+        "(3, 2, 4)\n");
   m.def("reshape", lift("reshape", +[](const Traced& a, const Shape& s) { return reshape(a, s); }), py::arg("x"),
-        py::arg("shape"));
+        py::arg("shape"),
+        "x's elements (row-major) in the given shape.\n"
+        "\n"
+        ">>> tf.reshape(np.arange(6.0), (2, 3)).numpy().tolist()\n"
+        "[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]\n");
   m.def("broadcast_to", lift("broadcast_to", +[](const Traced& a, const Shape& s) { return broadcast_to(a, s); }),
-        py::arg("x"), py::arg("shape"));
+        py::arg("x"), py::arg("shape"),
+        "x broadcast to shape, with NumPy's rules.\n"
+        "\n"
+        ">>> tf.broadcast_to(np.array([1.0, 2.0]), (2, 2)).numpy().tolist()\n"
+        "[[1.0, 2.0], [1.0, 2.0]]\n");
   // dot_general's dimension numbers (StableHLO's): the result axes are the batch axes, then a's
   // free axes, then b's. semiring_dot_general: the same contraction in a tropical semiring
   // ("max_plus", "min_plus", "max_times"; not differentiable), with the index of the winning
@@ -398,7 +746,12 @@ void bind_traced(py::module_& m) {
                                                const Axes& rhs_contract, const Axes& lhs_batch, const Axes& rhs_batch) {
     return dot_general(a, b, DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
   }), py::arg("a"), py::arg("b"), py::kw_only(), py::arg("lhs_contract") = Axes{}, py::arg("rhs_contract") = Axes{},
-     py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
+     py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{},
+        "A general contraction (StableHLO's dot_general): the result axes are the batch axes, then a's free axes, "
+        "then b's.\n"
+        "\n"
+        ">>> tf.dot_general(np.ones((2, 3)), np.ones((3, 4)), lhs_contract=[1], rhs_contract=[0]).shape\n"
+        "(2, 4)\n");
   m.def("semiring_dot_general", lift("semiring_dot_general", +[](const Traced& a, const Traced& b,
                                                                  const std::string& semiring, const Axes& lhs_contract,
                                                                  const Axes& rhs_contract, const Axes& lhs_batch,
@@ -406,7 +759,12 @@ void bind_traced(py::module_& m) {
     return semiring_dot_general(a, b, semiring_named(semiring, "tenferro.semiring_dot_general"),
                                 DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
   }), py::arg("a"), py::arg("b"), py::arg("semiring"), py::kw_only(), py::arg("lhs_contract") = Axes{},
-     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
+     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{},
+        "dot_general in a tropical semiring (\"max_plus\", \"min_plus\" or \"max_times\"; not differentiable).\n"
+        "\n"
+        ">>> tf.semiring_dot_general(np.array([[0.0, 1.0]]), np.array([[2.0], [0.0]]), \"max_plus\", "
+        "lhs_contract=[1], rhs_contract=[0]).numpy().tolist()\n"
+        "[[2.0]]\n");
   m.def("semiring_dot_general_index", lift("semiring_dot_general_index", +[](const Traced& a, const Traced& b,
                                                                              const std::string& semiring,
                                                                              const Axes& lhs_contract,
@@ -415,7 +773,13 @@ void bind_traced(py::module_& m) {
     return semiring_dot_general_index(a, b, semiring_named(semiring, "tenferro.semiring_dot_general_index"),
                                       DotDims{lhs_batch, rhs_batch, lhs_contract, rhs_contract});
   }), py::arg("a"), py::arg("b"), py::arg("semiring"), py::kw_only(), py::arg("lhs_contract") = Axes{},
-     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{});
+     py::arg("rhs_contract") = Axes{}, py::arg("lhs_batch") = Axes{}, py::arg("rhs_batch") = Axes{},
+        "(values, i64 index of the winning contracted position, row-major over a's contracting axes) of "
+        "semiring_dot_general.\n"
+        "\n"
+        ">>> [t.numpy().tolist() for t in tf.semiring_dot_general_index(np.array([[0.0, 1.0]]), np.array([[2.0], "
+        "[0.0]]), \"max_plus\", lhs_contract=[1], rhs_contract=[0])]\n"
+        "[[[2.0]], [[0]]]\n");
 }
 
 }  // namespace tenferro::python

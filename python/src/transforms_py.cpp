@@ -223,11 +223,17 @@ class Jit {
 }  // namespace
 
 void bind_transforms(py::module_& m) {
-  py::class_<Transformed>(m, "Transformed", "A transformed function: call it on tensors or arrays.")
+  py::class_<Transformed>(m, "Transformed",
+                          "A transformed function (jacfwd, jacrev, hessian): call it on tensors or arrays.\n"
+                          "\n"
+                          ">>> j = tf.jacfwd(lambda x: 3.0 * x)\n"
+                          ">>> j(np.array([1.0])).numpy().tolist()\n"
+                          "[[3.0]]\n")
       .def("__call__", &Transformed::call)
       .def("call_aux", &Transformed::call_aux,
            "(loss, gradients, aux) of a function returning a loss and detached auxiliary values.");
-  py::class_<Jit>(m, "Jit", "A function compiled once per argument signature.")
+  py::class_<Jit>(m, "Jit",
+                  "A function compiled once per argument signature (what the C++ side of tenferro.jit returns).")
       .def("__call__", &Jit::call)
       .def("print", &Jit::print, "The traced graph for these arguments, as text.");
   auto transform = [&m](const char* name, Mode mode, const char* doc) {
@@ -236,10 +242,28 @@ void bind_transforms(py::module_& m) {
   };
   transform("grad", Mode::Grad, "d f / d args[argnums] of a function returning a real scalar.");
   transform("value_and_grad", Mode::ValueAndGrad, "(f(args), d f / d args[argnums]).");
-  transform("jacfwd", Mode::JacFwd, "Jacobian of f's output with respect to args[argnums], forward mode.");
-  transform("jacrev", Mode::JacRev, "Jacobian of f's output with respect to args[argnums], reverse mode.");
-  transform("hessian", Mode::Hessian, "Hessian of a real scalar f with respect to args[argnums].");
-  m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"));
+  transform("jacfwd", Mode::JacFwd,
+            "Jacobian of f's output with respect to args[argnums], forward mode.\n"
+            "\n"
+            "Its shape is the output's shape followed by the argument's.\n"
+            "\n"
+            ">>> tf.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).numpy().tolist()\n"
+            "[[2.0, 0.0], [0.0, 4.0]]\n");
+  transform("jacrev", Mode::JacRev,
+            "Jacobian of f's output with respect to args[argnums], reverse mode.\n"
+            "\n"
+            "Its shape is the output's shape followed by the argument's.\n"
+            "\n"
+            ">>> tf.jacrev(lambda x, y: x * y, argnums=1)(np.array([2.0, 3.0]), np.array([1.0, "
+            "1.0])).numpy().tolist()\n"
+            "[[2.0, 0.0], [0.0, 3.0]]\n");
+  transform("hessian", Mode::Hessian,
+            "Hessian of a real scalar f with respect to args[argnums].\n"
+            "\n"
+            ">>> tf.hessian(lambda x: tf.sum(x ** 3))(np.array([1.0, 2.0])).numpy().tolist()\n"
+            "[[6.0, 0.0], [0.0, 12.0]]\n");
+  m.def("jit", [](py::function f) { return Jit(std::move(f)); }, py::arg("f"),
+        "f compiled once per argument signature (tenferro.jit, over trees, calls it).");
   py::class_<Vmapped>(m, "Vmapped", "A function mapped over a batch axis of its arguments.")
       .def("__call__", &Vmapped::call);
   m.def("_vmap", [](py::function f, py::object in_axes, py::object out_axes, py::object axis_size, std::size_t nargs,
@@ -263,17 +287,31 @@ void bind_transforms(py::module_& m) {
     auto [y, t] = detail::jvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.jvp primal"),
                          tensors_of_sequence(tangents, "tenferro.jvp tangent"));
     return py::make_tuple(y, t);
-  }, py::arg("f"), py::arg("primals"), py::arg("tangents"), "(f(primals), J tangents).");
+  }, py::arg("f"), py::arg("primals"), py::arg("tangents"),
+     "(f(primals), J tangents): a forward-mode derivative along the tangents (tuples, one per primal).\n"
+     "\n"
+     ">>> y, t = tf.jvp(lambda x: x ** 2, (np.array([3.0]),), (np.array([1.0]),))\n"
+     ">>> y.numpy().tolist(), t.numpy().tolist()\n"
+     "([9.0], [6.0])\n");
   m.def("vjp", [](py::function f, const py::object& primals, const py::object& cotangent) {
     auto [y, cts] = detail::vjp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.vjp primal"),
                            to_tensor(cotangent, "tenferro.vjp cotangent"));
     return py::make_tuple(y, tuple_of(cts));
-  }, py::arg("f"), py::arg("primals"), py::arg("cotangent"), "(f(primals), J^* cotangent), one per primal.");
+  }, py::arg("f"), py::arg("primals"), py::arg("cotangent"),
+     "(f(primals), J^* cotangent): a reverse-mode derivative, one cotangent result per primal.\n"
+     "\n"
+     ">>> y, (ct,) = tf.vjp(lambda x: x ** 2, (np.array([3.0]),), np.array([1.0]))\n"
+     ">>> y.numpy().tolist(), ct.numpy().tolist()\n"
+     "([9.0], [6.0])\n");
   m.def("hvp", [](py::function f, const py::object& primals, const py::object& directions) {
     return tuple_of(detail::hvp_of(traced_function(std::move(f)), tensors_of_sequence(primals, "tenferro.hvp primal"),
                                    tensors_of_sequence(directions, "tenferro.hvp direction")));
   }, py::arg("f"), py::arg("primals"), py::arg("directions"),
-     "The Hessian of the real scalar f at primals applied to directions (forward over reverse), one per primal.");
+     "The Hessian of the real scalar f at primals applied to directions (forward over reverse), one per primal.\n"
+     "\n"
+     ">>> (h,) = tf.hvp(lambda x: tf.sum(x ** 3), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))\n"
+     ">>> h.numpy().tolist()\n"
+     "[6.0, 0.0]\n");
 }
 
 }  // namespace tenferro::python

@@ -9,7 +9,11 @@ from . import _tenferro
 
 class TreeDef:
     """The structure of a tree without its leaves: hashable, so that transforms cache one traced
-    program per structure."""
+    program per structure.
+
+    >>> tf.tree_flatten(({"x": 1.0}, [2.0, 3.0]))[1]
+    TreeDef(({'x': *}, [*, *]))
+    """
 
     __slots__ = ("node", "leaves")
 
@@ -59,7 +63,15 @@ def _walk(tree, leaves):
 
 
 def tree_flatten(tree):
-    """(the leaves in order, the tree's structure)."""
+    """(the leaves in order, the tree's structure): lists, tuples, dicts (by sorted key), namedtuples
+    and None are structure, anything else a leaf.
+
+    >>> leaves, treedef = tf.tree_flatten({"a": [1.0, 2.0], "b": None})
+    >>> leaves
+    [1.0, 2.0]
+    >>> treedef
+    TreeDef({'a': [*, *], 'b': None})
+    """
     leaves = []
     node = _walk(tree, leaves)
     return leaves, TreeDef(node, len(leaves))
@@ -80,7 +92,12 @@ def _build(node, it):
 
 
 def tree_unflatten(treedef, leaves):
-    """The tree of `treedef`'s structure holding `leaves` in order."""
+    """The tree of `treedef`'s structure holding `leaves` in order.
+
+    >>> leaves, treedef = tf.tree_flatten({"a": [1.0, 2.0], "b": None})
+    >>> tf.tree_unflatten(treedef, [3.0, 4.0])
+    {'a': [3.0, 4.0], 'b': None}
+    """
     leaves = list(leaves)
     if len(leaves) != treedef.leaves:
         raise ValueError(f"tree_unflatten: {treedef!r} has {treedef.leaves} leaves, got {len(leaves)}")
@@ -88,11 +105,20 @@ def tree_unflatten(treedef, leaves):
 
 
 def tree_leaves(tree):
+    """The leaves of a tree in order (tree_flatten's first result).
+
+    >>> tf.tree_leaves([1.0, (2.0, {"c": 3.0})])
+    [1.0, 2.0, 3.0]
+    """
     return tree_flatten(tree)[0]
 
 
 def tree_map(f, tree, *rest):
-    """The tree of f(leaf, *matching leaves of rest), rest being trees of the same structure."""
+    """The tree of ``f(leaf, *matching leaves of rest)``, rest being trees of the same structure.
+
+    >>> tf.tree_map(lambda x, y: x + y, {"a": 1.0, "b": [2.0]}, {"a": 10.0, "b": [20.0]})
+    {'a': 11.0, 'b': [22.0]}
+    """
     leaves, treedef = tree_flatten(tree)
     others = []
     for r in rest:
@@ -238,7 +264,14 @@ class _TreeJit:
 
 def jit(f):
     """f compiled once per argument structure and signature (dtypes and shapes), then run as a
-    program. Arguments and results may be trees (lists, tuples, dicts, None of arrays)."""
+    program. Arguments and results may be trees (lists, tuples, dicts, None of arrays).
+
+    >>> f = tf.jit(lambda x, y: tf.sum(x * y))
+    >>> f(np.array([1.0, 2.0]), np.array([3.0, 4.0])).item()
+    11.0
+    >>> f(np.ones(3), np.ones(3)).item()  # another signature: traced and compiled again
+    3.0
+    """
     return _TreeJit(f)
 
 
@@ -246,12 +279,27 @@ def grad(f, argnums=0, has_aux=False):
     """d f / d args[argnums] of a function returning a real scalar. Arguments may be trees (lists,
     tuples, dicts, None of arrays); the gradient has the differentiated argument's structure (a
     tuple of them for a tuple of argnums). With has_aux, f returns (loss, aux) and the result is
-    (gradient, aux)."""
+    (gradient, aux).
+
+    >>> tf.grad(lambda x: tf.sum(x ** 2))(np.array([1.0, 2.0])).numpy().tolist()
+    [2.0, 4.0]
+    >>> g = tf.grad(lambda p: tf.sum(p["w"] * p["b"]))({"w": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])})
+    >>> g["w"].numpy().tolist(), g["b"].numpy().tolist()
+    ([3.0, 4.0], [1.0, 2.0])
+    >>> g, aux = tf.grad(lambda x: (tf.sum(x * x), x + 1.0), has_aux=True)(np.array([3.0]))
+    >>> g.numpy().tolist(), aux.numpy().tolist()
+    ([6.0], [4.0])
+    """
     return _TreeTransform(f, "grad", argnums, has_aux)
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
-    """(f(args), gradient) as grad; with has_aux ((loss, aux), gradient)."""
+    """(f(args), gradient) as grad; with has_aux ((loss, aux), gradient).
+
+    >>> value, g = tf.value_and_grad(lambda x: tf.sum(tf.exp(x)))(np.array([0.0, 0.0]))
+    >>> value.item(), g.numpy().tolist()
+    (2.0, [1.0, 1.0])
+    """
     return _TreeTransform(f, "value_and_grad", argnums, has_aux)
 
 
@@ -311,5 +359,12 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None, loop_fallback=True):
     None for all its leaves, or a tree of them matching the argument (None: not batched); out_axes
     an int for every result leaf; axis_size the batch size when no argument is batched. Composes
     with grad (vmap(grad(f)) gives per-example gradients) and nests. loop_fallback=False makes an op
-    without a batching rule (a custom op) an error instead of a loop over the examples."""
+    without a batching rule (a custom op) an error instead of a loop over the examples.
+
+    >>> tf.vmap(lambda x: tf.sum(x ** 2))(np.array([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [5.0, 25.0]
+    >>> per_example = tf.vmap(tf.grad(lambda w, x: tf.sum(w * x) ** 2), in_axes=(None, 0))
+    >>> per_example(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [[6.0, 12.0], [42.0, 56.0]]
+    """
     return _Vmap(f, in_axes, out_axes, axis_size, loop_fallback)

@@ -70,7 +70,17 @@ def inverse_time_decay(lr, transition_steps, power=1.0):
 
 class Optimizer:
     """init(params) -> state; step(params, grads, state) -> (params, state). params and grads are
-    trees of the same structure (grads as tf.grad returns them); the state is a tuple of tensors."""
+    trees of the same structure (grads as tf.grad returns them); the state is a tuple of tensors.
+
+    >>> loss = lambda p: tf.sum((p["w"] - 3.0) ** 2)
+    >>> opt = tf.optim.sgd(0.25)
+    >>> params = {"w": np.array([0.0])}
+    >>> state = opt.init(params)
+    >>> for _ in range(3):
+    ...     params, state = opt.step(params, tf.grad(loss)(params), state)
+    >>> params["w"].numpy().tolist(), state[0].item()
+    ([2.625], 3)
+    """
 
     def __init__(self, impl):
         self._impl = impl
@@ -137,13 +147,18 @@ def adamw(lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01):
 
 
 LbfgsResult = collections.namedtuple("LbfgsResult", "x value grad iterations evaluations converged message")
-LbfgsResult.__doc__ = "What lbfgs found: x and grad as trees like x0, value a float, and why it stopped."
+LbfgsResult.__doc__ = """What lbfgs found: x and grad as trees like x0, value a float, and why it stopped.
+
+    >>> r = tf.optim.lbfgs(lambda p: (p["a"] - 1.0) ** 2, {"a": np.array(0.0)})
+    >>> round(r.x["a"].item(), 9), r.value < 1e-12, r.converged
+    (1.0, True, True)
+    """
 
 
 def lbfgs(f, x0, history=10, max_iter=1000, gtol=1e-10, ftol=0.0, c1=1e-4, c2=0.9, max_linesearch=30):
     """Minimizes the real scalar f(x) over the tree x (f32 or f64 leaves) from x0 by L-BFGS with a
     strong-Wolfe line search. f's value and gradient are traced once and compiled. Converged when
-    the largest |gradient component| is at most gtol (or the value changes by at most ftol,
+    the largest absolute gradient component is at most gtol (or the value changes by at most ftol,
     relatively); see the result's converged and message.
 
     >>> r = tf.optim.lbfgs(lambda x: tf.sum((x - 2.0) ** 2), np.zeros(3))

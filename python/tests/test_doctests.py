@@ -1,6 +1,6 @@
 """The examples in the docstrings of the public API run and print what they say: every public
-function, class and method of tenferro, tenferro.linalg, tenferro.random and tenferro.optim is
-searched for `>>>` examples (pybind11 functions included), each run with `tf` (tenferro) and `np`
+function, class and method of tenferro, tenferro.linalg, tenferro.random, tenferro.optim and
+tenferro.distributed is searched for `>>>` examples (pybind11 functions included), each run with `tf` (tenferro) and `np`
 (NumPy) in scope."""
 import doctest
 import types
@@ -13,7 +13,8 @@ import tenferro as tf
 
 def public_objects():
     seen, out = set(), []
-    for prefix, module in (("tf.", tf), ("tf.linalg.", tf.linalg), ("tf.random.", tf.random), ("tf.optim.", tf.optim)):
+    for prefix, module in (("tf.", tf), ("tf.linalg.", tf.linalg), ("tf.random.", tf.random), ("tf.optim.", tf.optim),
+                           ("tf.distributed.", tf.distributed)):
         for name in dir(module):
             if name.startswith("_"):
                 continue
