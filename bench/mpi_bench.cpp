@@ -5,6 +5,8 @@
 //                           2^16 elements: the path is sliced and the slices spread over the ranks
 //   case=mpi_dp_mlp         one data-parallel value_and_grad of a 784-512-10 tanh MLP (softmax
 //                           cross-entropy, f32) on a batch of 1024 split over the ranks
+//   case=mpi_allreduce      distributed::sum_over_ranks (the ring all-reduce of the gradients) of
+//                           f64 buffers of 8 KiB to 16 MiB: the cost model's latency and bandwidth
 // with ranks=, threads=, median_s= (the slowest rank's time per call, between barriers), and the
 // bytes each rank sends per call (comm_bytes).
 #include <algorithm>
@@ -142,7 +144,17 @@ int main(int argc, char** argv) {
     for (const auto& p : params) bytes += p.nbytes();
     if (rank == 0) {
       std::printf("case=mpi_dp_mlp impl=tenferro size=b1024 ranks=%d threads=%d median_s=%.6g comm_bytes=%zu\n", size,
-                  threads, t, bytes * static_cast<std::size_t>(size - 1));
+                  threads, t, 2 * static_cast<std::size_t>(size - 1) * bytes / static_cast<std::size_t>(size));
+    }
+  }
+  for (const std::int64_t bytes : {std::int64_t{8} << 10, std::int64_t{128} << 10, std::int64_t{2} << 20,
+                                   std::int64_t{16} << 20}) {
+    const tf::Tensors buffer{tf::Tensor::ones({bytes / 8})};
+    const double t = median_time([&] { dist::sum_over_ranks(MPI_COMM_WORLD, buffer); }, reps);
+    if (rank == 0) {
+      std::printf("case=mpi_allreduce impl=tenferro size=%lldB ranks=%d threads=%d median_s=%.6g comm_bytes=%lld\n",
+                  static_cast<long long>(bytes), size, threads, t,
+                  static_cast<long long>(2 * (size - 1) * bytes / size));
     }
   }
   MPI_Finalize();

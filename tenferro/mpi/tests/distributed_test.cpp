@@ -89,19 +89,20 @@ TEST(Distributed, SlicedEinsumEqualsTheSingleProcess) {
 TEST(Distributed, DataParallelGradientsEqualTheWholeBatch) {
   std::mt19937_64 rng(7);
   const tf::Tensor x = random_tensor(rng, {13, 5}), y = random_tensor(rng, {13, 2});
-  tf::Tensors params{random_tensor(rng, {5, 8}), random_tensor(rng, {8}), random_tensor(rng, {8, 2})};
-  auto loss = [](const T& w1, const T& b1, const T& w2, const T& xb, const T& yb) {
+  // 66 numbers in all: the ring's chunks differ in length on 4 ranks.
+  tf::Tensors params{random_tensor(rng, {5, 8}), random_tensor(rng, {8}), random_tensor(rng, {8, 2}), random_tensor(rng, {2})};
+  auto loss = [](const T& w1, const T& b1, const T& w2, const T& b2, const T& xb, const T& yb) {
     const T h = tf::tanh(tf::matmul(xb, w1) + b1);
-    const T d = tf::matmul(h, w2) - yb;
+    const T d = tf::matmul(h, w2) + b2 - yb;
     return tf::mean(d * d);
   };
-  auto [single_loss, single_grads] =
-      tf::detail::TransformedFunction(tf::detail::erase_function(loss), {0, 1, 2}).value_and_grads({params[0], params[1], params[2], x, y});
-  auto step = dist::value_and_grad(MPI_COMM_WORLD, loss, 3);
+  auto [single_loss, single_grads] = tf::detail::TransformedFunction(tf::detail::erase_function(loss), {0, 1, 2, 3})
+                                         .value_and_grads({params[0], params[1], params[2], params[3], x, y});
+  auto step = dist::value_and_grad(MPI_COMM_WORLD, loss, 4);
   auto [got_loss, got_grads] = step(params, {dist::shard(MPI_COMM_WORLD, x), dist::shard(MPI_COMM_WORLD, y)});
   expect_near(got_loss, single_loss, 1e-13);
-  ASSERT_EQ(got_grads.size(), 3U);
-  for (std::size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(got_grads.size(), 4U);
+  for (std::size_t i = 0; i < 4; ++i) {
     expect_near(got_grads[i], single_grads[i], 1e-12);
     EXPECT_TRUE(same_on_every_rank(MPI_COMM_WORLD, got_grads[i]));
   }

@@ -18,9 +18,10 @@
 //
 // Data parallelism: each rank holds its shard of the batch (axis 0 of each data argument); the
 // loss is the mean over the shard's examples. value_and_grad returns the loss and gradients of the
-// whole batch: the shards' means weighted by their sizes, the weighted gradients summed in rank
-// order (gathered, then added on every rank, so that every rank holds the same bits and the
-// parameters stay identical across ranks after any optimizer step).
+// whole batch: the shards' means weighted by their sizes, the weighted gradients summed by a ring
+// all-reduce in a fixed order (each rank sends 2 (p - 1) / p of the gradients' bytes), so that
+// every rank holds the same bits, every run with the same number of ranks gives them, and the
+// parameters stay identical across ranks after any optimizer step.
 //
 // Failures: if any rank's computation throws, every rank throws tenferro::Error with the first
 // failing rank's message ("rank 1 of 4: ..."), instead of the others waiting forever in the
@@ -82,6 +83,11 @@ template <class F>
 DataParallelValueAndGrad value_and_grad(MPI_Comm comm, F f, std::size_t num_params) {
   return DataParallelValueAndGrad(comm, tenferro::detail::erase_function(std::move(f)), num_params);
 }
+
+/// The elementwise sum over the ranks of each of `values` (float or complex; every rank passes the
+/// same types), by the fixed-order ring all-reduce value_and_grad uses: the same bits on every rank
+/// and on every run with the same number of ranks. ShapeError if the ranks' types differ.
+Tensors sum_over_ranks(MPI_Comm comm, const Tensors& values);
 
 /// Runs `body` on every rank; if it throws on any rank, every rank throws tenferro::Error with the
 /// lowest failing rank's message, prefixed "rank r of p: ". The agreement itself is collective.
