@@ -61,6 +61,17 @@ void bind_distributed(py::module_& m) {
                               tensors_of(operands, "tenferro.distributed.einsum operand"), options, split);
     return py::make_tuple(out, split.slices, split.begin, split.end);
   }, py::arg("comm"), py::arg("subscripts"), py::arg("operands"), py::arg("memory_limit") = py::none());
+  d.def("einsum_vjp", [](const py::object& comm, const std::string& subscripts, const py::tuple& operands,
+                         const py::object& cotangent, const std::optional<double>& memory_limit) {
+    tn::Options options;
+    options.path.memory_limit = memory_limit;
+    auto [value, grads] = dist::einsum_vjp(comm_of(comm, "tenferro.distributed.einsum_vjp"), subscripts,
+                                           tensors_of(operands, "tenferro.distributed.einsum_vjp operand"),
+                                           to_tensor(cotangent, "tenferro.distributed.einsum_vjp cotangent"), options);
+    py::tuple g(grads.size());
+    for (std::size_t i = 0; i < grads.size(); ++i) g[i] = py::cast(grads[i]);
+    return py::make_tuple(value, g);
+  }, py::arg("comm"), py::arg("subscripts"), py::arg("operands"), py::arg("cotangent"), py::arg("memory_limit") = py::none());
   py::class_<dist::DataParallelValueAndGrad>(d, "DataParallelValueAndGrad")
       .def("__call__", [](const dist::DataParallelValueAndGrad& vg, const py::list& params, const py::list& data) {
         auto [loss, grads] = vg(tensors_of(params, "tenferro.distributed.value_and_grad parameter"),

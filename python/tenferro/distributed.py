@@ -19,7 +19,7 @@ that rank's error. Run under mpirun: `mpirun -np 2 python3 train.py`.
 from . import _tenferro
 from ._trees import tree_flatten, tree_unflatten
 
-__all__ = ["available", "rank", "size", "shard", "einsum", "value_and_grad"]
+__all__ = ["available", "rank", "size", "shard", "einsum", "einsum_vjp", "value_and_grad"]
 
 
 def available():
@@ -79,6 +79,20 @@ def einsum(comm, subscripts, *operands, memory_limit=None):
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
     return _impl().einsum(comm, subscripts, tuple(operands), memory_limit)[0]
+
+
+def einsum_vjp(comm, subscripts, *operands, cotangent, memory_limit=None):
+    """(value, gradients) of ``einsum(subscripts, *operands)``: the gradients of <cotangent, value>
+    with respect to every operand, each rank differentiating its share of the slices; every rank
+    gets the same bits.
+
+    >>> from mpi4py import MPI
+    >>> value, grads = tf.distributed.einsum_vjp(MPI.COMM_SELF, "i,i->", np.array([1.0, 2.0]),
+    ...                                          np.array([3.0, 4.0]), cotangent=np.array(1.0))
+    >>> float(value), np.asarray(grads[0]).tolist()
+    (11.0, [3.0, 4.0])
+    """
+    return _impl().einsum_vjp(comm, subscripts, tuple(operands), cotangent, memory_limit)
 
 
 class _ValueAndGrad:

@@ -45,6 +45,19 @@ def test_sliced_einsum_shared_by_the_ranks():
     assert same_on_every_rank(z)
 
 
+def test_sliced_einsum_gradients_shared_by_the_ranks():
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((8, 8, 2)) for _ in range(6)]
+    cot = rng.standard_normal((2, 2, 2))
+    spec = "abx,bcy,cdz,dew,efv,fau->xyz"
+    value, grads = tf.distributed.einsum_vjp(COMM, spec, *xs, cotangent=cot, memory_limit=128)
+    want_value, want_grads = tf.vjp(lambda *v: tf.einsum(spec, *v), tuple(xs), cot)
+    np.testing.assert_allclose(np.asarray(value), np.asarray(want_value), rtol=1e-12, atol=1e-12)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+        assert same_on_every_rank(g)
+
+
 def test_a_failure_on_one_rank_is_raised_on_every_rank():
     last = COMM.Get_size() - 1
     features = 3 if COMM.Get_rank() == last else 4

@@ -360,6 +360,28 @@ TEST(Einsum, SlicedEinsumRangesCombineToTheWhole) {
       EXPECT_EQ(std::memcmp(parts.raw_data(), whole.raw_data(), whole.nbytes()), 0);
     }
     EXPECT_THROW(sliced.run(1, n + 1), tf::ValueError);
+    if (semiring == tf::Semiring::Standard) {
+      // The ranges' vjps add up to the whole einsum's (tf::vjp of the unsliced contraction).
+      std::mt19937_64 crng(3);
+      const tf::Tensor cot = random_tensor(crng, whole.shape(), tf::DType::F64);
+      auto f = [&spec](const tf::Traced& a, const tf::Traced& b, const tf::Traced& c, const tf::Traced& d) {
+        return tf::einsum(spec, {a, b, c, d});
+      };
+      const tf::Tensors want = tf::vjp(f, xs, cot).second;
+      tf::Tensors got = sliced.vjp(0, cut1, cot);
+      for (const auto& [b, e] : {std::pair{cut1, cut2}, std::pair{cut2, n}}) {
+        const tf::Tensors more = sliced.vjp(b, e, cot);
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          for (std::int64_t i = 0; i < got[k].numel(); ++i) {
+            got[k].data<double>()[i] += more[k].data<double>()[i];
+          }
+        }
+      }
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(tf::allclose(got[k], want[k], 1e-12, 1e-12)) << "operand " << k;
+    } else {
+      EXPECT_THROW(sliced.vjp(0, 1, all), tf::ADRuleError);
+    }
     tf::Tensor wrong = tf::Tensor::zeros({2});
     EXPECT_THROW(sliced.combine(wrong, all), tf::ShapeError);
   }

@@ -80,6 +80,11 @@ class SlicedEinsum {
   Tensor run(std::int64_t begin, std::int64_t end) const;
   /// into = into (+) part elementwise in the semiring (+, max or min); both of the result's type.
   void combine(Tensor& into, const Tensor& part) const;
+  /// The gradients of <cotangent, run(begin, end)> with respect to each operand (full shapes:
+  /// each slice's part lands where the slice read it), by reverse mode through each slice's
+  /// program; summed over ranges they are the whole einsum's vjp. Standard semiring only
+  /// (ADRuleError otherwise); ShapeError for a cotangent not of the result's type.
+  std::vector<Tensor> vjp(std::int64_t begin, std::int64_t end, const Tensor& cotangent) const;
 
  private:
   struct State;

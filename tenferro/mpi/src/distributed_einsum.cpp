@@ -31,6 +31,28 @@ Tensor einsum(MPI_Comm comm, std::string_view subscripts, const Tensors& operand
   return out;
 }
 
+std::pair<Tensor, Tensors> einsum_vjp(MPI_Comm comm, std::string_view subscripts, const Tensors& operands,
+                                      const Tensor& cotangent, const tn::Options& options) {
+  const char* who = "distributed::einsum_vjp";
+  const auto [rank, size] = rank_and_size(comm, who);
+  std::optional<tn::SlicedEinsum> sliced;
+  Tensor part;
+  Tensors grads;
+  agree(comm, who, [&] {
+    sliced.emplace(subscripts, operands, options);
+    const std::int64_t n = sliced->slices(), begin = rank * n / size, end = (rank + 1) * n / size;
+    part = sliced->run(begin, end);
+    grads = sliced->vjp(begin, end, cotangent);
+  });
+  std::string layout = part.type().to_string() + " along " + sliced->path().print();
+  for (const Tensor& g : grads) layout += ";" + g.type().to_string();
+  require_same(comm, who, layout);
+  const std::vector<Tensor> parts = allgather(comm, part);
+  Tensor value = parts[0].clone();
+  for (std::size_t k = 1; k < parts.size(); ++k) sliced->combine(value, parts[k]);
+  return {value, sum_over_ranks(comm, grads)};
+}
+
 Tensor einsum(MPI_Comm comm, std::string_view subscripts, const Tensors& operands, const tn::Options& options) {
   EinsumSplit split;
   return einsum(comm, subscripts, operands, options, split);

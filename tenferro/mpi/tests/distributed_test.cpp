@@ -83,6 +83,29 @@ TEST(Distributed, SlicedEinsumEqualsTheSingleProcess) {
   }
 }
 
+// The gradient of a sliced contraction shared by the ranks: each rank differentiates its slices,
+// the sums equal tf::vjp of the whole einsum in one process, the same bits on every rank.
+TEST(Distributed, SlicedEinsumGradientsEqualTheSingleProcess) {
+  std::mt19937_64 rng(9);
+  const std::string spec = "abx,bcy,cdz,dew,efv,fau->xyz";
+  tf::Tensors xs;
+  for (int k = 0; k < 6; ++k) xs.push_back(random_tensor(rng, {8, 8, 2}));
+  const tf::Tensor cot = random_tensor(rng, {2, 2, 2});
+  tf::tn::Options options;
+  options.path.memory_limit = 128.0;
+  auto f = [&spec](const T& a, const T& b, const T& c, const T& d, const T& e, const T& g) {
+    return tf::einsum(spec, {a, b, c, d, e, g});
+  };
+  const auto [want_value, want_grads] = tf::vjp(f, xs, cot);
+  const auto [value, grads] = dist::einsum_vjp(MPI_COMM_WORLD, spec, xs, cot, options);
+  expect_near(value, want_value, 1e-12);
+  ASSERT_EQ(grads.size(), want_grads.size());
+  for (std::size_t k = 0; k < grads.size(); ++k) {
+    expect_near(grads[k], want_grads[k], 1e-12);
+    EXPECT_TRUE(same_on_every_rank(MPI_COMM_WORLD, grads[k]));
+  }
+}
+
 // A two-layer network's mean loss over 13 examples split unevenly over the ranks: the loss and
 // gradients equal those of the whole batch in one process, on every rank the same bits; Adam
 // steps on top keep the parameters identical across ranks.

@@ -70,7 +70,7 @@ Tensor take_slice(const Tensor& x, const std::vector<Label>& axes_labels, const 
 }
 
 /// out[fixed axes at their values] (+)= part in the semiring (+, max or min), for `out` labelled
-/// by `out_labels`.
+/// by `out_labels` (a fixed axis of length 1 is broadcast: every value lands on its index 0).
 void add_slice(Tensor& out, const std::vector<Label>& out_labels, const std::vector<std::int64_t>& value,
                const Tensor& part, Semiring semiring) {
   const std::vector<std::int64_t> strides = row_major_strides(out.shape());
@@ -79,7 +79,7 @@ void add_slice(Tensor& out, const std::vector<Label>& out_labels, const std::vec
   for (std::size_t a = 0; a < out.rank(); ++a) {
     const std::int64_t v = value[static_cast<std::size_t>(out_labels[a])];
     if (v >= 0) {
-      base += v * strides[a];
+      base += (out.shape()[a] == 1 ? 0 : v) * strides[a];
     } else {
       to.push_back(strides[a]);
     }
@@ -211,6 +211,32 @@ struct SlicePlan {
     return value;
   }
 
+  /// The gradients of <cotangent, sum of slices [begin, end)> with respect to each operand (full
+  /// shapes, zero outside the slices' parts), each slice's by reverse mode through its program.
+  Tensors vjp(std::span<const Tensor> operands, std::int64_t begin, std::int64_t end, const Tensor& cotangent) const {
+    Tensors grads;
+    for (const Tensor& x : operands) grads.push_back(Tensor::zeros(x.shape(), x.dtype()));
+    const tn::Subscripts slice_s = path.sliced.empty() ? s : without_labels(s, path.sliced);
+    const auto steps = path.steps;
+    const tenferro::detail::TracedFunction f = [slice_s, steps](const std::vector<Traced>& args) {
+      return std::vector<Traced>{tn::detail::lower(slice_s, args, steps, Semiring::Standard)};
+    };
+    std::vector<std::int64_t> value = path.sliced.empty() ? first_value() : value_of(begin);
+    for (std::int64_t k = begin; k < end; ++k) {
+      Tensors args;
+      for (std::size_t j = 0; j < operands.size(); ++j) args.push_back(take_slice(operands[j], s.inputs[j], value));
+      const Tensor cot = take_slice(cotangent, s.output, value);
+      const Tensors parts = tenferro::detail::vjp_of(f, args, cot).second;
+      for (std::size_t j = 0; j < operands.size(); ++j) add_slice(grads[j], s.inputs[j], value, parts[j], Semiring::Standard);
+      for (std::size_t i = path.sliced.size(); i-- > 0;) {
+        auto& v = value[static_cast<std::size_t>(path.sliced[i])];
+        if (++v < s.size[static_cast<std::size_t>(path.sliced[i])]) break;
+        v = 0;
+      }
+    }
+    return grads;
+  }
+
   /// The semiring sum of slices [begin, end), in order, into a fresh output.
   Tensor run(std::span<const Tensor> operands, std::int64_t begin, std::int64_t end) const {
     if (path.sliced.empty()) {
@@ -282,6 +308,25 @@ Tensor tn::SlicedEinsum::run(std::int64_t begin, std::int64_t end) const {
                      ") is not within the " + std::to_string(slices()) + " slices");
   }
   return state_->plan.run(state_->operands, begin, end);
+}
+
+Tensors tn::SlicedEinsum::vjp(std::int64_t begin, std::int64_t end, const Tensor& cotangent) const {
+  const SlicePlan& p = state_->plan;
+  if (begin < 0 || end < begin || end > slices()) {
+    throw ValueError("SlicedEinsum::vjp: the range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                     ") is not within the " + std::to_string(slices()) + " slices");
+  }
+  if (p.semiring != Semiring::Standard) {
+    throw ADRuleError("einsum", tidu::RuleKind::Jvp,
+                      "SlicedEinsum::vjp: an einsum in the " + std::string(semiring_name(p.semiring)) +
+                          " semiring is not differentiable");
+  }
+  const TensorType want{p.dtype, p.out_shape};
+  if (cotangent.type() != want) {
+    throw ShapeError("SlicedEinsum::vjp: the cotangent is " + cotangent.type().to_string() + "; expected the result's type " +
+                     want.to_string());
+  }
+  return p.vjp(state_->operands, begin, end, cotangent);
 }
 
 void tn::SlicedEinsum::combine(Tensor& into, const Tensor& part) const {

@@ -60,6 +60,13 @@ struct EinsumSplit {
 Tensor einsum(MPI_Comm comm, std::string_view subscripts, const Tensors& operands, const tn::Options& options,
               EinsumSplit& split);
 
+/// The distributed einsum's value and its vjp: the gradients of <cotangent, einsum(...)> with
+/// respect to every operand. Each rank differentiates its range of slices (reverse mode through
+/// each slice's program, tn::SlicedEinsum::vjp); the gradients are summed over the ranks by the
+/// fixed-order ring (sum_over_ranks), the value combined as einsum's. Standard semiring only.
+std::pair<Tensor, Tensors> einsum_vjp(MPI_Comm comm, std::string_view subscripts, const Tensors& operands,
+                                      const Tensor& cotangent, const tn::Options& options = {});
+
 /// The data-parallel gradient of a loss (see above), compiled once per signature: call it with
 /// the parameters (the same on every rank) and this rank's shard of the data.
 class DataParallelValueAndGrad {
