@@ -38,6 +38,25 @@ PYBIND11_MODULE(_tenferro, m) {
   static py::exception<tenferro::ShapeError> shape_error(m, "ShapeError", PyExc_ValueError);
   static py::exception<tenferro::DTypeError> dtype_error(m, "DTypeError", PyExc_TypeError);
   static py::exception<tenferro::ValueError> value_error(m, "ValueError", PyExc_ValueError);
+  // The classes' documentation, with an example each (python/tests/test_doctests.py runs them).
+  error.attr("__doc__") =
+      "The base of tenferro's errors (a RuntimeError): ADRuleError derives from it; ShapeError, DTypeError and "
+      "ValueError derive from Python's ValueError and TypeError instead, so that NumPy-style code catches them.\n\n"
+      ">>> issubclass(tf.ADRuleError, tf.Error)\nTrue\n";
+  ad_error.attr("__doc__") =
+      "An operation has no derivative rule for the transform asked of it (a tf.Error).\n\n"
+      ">>> try:\n...     tf.grad(lambda x: tf.sum(tf.while_loop(lambda c: tf.sum(c) < 10.0, lambda c: c * 2.0, x)))("
+      "np.ones(2))\n... except tf.ADRuleError as e:\n...     print('max_trips=n' in str(e))\nTrue\n";
+  shape_error.attr("__doc__") =
+      "Operands whose shapes do not fit the operation (a ValueError), naming the operation and the shapes.\n\n"
+      ">>> try:\n...     tf.matmul(np.ones((2, 3)), np.ones((2, 3)))\n... except tf.ShapeError as e:\n"
+      "...     print(isinstance(e, ValueError))\nTrue\n";
+  dtype_error.attr("__doc__") =
+      "Operands of dtypes the operation does not take (a TypeError), naming the operation and the dtypes.\n\n"
+      ">>> try:\n...     tf.exp(np.array([1, 2]))\n... except tf.DTypeError as e:\n...     print(isinstance(e, TypeError))\nTrue\n";
+  value_error.attr("__doc__") =
+      "Values the operation cannot take (a ValueError): an empty axis for max, a bad option, ...\n\n"
+      ">>> try:\n...     tf.max(np.ones((0, 2)), 0)\n... except tf.ValueError as e:\n...     print(isinstance(e, ValueError))\nTrue\n";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -32,7 +32,7 @@ and iteration follow its leading axis, whose length is known.
 """
 from ._version import __version__  # noqa: F401
 from ._tenferro import (  # noqa: F401
-    ADRuleError, DTypeError, EagerTensor, Error, Jit, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
+    ADRuleError, DTypeError, EagerTensor, Error, ShapeError, Tensor, Traced, TracerConversionError, Transformed, ValueError,
     abs, acos, acosh, argmax, argmin, asin, asinh, atan, atan2, atanh, broadcast_to, ceil, conj, cos, cosh, digamma,
     erf, erfc, erfinv, exp, expm1, floor, frac, grad, hessian, hypot, imag, jacfwd, jacrev, jit, jvp,
     lgamma, log, log1p, log2, log10, log_softmax, logaddexp, logsumexp, matmul, max, maximum, mean,
@@ -50,7 +50,7 @@ from ._tenferro import (  # noqa: F401
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
     semiring_dot_general, semiring_dot_general_index, no_grad, zeros, ones, full)
 from ._trees import (  # noqa: F401,E402
-    TreeDef, grad, jit, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
+    Jit, TreeDef, grad, jit, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
 from . import optim  # noqa: E402
 from . import distributed  # noqa: E402
 from ._tenferro import _checkpoint_call, _rematerialize_call

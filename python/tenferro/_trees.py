@@ -219,9 +219,15 @@ class _TreeTransform:
         return _tenferro.grad(flat, flat_argnums), aux_def, _tenferro.value_and_grad(flat_loss, flat_argnums)
 
 
-class _TreeJit:
-    """jit over trees: the C++ Jit of the flattened function, one per argument structure. Results
-    may be trees too (their structure is recorded when the function is traced)."""
+class Jit:
+    """A function compiled by tf.jit: traced once per argument structure and signature (dtypes and
+    shapes) into a program, which every later call runs. Arguments and results may be trees; the
+    flattened function is compiled by the module's C++ jit, one per argument structure.
+
+    >>> f = tf.jit(lambda p: {"y": p["a"] * 2.0})
+    >>> isinstance(f, tf.Jit), np.asarray(f({"a": np.array([1.0, 2.0])})["y"]).tolist()
+    (True, [2.0, 4.0])
+    """
 
     def __init__(self, f):
         self._f = f
@@ -272,7 +278,7 @@ def jit(f):
     >>> f(np.ones(3), np.ones(3)).item()  # another signature: traced and compiled again
     3.0
     """
-    return _TreeJit(f)
+    return Jit(f)
 
 
 def grad(f, argnums=0, has_aux=False):
