@@ -1,4 +1,4 @@
-// Linear-algebra cases: svd, qr, eigh, cholesky and solve at n = 64, 256, 512 (f64), the
+// Linear-algebra cases: svd, qr, eigh, cholesky and solve at n = 8, 16, 32, 64, 256, 512 (f64), the
 // decomposition alone (linalg_<op>_fwd) and a scalar loss with its gradient (linalg_<op>_grad);
 // and the TRG example's lnZ/N with u and c (trg_fwd_grad_hess, chi = 16 and 24, niter = 20).
 // bench/peers/linalg_peers.py and trg_torch.py are the PyTorch side; the losses are theirs
@@ -47,7 +47,7 @@ tf::Tensor input_for(const std::string& op, const tf::Tensor& x) {
 
 void run_linalg(const Options& options) {
   for (const std::string op : {"svd", "qr", "eigh", "cholesky", "solve"}) {
-    for (std::int64_t n : {64, 256, 512}) {
+    for (std::int64_t n : {8, 16, 32, 64, 256, 512}) {
       std::mt19937 rng(11);
       const tf::Tensor a = input_for(op, random_tensor(rng, {n, n}, true));
       const tf::Tensor b = random_tensor(rng, {n, n}, true);

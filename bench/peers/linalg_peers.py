@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch peer of the linear-algebra benchmarks: svd, qr, eigh, cholesky and solve on f64 n x n
-matrices (n = 64, 256, 512), forward alone and forward + backward of a scalar loss.
+matrices (n = 8, 16, 32, 64, 256, 512), forward alone and forward + backward of a scalar loss.
 
     /usr/bin/python3 bench/peers/linalg_peers.py [--threads N] [--ops svd,qr,...] [--sizes 64,256,512]
                                                  [--budget S] [--values]
@@ -50,7 +50,7 @@ except ImportError:
 import torch_bench  # noqa: E402  bench/peers/torch_bench.py: measure() and report()
 
 OPS = ("svd", "qr", "eigh", "cholesky", "solve")
-SIZES = (64, 256, 512)
+SIZES = (8, 16, 32, 64, 256, 512)
 _MASK = (1 << 64) - 1
 
 
