@@ -104,6 +104,17 @@ def tree_unflatten(treedef, leaves):
     return _build(treedef.node, iter(leaves))
 
 
+def _unflatten_args(structures, leaves):
+    """The arguments (trees) whose structures are `structures`, rebuilt from their leaves in order;
+    leaves past the last structure are not used. The flattened functions the transforms trace
+    start with this."""
+    args, k = [], 0
+    for d in structures:
+        args.append(tree_unflatten(d, list(leaves[k:k + d.leaves])))
+        k += d.leaves
+    return args
+
+
 def tree_leaves(tree):
     """The leaves of a tree in order (tree_flatten's first result).
 
@@ -199,11 +210,7 @@ class _TreeTransform:
         f, has_aux = self._f, self._has_aux
 
         def flat(*leaves):
-            args, k = [], 0
-            for d in structures:
-                args.append(tree_unflatten(d, leaves[k:k + d.leaves]))
-                k += d.leaves
-            out = f(*args)
+            out = f(*_unflatten_args(structures, leaves))
             if not has_aux:
                 return out
             if not isinstance(out, tuple) or len(out) != 2:
@@ -242,11 +249,7 @@ class Jit:
             structures, out_def, f = list(key), [None], self._f
 
             def flat(*leaves):
-                args, k = [], 0
-                for d in structures:
-                    args.append(tree_unflatten(d, leaves[k:k + d.leaves]))
-                    k += d.leaves
-                out_leaves, out_def[0] = tree_flatten(f(*args))
+                out_leaves, out_def[0] = tree_flatten(f(*_unflatten_args(structures, leaves)))
                 return tuple(out_leaves)
 
             entry = (_tenferro.jit(flat), out_def)
@@ -346,11 +349,7 @@ class _Vmap:
         f = self._f
 
         def flat(*xs):
-            rebuilt, k = [], 0
-            for d in structures:
-                rebuilt.append(tree_unflatten(d, xs[k:k + d.leaves]))
-                k += d.leaves
-            out_leaves, out_def[0] = tree_flatten(f(*rebuilt))
+            out_leaves, out_def[0] = tree_flatten(f(*_unflatten_args(structures, xs)))
             return tuple(out_leaves)
 
         out = _tenferro._vmap(flat, tuple(axes), self._out_axes, self._axis_size, len(leaves),

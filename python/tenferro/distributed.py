@@ -17,7 +17,7 @@ memory_limit (elements) over the ranks. If the computation fails on any rank, ev
 that rank's error. Run under mpirun: `mpirun -np 2 python3 train.py`.
 """
 from . import _tenferro
-from ._trees import tree_flatten, tree_unflatten
+from ._trees import tree_flatten, tree_unflatten, _unflatten_args
 
 __all__ = ["available", "rank", "size", "shard", "einsum", "einsum_vjp", "value_and_grad"]
 
@@ -111,12 +111,10 @@ class _ValueAndGrad:
         if cpp is None:
             structures, f, nd = list(key), self._f, len(data)
 
+            n = sum(d.leaves for d in structures)
+
             def flat(*leaves):
-                rebuilt, k = [], 0
-                for d in structures:
-                    rebuilt.append(tree_unflatten(d, list(leaves[k:k + d.leaves])))
-                    k += d.leaves
-                return f(*rebuilt, *leaves[k:k + nd])
+                return f(*_unflatten_args(structures, leaves), *leaves[n:n + nd])
 
             cpp = _impl().value_and_grad(self._comm, flat, sum(d.leaves for d in structures))
             self._by_structure[key] = cpp

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <tuple>
 
 #include "linalg_test_util.hpp"
 
@@ -132,6 +133,13 @@ TEST(Optim, ACompiledTrainingStepEqualsTheEagerOne) {
     EXPECT_EQ(values(vals[0]), eager[static_cast<std::size_t>(k)]) << "step " << k + 1;
   }
   EXPECT_EQ(vals[1].element(0).real(), 30.0);  // the step count
+  // The same steps on concrete values (Optimizer::step on Tensors) give the same bits too.
+  tf::Tensors params{tf::Tensor::from(kP0, {6})}, st = o.init(params);
+  for (int k = 0; k < 30; ++k) {
+    const tf::Tensor g = tf::trace([](const T& p, const T& cc) { return cc * p - 1.0; }, params[0], c).run({params[0], c})[0];
+    std::tie(params, st) = o.step(params, {g}, st);
+    EXPECT_EQ(values(params[0]), eager[static_cast<std::size_t>(k)]) << "step " << k + 1;
+  }
 }
 
 TEST(Optim, SchedulesMatchTheirClosedForms) {

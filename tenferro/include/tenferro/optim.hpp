@@ -111,6 +111,8 @@ class Optimizer {
                                          const TracedList& state) const;
   /// The state's concrete initial values for concrete parameters.
   Tensors init(const Tensors& params) const;
+  /// One step on concrete values (run at once, eagerly): (the parameters after it, the next state).
+  std::pair<Tensors, Tensors> step(const Tensors& params, const Tensors& grads, const Tensors& state) const;
   const std::string& name() const { return name_; }
 
  private:

@@ -104,12 +104,26 @@ TracedList Optimizer::init(const TracedList& params) const {
   return init_(params);
 }
 
-Tensors Optimizer::init(const Tensors& params) const {
-  TracedList eager;
-  for (const Tensor& p : params) eager.push_back(static_cast<Traced>(EagerTensor(p)));
-  Tensors out;
-  for (const Traced& s : init(eager)) out.push_back(eager_value(s));
+namespace {
+TracedList eager_values(const Tensors& values) {
+  TracedList out;
+  for (const Tensor& v : values) out.push_back(static_cast<Traced>(EagerTensor(v)));
   return out;
+}
+Tensors values_of(const TracedList& values) {
+  Tensors out;
+  for (const Traced& v : values) out.push_back(eager_value(v));
+  return out;
+}
+}  // namespace
+
+Tensors Optimizer::init(const Tensors& params) const { return values_of(init(eager_values(params))); }
+
+std::pair<Tensors, Tensors> Optimizer::step(const Tensors& params, const Tensors& grads, const Tensors& state) const {
+  // Without history: the values are the result, not a graph to differentiate.
+  const NoGrad no_grad;
+  auto [p, s] = step(eager_values(params), eager_values(grads), eager_values(state));
+  return {values_of(p), values_of(s)};
 }
 
 std::pair<TracedList, TracedList> Optimizer::step(const TracedList& params, const TracedList& grads,
