@@ -72,4 +72,17 @@ void run_vmap(const Options& options);
 /// checkpoint (checkpoint_trg).
 void run_checkpoint(const Options& options);
 
+/// ADBench's Gaussian-mixture objective (cases_adbench.cpp, torch_bench.py's run_gmm): n = 1000
+/// points, K = 25 components, D = 2, 10, 20, 64, f64; inverse-covariance factors from log-diagonal
+/// q and column-packed strictly-lower l, with ADBench's Wishart prior (gamma = 1, m = 1). The
+/// objective (gmm_fwd, value=) and its gradient in (alpha, mu, q, l) (gmm_grad, ratio_vs_fwd),
+/// checked first against plain loops in double and central differences.
+void run_gmm(const Options& options);
+/// ADBench's character LSTM (cases_adbench.cpp, torch_bench.py's run_lstm_adbench): 2 layers of
+/// diagonal-weight cells, 1024 characters, alphabet 14, f64, one scan over the steps; the
+/// normalised log-softmax loss (lstm_adbench_fwd) and its gradient in the main and extra
+/// parameters (lstm_adbench_grad, timed interleaved: ratio_vs_fwd), checked first against central
+/// differences.
+void run_lstm_adbench(const Options& options);
+
 }  // namespace bench

@@ -2,7 +2,8 @@
 // PyTorch, plus hand-written and BLAS baselines, one result line per case and implementation
 // (format and measurement protocol in harness.hpp; the cases in cases.hpp).
 //
-//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special] [--budget S]
+//   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special,...,gmm,lstm_adbench]
+//                 [--budget S]
 //
 // --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
 // OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
@@ -53,5 +54,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "grad_call")) bench::run_grad_call(options);
   if (bench::wants(options, "vmap")) bench::run_vmap(options);
   if (bench::wants(options, "checkpoint")) bench::run_checkpoint(options);
+  if (bench::wants(options, "gmm")) bench::run_gmm(options);
+  if (bench::wants(options, "lstm_adbench")) bench::run_lstm_adbench(options);
   return 0;
 }

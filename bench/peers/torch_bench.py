@@ -30,7 +30,7 @@ except ImportError:
 import einsum_peers  # noqa: E402  bench/peers/einsum_peers.py: the einsum and tropical families
 
 FAMILIES = ("mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical",
-            "linalg", "trg", "indexing", "conv", "eager", "control", "vmap", "checkpoint")
+            "linalg", "trg", "indexing", "conv", "eager", "control", "vmap", "checkpoint", "gmm", "lstm_adbench")
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 
 try:
@@ -684,6 +684,107 @@ def run_checkpoint(args):
         sys.stderr.write("torch_bench: checkpoint_mlp64: checkpointed and plain gradients differ\n")
     report("checkpoint_mlp64", "l64_w256_b1024", "f32", measure(plain, args.budget))
     report("checkpoint_mlp64", f"l64_w256_b1024_seg{layers // segments}", "f32", measure(checkpointed, args.budget))
+
+
+def closed_form(count, phase, scale):
+    """Input element t: scale sin(phase + 1.37 t), bench/cases_adbench.cpp's closed_form (both sides
+    call glibc's sin, so they hold the same numbers)."""
+    return torch.tensor([scale * math.sin(phase + 1.37 * t) for t in range(count)], dtype=torch.float64)
+
+
+def gmm_constant(n, k, d, gamma, m):
+    """-n d/2 log(2 pi) - K C of ADBench's objective (cases_adbench.cpp's gmm_constant)."""
+    n_prime = d + m + 1
+    log_multigamma = 0.25 * d * (d - 1) * math.log(math.pi) + sum(math.lgamma(0.5 * n_prime + 0.5 * (1 - j))
+                                                                    for j in range(1, d + 1))
+    c = n_prime * d * (math.log(gamma) - 0.5 * math.log(2.0)) - log_multigamma
+    return -0.5 * n * d * math.log(2 * math.pi) - k * c
+
+
+def run_gmm(args):
+    """ADBench's Gaussian-mixture objective (bench/cases_adbench.cpp): n = 1000, K = 25,
+    D = 2, 10, 20, 64, f64, gamma = 1, m = 1; the objective under no_grad and its gradient in
+    (alpha, mu, q, l) by torch.autograd.grad, with Q placed by index_add as ours is."""
+    n, k, gamma, m = 1000, 25, 1.0, 1.0
+    for d in (2, 10, 20, 64):
+        packed = d * (d - 1) // 2
+        params = [closed_form(k, 0.1, 0.5), closed_form(k * d, 0.2, 1.0).reshape(k, d),
+                  closed_form(k * d, 0.3, 0.2).reshape(k, d),
+                  closed_form(k * packed, 0.4, 0.5 / math.sqrt(d)).reshape(k, packed)]
+        x = closed_form(n * d, 0.5, 1.5).reshape(n, d)
+        pos = [i * d + i for i in range(d)] + [i * d + j for j in range(d) for i in range(j + 1, d)]
+        pos = torch.tensor(pos, dtype=torch.int64)
+        constant = gmm_constant(n, k, d, gamma, m)
+
+        def objective(alpha, mu, q, l):
+            entries = torch.cat([q.exp(), l], 1)
+            big_q = torch.zeros(k, d * d, dtype=torch.float64).index_add(1, pos, entries).reshape(k, d, d)
+            y = torch.einsum("kij,nj->nki", big_q, x) - torch.einsum("kij,kj->ki", big_q, mu)
+            inner = alpha + q.sum(1) - 0.5 * (y * y).sum(2)
+            prior = 0.5 * gamma * gamma * ((2 * q).exp().sum() + (l * l).sum()) - m * q.sum()
+            return torch.logsumexp(inner, 1).sum() - n * torch.logsumexp(alpha, 0) + prior + constant
+
+        leaves = [p.clone().requires_grad_() for p in params]
+
+        def forward():
+            with torch.no_grad():
+                return objective(*params)
+
+        value = forward().item()
+        fwd = measure(forward, args.budget)
+        grad = measure(lambda: torch.autograd.grad(objective(*leaves), leaves), args.budget)
+        report("gmm_fwd", f"d{d}", "f64", fwd, f" value={value:.12g} n={n} K={k}")
+        report("gmm_grad", f"d{d}", "f64", grad, f" ratio_vs_fwd={grad[0] / fwd[0]:.4g}")
+
+
+def lstm_adbench_loss(main, extra, state, sequence):
+    """ADBench's LSTM loss (bench/cases_adbench.cpp's lstm_adbench_loss), one step per Python
+    iteration; main [l, 2, 4 b], extra [3, b], state [l, 2, b], sequence [c, b] one-hot."""
+    layers, b = main.shape[0], extra.shape[1]
+    w = [main[j, 0, g * b:(g + 1) * b] for j in range(layers) for g in range(4)]
+    u = [main[j, 1, g * b:(g + 1) * b] for j in range(layers) for g in range(4)]
+    in_weight, out_weight, out_bias = extra[0], extra[1], extra[2]
+    hs = [state[j, 0] for j in range(layers)]
+    cells = [state[j, 1] for j in range(layers)]
+    total = torch.zeros((), dtype=main.dtype)
+    for t in range(sequence.shape[0] - 1):
+        x = sequence[t] * in_weight
+        for j in range(layers):
+            o = 4 * j
+            forget = torch.sigmoid(x * w[o] + u[o])
+            ingate = torch.sigmoid(hs[j] * w[o + 1] + u[o + 1])
+            outgate = torch.sigmoid(x * w[o + 2] + u[o + 2])
+            change = torch.tanh(hs[j] * w[o + 3] + u[o + 3])
+            cells[j] = cells[j] * forget + ingate * change
+            hs[j] = outgate * torch.tanh(cells[j])
+            x = hs[j]
+        prediction = x * out_weight + out_bias
+        total = total + (sequence[t + 1] * (prediction - torch.logsumexp(prediction, 0))).sum()
+    return -total / ((sequence.shape[0] - 1) * b)
+
+
+def run_lstm_adbench(args):
+    """ADBench's LSTM at l = 2, c = 1024, b = 14 (f64): the loss under no_grad and its gradient in
+    the main and extra parameters by torch.autograd.grad."""
+    layers, chars, b = 2, 1024, 14
+    sequence = torch.zeros(chars, b, dtype=torch.float64)
+    sequence[torch.arange(chars), torch.tensor([(7 * t + (t * t) // 5) % b for t in range(chars)])] = 1
+    main = closed_form(layers * 2 * 4 * b, 0.6, 0.5).reshape(layers, 2, 4 * b)
+    extra = closed_form(3 * b, 0.7, 0.8).reshape(3, b)
+    state = closed_form(layers * 2 * b, 0.8, 0.3).reshape(layers, 2, b)
+    leaves = [main.clone().requires_grad_(), extra.clone().requires_grad_()]
+
+    def forward():
+        with torch.no_grad():
+            return lstm_adbench_loss(main, extra, state, sequence)
+
+    value = forward().item()
+    fwd = measure(forward, args.budget)
+    grad = measure(lambda: torch.autograd.grad(lstm_adbench_loss(leaves[0], leaves[1], state, sequence), leaves),
+                   args.budget)
+    size = f"l{layers}_c{chars}_b{b}"
+    report("lstm_adbench_fwd", size, "f64", fwd, f" value={value:.12g}")
+    report("lstm_adbench_grad", size, "f64", grad, f" ratio_vs_fwd={grad[0] / fwd[0]:.4g}")
 
 
 def main():
