@@ -95,8 +95,9 @@ tf::Traced scalar_chain_traced(tf::Traced x, int ops) {
 }  // namespace
 
 void run_elem_chain(const Options& options) {
-  elem_chain(options, 1'000'000);
-  elem_chain(options, 10'000'000);
+  for (std::int64_t n : {1'000'000, 10'000'000}) {
+    if (selected(options, "elem_chain_" + std::to_string(n))) elem_chain(options, n);
+  }
 }
 
 void run_scalar_chain(const Options& options) {

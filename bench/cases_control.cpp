@@ -64,7 +64,7 @@ T recurrence(T c0, T w, std::int64_t steps, double scale) {
 }  // namespace
 
 void run_control(const Options& options) {
-  {
+  if (selected(options, "lstm")) {
     constexpr std::int64_t steps = 100, batch = 32, input = 256, hidden = 256;
     std::mt19937_64 rng(11);
     const tf::Tensor xs = random_f32(rng, {steps, batch, input}, 1.0), w = random_f32(rng, {input, 4 * hidden}, 0.05),
@@ -78,7 +78,7 @@ void run_control(const Options& options) {
     print_line("lstm_fwd", "tenferro", size, "f32", f[0].median_s, f[0].memory, f[0].repetitions);
     print_line("lstm_grad", "tenferro", size, "f32", g[0].median_s, g[0].memory, g[0].repetitions);
   }
-  {
+  if (selected(options, "recurrence")) {
     constexpr std::int64_t steps = 10000;
     const tf::Tensor c0 = tf::Tensor::scalar(0.3), w = tf::Tensor::scalar(1.1);
     auto f = [](T c, T x) { return recurrence(c, x, steps, 0.001); };

@@ -76,8 +76,8 @@ void matmul(const Options& options, const char* dtype) {
 }  // namespace
 
 void run_mlp(const Options& options) {
-  mlp<float>(options, "f32");
-  mlp<double>(options, "f64");
+  if (selected(options, "mlp_f32")) mlp<float>(options, "f32");
+  if (selected(options, "mlp_f64")) mlp<double>(options, "f64");
 }
 
 void run_matmul(const Options& options) {

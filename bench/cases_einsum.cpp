@@ -186,6 +186,7 @@ std::vector<tf::Tensor> operands_for(const Network& net, tf::DType dtype, std::m
 /// time and peak resident memory of each (peak_rss_mb - base_rss_mb is what the run added), so
 /// the limit's effect shows.
 void sliced_case(const Options& options, const Network& net) {
+  if (!selected(options, net.name)) return;
   const auto shapes = shapes_of(net);
   tf::tn::Options limited;
   limited.path.memory_limit = double(1 << 20);
@@ -231,6 +232,7 @@ void write_network(std::ofstream& out, const Network& net, const char* dtype, co
 }
 
 void einsum_case(const Options& options, const Network& net, const char* dtype_name, std::ofstream& exchange) {
+  if (!selected(options, net.name)) return;
   const tf::DType dtype = std::string(dtype_name) == "f32" ? tf::DType::F32 : tf::DType::F64;
   const auto shapes = shapes_of(net);
   // The search itself, uncached: the network as einsum's lowering gives it to the optimizer.

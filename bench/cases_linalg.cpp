@@ -48,6 +48,7 @@ tf::Tensor input_for(const std::string& op, const tf::Tensor& x) {
 void run_linalg(const Options& options) {
   for (const std::string op : {"svd", "qr", "eigh", "cholesky", "solve"}) {
     for (std::int64_t n : {8, 16, 32, 64, 256, 512}) {
+      if (!selected(options, "linalg_" + op + "_" + std::to_string(n))) continue;
       std::mt19937 rng(11);
       const tf::Tensor a = input_for(op, random_tensor(rng, {n, n}, true));
       const tf::Tensor b = random_tensor(rng, {n, n}, true);

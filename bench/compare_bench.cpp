@@ -3,10 +3,11 @@
 // (format and measurement protocol in harness.hpp; the cases in cases.hpp).
 //
 //   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special,...,gmm,lstm_adbench]
-//                 [--budget S]
+//                 [--only key,...] [--budget S]
 //
 // --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
-// OpenMP loops use the same count. --budget is the timed seconds aimed for per implementation and
+// OpenMP loops use the same count. --only narrows some families to single instances (harness.hpp,
+// selected()). --budget is the timed seconds aimed for per implementation and
 // case (default 1.5).
 #include <cblas.h>
 
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   try {
     options = bench::parse_options(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_compare: %s\nusage: bench_compare [--threads N] [--cases a,b,...] [--budget S]\n",
+    std::fprintf(stderr, "bench_compare: %s\nusage: bench_compare [--threads N] [--cases a,b,...] [--only k,...] [--budget S]\n",
                  e.what());
     return 2;
   }

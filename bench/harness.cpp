@@ -54,6 +54,8 @@ Options parse_options(int argc, char** argv) {
           throw std::invalid_argument("unknown case family " + name);
         }
       }
+    } else if (arg == "--only") {
+      options.only = split_commas(value);
     } else if (arg == "--budget") {
       options.budget_s = std::stod(value);
     } else if (arg == "--einsum-networks") {
@@ -68,6 +70,10 @@ Options parse_options(int argc, char** argv) {
 bool wants(const Options& options, const std::string& family) {
   return options.cases.empty() ||
          std::find(options.cases.begin(), options.cases.end(), family) != options.cases.end();
+}
+
+bool selected(const Options& options, const std::string& key) {
+  return options.only.empty() || std::find(options.only.begin(), options.only.end(), key) != options.only.end();
 }
 
 void reset_peak_rss() {

@@ -14,6 +14,10 @@ struct Options {
   int threads = 2;
   /// Case families to run (mlp, elem_chain, scalar_chain, hessian, matmul); empty runs all.
   std::vector<std::string> cases;
+  /// Instances to run within the chosen families (--only): keys such as mlp_f32,
+  /// elem_chain_1000000, linalg_svd_64, lstm, einsum_chain3 (see selected()); empty runs all.
+  /// scripts/bench's load family runs its subset through it.
+  std::vector<std::string> only;
   /// Timed seconds aimed for per implementation and case; the repetition count follows from it.
   double budget_s = 1.5;
   /// The file where the einsum cases leave their networks and paths for torch_bench.py (empty:
@@ -21,9 +25,15 @@ struct Options {
   std::string einsum_networks;
 };
 
-/// Parses --threads N, --cases a,b,..., --budget S and --einsum-networks FILE; throws std::invalid_argument on anything else.
+/// Parses --threads N, --cases a,b,..., --only k1,k2,..., --budget S and --einsum-networks FILE;
+/// throws std::invalid_argument on anything else.
 Options parse_options(int argc, char** argv);
 bool wants(const Options& options, const std::string& family);
+/// Whether an instance of a family runs: --only was not given, or it names `key`. The families
+/// that honour it and their keys: mlp (mlp_f32, mlp_f64), elem_chain (elem_chain_<n>), linalg
+/// (linalg_<op>_<n>), control (lstm, recurrence), einsum (the network's case name, such as
+/// einsum_chain3); the others ignore it.
+bool selected(const Options& options, const std::string& key);
 
 /// Resident memory around one measured stretch of a case, in MiB.
 struct Memory {

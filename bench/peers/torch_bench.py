@@ -3,7 +3,11 @@
 result lines (docs/design.md, "Benchmark output") with impl=torch, so scripts/bench compare can
 join them with ours by case, size and dtype.
 
-    /usr/bin/python3 bench/peers/torch_bench.py [--threads N] [--cases a,b,...] [--budget S]
+    /usr/bin/python3 bench/peers/torch_bench.py [--threads N] [--cases a,b,...] [--only k,...] [--budget S]
+
+--only narrows families to instances with bench_compare's keys (bench/harness.hpp, selected()):
+mlp_f32, mlp_f64, elem_chain_<n>, linalg_<op>_<n>, lstm, recurrence; einsum follows the networks
+bench_compare wrote.
 
 Measurement protocol (the same as bench/harness.hpp):
   * memory: freed heap goes back to the system (gc, malloc_trim), "5" is written to
@@ -87,6 +91,11 @@ def report(case, size, dtype, result, extra="", impl="torch"):
           f"peak_rss_mb={peak:.1f} base_rss_mb={base:.1f} reps={reps}{extra}", flush=True)
 
 
+def selected(args, key):
+    """Whether --only (bench_compare's instance keys) lets instance `key` run."""
+    return not args.only or key in args.only.split(",")
+
+
 def midpoints(n, lo, hi, dtype=torch.float64):
     """n points evenly spaced in (lo, hi), cell midpoints: the inputs bench_compare uses."""
     return lo + (hi - lo) * (torch.arange(n, dtype=dtype) + 0.5) / n
@@ -95,6 +104,8 @@ def midpoints(n, lo, hi, dtype=torch.float64):
 def run_mlp(args):
     batch, n_in, hidden, n_out = 256, 784, 512, 10
     for name, dtype in DTYPES.items():
+        if not selected(args, "mlp_" + name):
+            continue
         gen = torch.Generator().manual_seed(1)
 
         def normal(shape, scale):
@@ -129,6 +140,8 @@ def elem_chain(x):
 
 def run_elem_chain(args):
     for n in (1_000_000, 10_000_000):
+        if not selected(args, f"elem_chain_{n}"):
+            continue
         x = midpoints(n, -2.0, 2.0)
         xg = x.clone().requires_grad_()
 
@@ -450,8 +463,9 @@ def run_eager(args):
 def run_linalg(args):
     import linalg_peers  # bench/peers/linalg_peers.py: the decompositions, forward and with backward
 
-    linalg_peers.run(argparse.Namespace(ops=list(linalg_peers.OPS), sizes=list(linalg_peers.SIZES),
-                                        budget=args.budget, values=False))
+    ops = [op for op in linalg_peers.OPS if any(selected(args, f"linalg_{op}_{n}") for n in linalg_peers.SIZES)]
+    sizes = [n for n in linalg_peers.SIZES if any(selected(args, f"linalg_{op}_{n}") for op in ops)]
+    linalg_peers.run(argparse.Namespace(ops=ops, sizes=sizes, budget=args.budget, values=False))
 
 
 def run_trg(args):
@@ -477,6 +491,13 @@ def lstm_loss(xs, w, u, b, v):
 
 
 def run_control(args):
+    if selected(args, "lstm"):
+        control_lstm(args)
+    if selected(args, "recurrence"):
+        control_recurrence(args)
+
+
+def control_lstm(args):
     steps, batch, size = 100, 32, 256
     gen = torch.Generator().manual_seed(11)
     xs = torch.randn(steps, batch, size, generator=gen)
@@ -506,6 +527,8 @@ def run_control(args):
     report("lstm_grad", shape, "f32", measure(lambda: torch.autograd.grad((lstm(xs)[0] @ v).sum(), params),
                                               args.budget), impl="torch_nn_lstm")
 
+
+def control_recurrence(args):
     def recurrence(c, x, steps=10000, scale=0.001):
         for _ in range(steps):
             c = c + torch.sin(c) * x * scale
@@ -791,6 +814,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cases", default=",".join(FAMILIES))
+    parser.add_argument("--only", default="", help="instance keys within the families (bench_compare's --only)")
     parser.add_argument("--budget", type=float, default=1.5,
                         help="timed seconds aimed for per case (default 1.5)")
     parser.add_argument("--einsum-networks", default="/tmp/tenferro_einsum_networks.txt",
