@@ -12,8 +12,10 @@ void run_mlp(const Options& options);
 /// C = A B at 1024^3, f32 and f64, against a direct cblas_?gemm (matmul).
 void run_matmul(const Options& options);
 /// sum(exp(sin(x) x + cos(x)) / (1 + x^2)) on 10^6 and 10^7 f64 (elem_chain_fwd, elem_chain_grad),
-/// against one hand-written loop in libm (native), SLEEF AVX2 (native_sleef) and libmvec AVX2
-/// (native_mvec); ratio_vs_native is against the loop in the library of tenferro::math_accuracy().
+/// against one hand-written loop in libm (native), SLEEF and libmvec at AVX2 (native_sleef,
+/// native_mvec) and at AVX-512 (native_sleef_avx512, native_mvec_avx512); ratio_vs_native is against
+/// the loop in the library of tenferro::math_accuracy() at the width of
+/// tenferro::vector_instruction_set() (printed as isa=).
 void run_elem_chain(const Options& options);
 /// 1000 alternating mul / add / sin on a rank-0 f64 (scalar_chain_fwd, scalar_chain_grad), against
 /// the same chain on a plain double.

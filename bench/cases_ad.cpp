@@ -46,7 +46,7 @@ void elem_chain(const Options& options, std::int64_t n) {
   tf::Program forward = tf::trace(f, x);
   auto gradient = tf::grad(f);
 
-  const bool avx2 = native::avx2_supported();
+  const bool avx2 = native::avx2_supported(), avx512 = native::avx512_supported();
   if (!avx2) std::fprintf(stderr, "bench: no AVX2/FMA; elem_chain ratio_vs_native uses the libm loop\n");
   const double reference = native::elem_chain_grad(px, pg, n, threads);
   check_close("elem_chain_fwd " + size, forward.run({x}).at(0).item<double>(), reference);
@@ -63,10 +63,21 @@ void elem_chain(const Options& options, std::int64_t n) {
     bwd.push_back({"native_sleef", [&] { sink = native::elem_chain_grad_sleef(px, pg, n, threads); }});
     bwd.push_back({"native_mvec", [&] { sink = native::elem_chain_grad_mvec(px, pg, n, threads); }});
   }
-  // ratio_vs_native compares with the loop in the math library our kernels use now
-  // (tenferro/math_accuracy.hpp); without AVX2, with the libm loop.
+  if (avx512) {
+    fwd.push_back({"native_sleef_avx512", [&] { sink = native::elem_chain_sleef_avx512(px, n, threads); }});
+    fwd.push_back({"native_mvec_avx512", [&] { sink = native::elem_chain_mvec_avx512(px, n, threads); }});
+    bwd.push_back({"native_sleef_avx512", [&] { sink = native::elem_chain_grad_sleef_avx512(px, pg, n, threads); }});
+    bwd.push_back({"native_mvec_avx512", [&] { sink = native::elem_chain_grad_mvec_avx512(px, pg, n, threads); }});
+  }
+  // ratio_vs_native compares with the loop in the math library and at the vector width our
+  // kernels use now (tenferro/math_accuracy.hpp); without AVX2, with the libm loop.
   const tf::MathAccuracy accuracy = tf::math_accuracy();
-  const std::string baseline_name = !avx2 ? "native" : accuracy == tf::MathAccuracy::Fast ? "native_mvec" : "native_sleef";
+  const std::string isa = tf::vector_instruction_set();
+  std::string baseline_name = "native";
+  if (isa != "sse2") {
+    baseline_name = accuracy == tf::MathAccuracy::Fast ? "native_mvec" : "native_sleef";
+    if (isa == "avx512") baseline_name += "_avx512";
+  }
 
   for (const auto& [name, impls] : {std::pair{"elem_chain_fwd", &fwd}, std::pair{"elem_chain_grad", &bwd}}) {
     const auto m = measure(*impls, options.budget_s);
@@ -76,7 +87,7 @@ void elem_chain(const Options& options, std::int64_t n) {
       if ((*impls)[k].name == baseline_name) baseline_s = m[k].median_s;
     }
     print_line(name, "tenferro", size, "f64", m[0].median_s, m[0].memory, m[0].repetitions,
-               " math=" + std::string(tf::to_string(accuracy)) + " baseline=" + baseline_name +
+               " math=" + std::string(tf::to_string(accuracy)) + " isa=" + isa + " baseline=" + baseline_name +
                    field("ratio_vs_native", m[0].median_s / baseline_s));
   }
 }

@@ -29,6 +29,7 @@ double elem_chain_grad(const double* x, double* grad, std::int64_t n, int thread
 }
 
 bool avx2_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool avx512_supported() { return avx2_supported() && __builtin_cpu_supports("avx512f"); }
 
 // Factors stay near 1 and offsets small so the chain neither overflows nor collapses to a constant.
 double scalar_chain_mul(int k) { return 1.0 + 0.001 * (k % 7); }

@@ -26,6 +26,15 @@ double elem_chain_grad_sleef(const double* x, double* grad, std::int64_t n, int 
 double elem_chain_mvec(const double* x, std::int64_t n, int threads);
 double elem_chain_grad_mvec(const double* x, double* grad, std::int64_t n, int threads);
 
+/// Whether this CPU runs the AVX-512 variants below (AVX-512F); call them only when true.
+bool avx512_supported();
+/// The same two loops, eight lanes per step (SLEEF's and libmvec's AVX-512 functions): the loops
+/// to compare with when tenferro's kernels use the AVX-512 tables (its default on such CPUs).
+double elem_chain_sleef_avx512(const double* x, std::int64_t n, int threads);
+double elem_chain_grad_sleef_avx512(const double* x, double* grad, std::int64_t n, int threads);
+double elem_chain_mvec_avx512(const double* x, std::int64_t n, int threads);
+double elem_chain_grad_mvec_avx512(const double* x, double* grad, std::int64_t n, int threads);
+
 /// scalar_chain: op k of `ops` is x * mul(k) when k % 3 == 0, x + add(k) when k % 3 == 1 and
 /// sin(x) when k % 3 == 2 (torch_bench.py builds the same chain).
 double scalar_chain_mul(int k);

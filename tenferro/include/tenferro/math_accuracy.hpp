@@ -14,6 +14,11 @@
 // scalar functions whatever the setting.
 //
 // The default comes from the environment variable TENFERRO_MATH_ACCURACY ("fast" or "precise").
+//
+// Either library is called at the widest vector width the CPU runs: AVX-512 (8 f64 lanes), AVX2
+// with FMA (4) or SSE2 (2). The environment variable TENFERRO_VECTOR_ISA ("avx512", "avx2",
+// "sse2") names a narrower one, for comparisons; the widths keep the same error bounds but may
+// differ in the last bits, so one process uses one width throughout.
 #include <cstdint>
 
 namespace tenferro {
@@ -24,5 +29,7 @@ void set_math_accuracy(MathAccuracy accuracy);
 MathAccuracy math_accuracy();
 /// "fast" or "precise".
 const char* to_string(MathAccuracy accuracy);
+/// The instruction set the vector math runs in: "avx512", "avx2" or "sse2".
+const char* vector_instruction_set();
 
 }  // namespace tenferro

@@ -1,7 +1,11 @@
 #pragma once
 // Internal: array-at-a-time transcendental functions, from SLEEF (1.0-ULP variants) or glibc's
 // libmvec (within 4 ULP) as MathAccuracy says (tenferro/math_accuracy.hpp), and for the CPU: the
-// AVX2+FMA code when the CPU has both, else the SSE2 code every x86-64 CPU has. Each function maps x[0..n) to y[0..n) (y may equal x); a tail shorter than one
+// widest of AVX-512F (8 f64 / 16 f32 lanes), AVX2+FMA (4 / 8) and SSE2 (2 / 4, every x86-64 CPU)
+// that it runs, unless the environment variable TENFERRO_VECTOR_ISA (sse2, avx2, avx512) or
+// set_vector_isa names a narrower one. The widths compute the same functions within the same
+// bounds but not always the same bits (libmvec's AVX-512 code is its own), so one process uses
+// one width for all its kernels. Each function maps x[0..n) to y[0..n) (y may equal x); a tail shorter than one
 // vector is computed in a zero-padded vector, so every element gets the same function whatever
 // its position, and results do not depend on how an array is split into blocks or threads.
 #include <cstdint>
@@ -50,7 +54,7 @@ using SinCosArrayFn = void (*)(const T* x, T* s, T* c, std::int64_t n);
 
 struct VectorMathTable {
   const char* library;  // "sleef-u10" or "libmvec"
-  const char* isa;      // "avx2" or "sse2"
+  const char* isa;      // "avx512", "avx2" or "sse2"
   MathAccuracy accuracy;  // the setting that selects this library
   UnaryArrayFn<double> f64[static_cast<int>(MathFn::kCount)];
   UnaryArrayFn<float> f32[static_cast<int>(MathFn::kCount)];
@@ -65,14 +69,29 @@ struct VectorMathTable {
   SinCosArrayFn<float> sincos_f32;
 };
 
-/// The table for this CPU and the current math_accuracy().
+/// The instruction sets of the tables, narrowest first.
+enum class VectorIsa : std::uint8_t { Sse2, Avx2, Avx512 };
+const char* to_string(VectorIsa isa);
+/// The instruction set the tables are taken from: the widest the CPU runs, or the one named by
+/// TENFERRO_VECTOR_ISA when the process started (an Error if the CPU cannot run it, or for an
+/// unknown name).
+VectorIsa vector_isa();
+/// Uses `isa` from now on (tests and benchmarks compare the widths); an Error if the CPU cannot
+/// run it. Not meant to change while kernels run on other threads.
+void set_vector_isa(VectorIsa isa);
+/// Every instruction set this CPU runs, narrowest first.
+std::vector<VectorIsa> runnable_vector_isas();
+
+/// The table for vector_isa() and the current math_accuracy().
 const VectorMathTable& vector_math();
-/// The table for this CPU and the given accuracy.
+/// The table for vector_isa() and the given accuracy.
 const VectorMathTable& vector_math_for(MathAccuracy accuracy);
 /// Every table this CPU can run (for tests).
 std::vector<const VectorMathTable*> runnable_vector_math_tables();
 
 // One table per library and instruction set (vector_math_<library>_<isa>.cpp).
+const VectorMathTable& vector_math_sleef_avx512();
+const VectorMathTable& vector_math_mvec_avx512();
 const VectorMathTable& vector_math_sleef_avx2();
 const VectorMathTable& vector_math_sleef_sse2();
 const VectorMathTable& vector_math_mvec_avx2();
