@@ -5,13 +5,17 @@
 //   bench_compare [--threads N] [--cases mlp,elem_chain,scalar_chain,hessian,jacobian,matmul,special,...,gmm,lstm_adbench]
 //                 [--only key,...] [--budget S]
 //
-// --threads (default 2) goes to tenferro::set_num_threads, which also pins OpenBLAS; the native
-// OpenMP loops use the same count. --only narrows some families to single instances (harness.hpp,
+// --threads (default 2) goes to tenferro::set_num_threads and to the baselines: the native OpenMP
+// loops and the direct OpenBLAS calls (through omp_set_num_threads: Debian's OpenBLAS is its
+// OpenMP build, whose calls size their team from it). --only narrows some families to single instances (harness.hpp,
 // selected()). --budget is the timed seconds aimed for per implementation and
 // case (default 1.5).
 #include <cblas.h>
+#include <omp.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -19,6 +23,13 @@
 #include "tenferro/threads.hpp"
 
 int main(int argc, char** argv) {
+  // The baselines' OpenMP teams (the hand-written loops, direct OpenBLAS calls) spin about 10
+  // microseconds after a run, not libgomp's default of about a millisecond, so that they are
+  // asleep when tenferro's kernels run next and do not take the cores its own threads need.
+  // libgomp reads GOMP_SPINCOUNT when it loads: the program restarts itself once with it set.
+  if (std::getenv("GOMP_SPINCOUNT") == nullptr && setenv("GOMP_SPINCOUNT", "10000", 1) == 0) {
+    execv("/proc/self/exe", argv);  // returns only on failure: then run with the default
+  }
   // OpenBLAS's kernel family, for scripts/bench (which sets OPENBLAS_CORETYPE when OpenBLAS did
   // not recognize the CPU and fell back to a generic family).
   if (argc == 2 && std::strcmp(argv[1], "--blas-core") == 0) {
@@ -35,6 +46,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tenferro::set_num_threads(options.threads);
+  omp_set_num_threads(options.threads);
   if (bench::wants(options, "mlp")) bench::run_mlp(options);
   if (bench::wants(options, "elem_chain")) bench::run_elem_chain(options);
   if (bench::wants(options, "scalar_chain")) bench::run_scalar_chain(options);

@@ -1,12 +1,8 @@
 // Non-template parts of the functional transforms.
 #include "tenferro/transforms.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <type_traits>
 
 #include "computegraph/printer.hpp"
@@ -14,6 +10,7 @@
 #include "tenferro/buffer_pool.hpp"
 #include "tidu/linearize.hpp"
 #include "exec/executor.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/program.hpp"
@@ -98,30 +95,23 @@ void ParallelColumns::operator()(std::size_t count,
                                   const std::function<void(std::size_t, std::size_t)>& body) const {
   if (count == 0) return;
   // One column of a small program costs about a microsecond and waking the thread team a few:
-  // threads only when each gets kMinColumns columns or more. Inside a parallel region (a
-  // caller's own threads) the columns stay on the calling thread.
+  // threads only when each gets kMinColumns columns or more. Inside a parallel body (an outer
+  // loop already uses the threads) the columns stay on the calling thread.
   constexpr std::size_t kMinColumns = 32;
   const auto max_threads = static_cast<std::size_t>(std::max(1, num_threads()));
-  const std::size_t threads = omp_in_parallel() ? 1 : std::min(max_threads, count / kMinColumns);
+  const std::size_t threads = exec::in_parallel_body() ? 1 : std::min(max_threads, count / kMinColumns);
   if (threads <= 1) {
     body(0, count);
     return;
   }
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  // Chunks of kMinColumns handed out as threads free up: a thread slowed by other work on its
-  // core takes fewer of them.
+  // Chunks of kMinColumns: each thread starts on its own share and takes from the others' when
+  // done, so a thread slowed by other work on its core takes fewer of them. The first exception a
+  // column throws reaches the caller.
   const std::size_t chunks = (count + kMinColumns - 1) / kMinColumns;
-#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(dynamic, 1)
-  for (std::size_t c = 0; c < chunks; ++c) {
-    try {
-      body(c * kMinColumns, std::min(count, (c + 1) * kMinColumns));
-    } catch (...) {
-      std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  exec::parallel_chunks(static_cast<std::int64_t>(chunks), static_cast<int>(threads), [&](std::int64_t c) {
+    const auto first = static_cast<std::size_t>(c) * kMinColumns;
+    body(first, std::min(count, first + kMinColumns));
+  });
 }
 
 void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column) {

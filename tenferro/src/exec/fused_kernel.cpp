@@ -1,8 +1,6 @@
 // The block interpreter of fused kernels (see fused_kernel.hpp).
 #include "fused_kernel.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "ir/elementwise_formulas.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/vector_math.hpp"
 #include "tenferro/threads.hpp"
 
@@ -223,7 +222,9 @@ struct BlockScratch {
   std::vector<T> storage;
   T* blocks = nullptr;  // storage's first 64-byte aligned element
   std::vector<const T*> ptr;
-  void reserve(std::size_t registers) {
+  std::vector<double> sums;  // the current chunk's SumAll outputs
+  void reserve(std::size_t registers, std::size_t sum_outputs) {
+    if (sums.size() != sum_outputs) sums.assign(sum_outputs, 0.0);
     if (storage.size() < registers * kBlock + kAlignElements) {
       storage.resize(registers * kBlock + kAlignElements);
       const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
@@ -247,14 +248,14 @@ void plan_refills(const FusedKernel& k, std::vector<char>& refill) {
 }
 
 template <class T>
-BlockScratch<T>& thread_scratch(std::size_t registers) {
+BlockScratch<T>& thread_scratch(std::size_t registers, std::size_t sum_outputs) {
   thread_local BlockScratch<T> scratch;
-  scratch.reserve(registers);
+  scratch.reserve(registers, sum_outputs);
   return scratch;
 }
 
 /// Runs chunk `c` of kernel `k` (elements c * kChunk .. min(n, (c + 1) * kChunk)) in blocks of
-/// kBlock, adding each SumAll output's chunk sum to partial[s * chunks + c].
+/// kBlock, writing each SumAll output's chunk sum to partial[s * chunks + c].
 template <class T>
 void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
                std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch,
@@ -263,6 +264,10 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   const T** ptr = scratch.ptr.data();
   const std::int64_t first = c * kChunk;
   const std::int64_t end = std::min(k.size, first + kChunk);
+  // The chunk's sums stay local until its end: neighbouring chunks run on other threads, and
+  // adding into adjacent entries of `partial` block by block would bounce their cache line.
+  double* sums = scratch.sums.data();
+  std::fill(sums, sums + scratch.sums.size(), 0.0);
   for (std::int64_t start = first; start < end; start += kBlock) {
     // Blocks are kBlock long except the chunk's last, so a scalar block filled by the first block
     // covers every later one.
@@ -294,7 +299,7 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
     for (std::size_t o = 0; o < k.outputs.size(); ++o) {
       const T* v = ptr[k.outputs[o].reg];
       if (k.outputs[o].mode == OutputMode::SumAll) {
-        partial[si++ * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)] += block_sum(v, len);
+        sums[si++] += block_sum(v, len);
       } else if (out[o]->dtype() == DType::Bool) {
         bool* z = static_cast<bool*>(out[o]->raw_data()) + start;
         for (std::int64_t j = 0; j < len; ++j) z[j] = v[j] != T{0};
@@ -306,6 +311,9 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));
       }
     }
+  }
+  for (std::size_t s = 0; s < scratch.sums.size(); ++s) {
+    partial[s * static_cast<std::size_t>(chunks) + static_cast<std::size_t>(c)] = sums[s];
   }
 }
 
@@ -328,20 +336,12 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   thread_local std::vector<char> refill_store;  // kept across runs: no allocation per run
   plan_refills(k, refill_store);
   const char* refill = refill_store.data();
+  // Small kernels stay on the calling thread: waking other threads costs microseconds, more than
+  // a small kernel's whole work. Each chunk writes only its own elements and its own partial sums.
   const int threads = chunks >= 4 ? num_threads() : 1;
-  if (threads == 1) {
-    // No parallel region: entering one costs microseconds (libgomp wakes its team), more than a
-    // small kernel's whole work.
-    auto& scratch = thread_scratch<T>(regs);
-    for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm, refill);
-  } else {
-#pragma omp parallel num_threads(threads)
-    {
-      auto& scratch = thread_scratch<T>(regs);
-#pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < chunks; ++c) run_chunk<T>(k, in, out, c, chunks, partial, scratch, vm, refill);
-    }
-  }
+  parallel_chunks(chunks, threads, [&](std::int64_t c) {
+    run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count), vm, refill);
+  });
   std::size_t s = 0;
   for (std::size_t o = 0; o < k.outputs.size(); ++o) {
     if (k.outputs[o].mode != OutputMode::SumAll) continue;

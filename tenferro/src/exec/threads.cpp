@@ -1,4 +1,4 @@
-// Thread-count setting shared by our OpenMP kernels and OpenBLAS.
+// The thread-count setting of our kernels; OpenBLAS kept on one thread.
 #include "tenferro/threads.hpp"
 
 #include <cblas.h>
@@ -12,17 +12,24 @@
 namespace tenferro {
 
 namespace {
-// The setting, process-wide (0: never set, OpenMP's default applies). omp_set_num_threads alone
-// would only set the calling thread's count: a std::thread started later would begin from the
-// default again, while OpenBLAS's count is process-wide.
+// The setting, process-wide (0: never set, OpenMP's default applies: OMP_NUM_THREADS, else the
+// number of cores). Our kernels' pool (kernels/parallel.hpp) reads it at every call.
 std::atomic<int> requested_threads{0};
+
+// OpenBLAS's own thread count, set once when the library loads: 1, the count every call of ours
+// runs with (kernels/blas_threads.hpp), so that OpenBLAS never resizes its buffers between our
+// calls. openblas_set_num_threads also sets the calling thread's OpenMP count, restored here.
+[[maybe_unused]] const bool blas_on_one_thread = [] {
+  const int saved = omp_get_max_threads();
+  openblas_set_num_threads(1);
+  omp_set_num_threads(saved);
+  return true;
+}();
 }  // namespace
 
 void set_num_threads(int n) {
   if (n < 1) throw Error("set_num_threads: expected a thread count of at least 1, got " + std::to_string(n));
   requested_threads.store(n, std::memory_order_relaxed);
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
 }
 
 int num_threads() {

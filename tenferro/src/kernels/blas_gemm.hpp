@@ -1,14 +1,58 @@
 #pragma once
 // Internal: an f32, f64, c64 or c128 GEMM on row-major operands through CBLAS
-// (OpenBLAS), for kernels that multiply matrices they built themselves (conv, expm).
+// (OpenBLAS), for kernels that multiply matrices they built themselves (conv, expm), and the
+// split of one GEMM over our threads that every GEMM of ours goes through.
+//
+// OpenBLAS itself runs on one thread (kernels/blas_threads.hpp): a GEMM large enough to share is cut
+// into blocks of whole columns of C (or of whole rows, for a narrow C), each one single-threaded
+// OpenBLAS call, run by parallel_chunks (kernels/parallel.hpp). One pool for all our threads means
+// no second pool spinning beside the first, and a GEMM never waits for a thread that another
+// process keeps off its core. Every element of C is the same dot product over k whichever block
+// it falls in, so the split does not change results.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/blas_threads.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/tensor.hpp"
+#include "tenferro/threads.hpp"
 
 namespace tenferro::detail {
+
+/// Calls block(i0, i1, j0, j1) for blocks covering C [m, n] of a product with inner size k: one
+/// block when the product is small (below 2^18 multiply-adds, where OpenBLAS also stays on one
+/// thread) or when called inside a parallel body, else one block per thread, split over
+/// the columns when n allows blocks of at least kMinWidth, else over the rows.
+template <class Block>
+void split_gemm(std::int64_t m, std::int64_t n, std::int64_t k, Block block) {
+  constexpr std::int64_t kMinWork = std::int64_t{1} << 18, kMinWidth = 32;
+  const std::int64_t threads = exec::in_parallel_body() ? 1 : num_threads();
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  std::int64_t parts = work < kMinWork ? 1 : threads;
+  const bool by_columns = n >= 2 * kMinWidth || m < 2 * kMinWidth;
+  const std::int64_t extent = by_columns ? n : m;
+  parts = std::min(parts, std::max<std::int64_t>(1, extent / kMinWidth));
+  if (parts <= 1) {
+    const OneBlasThread one_thread;
+    block(0, m, 0, n);
+    return;
+  }
+  // Block edges on multiples of 16, so every block but the last fills whole kernel panels.
+  const std::int64_t step = (extent / parts + 15) / 16 * 16;
+  const std::int64_t blocks = (extent + step - 1) / step;
+  exec::parallel_chunks(blocks, static_cast<int>(threads), [&](std::int64_t b) {
+    const OneBlasThread one_thread;
+    const std::int64_t lo = b * step, hi = std::min(extent, lo + step);
+    if (by_columns) {
+      block(0, m, lo, hi);
+    } else {
+      block(lo, hi, 0, n);
+    }
+  });
+}
 
 /// C = A B (or C += A B with `accumulate`) for row-major A [m, k] and B [k, n], or B^T for a B
 /// stored [n, k] (`b_transposed`). A's rows are `lda` elements apart (k when 0) and C's `ldc` (n
@@ -16,22 +60,28 @@ namespace tenferro::detail {
 template <class T>
 void gemm_rows(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed = false,
                std::int64_t lda = 0, bool accumulate = false, std::int64_t ldc = 0) {
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+  const auto K = static_cast<blasint>(k);
   const auto LDA = static_cast<blasint>(lda == 0 ? k : lda), LDC = static_cast<blasint>(ldc == 0 ? n : ldc);
   const CBLAS_TRANSPOSE tb = b_transposed ? CblasTrans : CblasNoTrans;
-  const blasint ldb = b_transposed ? K : N;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0f, a, LDA, b, ldb, accumulate ? 1.0f : 0.0f, c, LDC);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0, a, LDA, b, ldb, accumulate ? 1.0 : 0.0, c, LDC);
-  } else {
-    const T one(1), beta(accumulate ? 1 : 0);
-    if constexpr (std::is_same_v<T, c64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, LDA, b, ldb, &beta, c, LDC);
+  const blasint ldb = b_transposed ? K : static_cast<blasint>(n);
+  split_gemm(m, n, k, [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+    const auto M = static_cast<blasint>(i1 - i0), N = static_cast<blasint>(j1 - j0);
+    const T* ab = a + i0 * LDA;
+    const T* bb = b + j0 * (b_transposed ? ldb : 1);
+    T* cb = c + i0 * LDC + j0;
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0f, ab, LDA, bb, ldb, accumulate ? 1.0f : 0.0f, cb, LDC);
+    } else if constexpr (std::is_same_v<T, double>) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0, ab, LDA, bb, ldb, accumulate ? 1.0 : 0.0, cb, LDC);
     } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, a, LDA, b, ldb, &beta, c, LDC);
+      const T one(1), beta(accumulate ? 1 : 0);
+      if constexpr (std::is_same_v<T, c64>) {
+        cblas_cgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, ab, LDA, bb, ldb, &beta, cb, LDC);
+      } else {
+        cblas_zgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, &one, ab, LDA, bb, ldb, &beta, cb, LDC);
+      }
     }
-  }
+  });
 }
 
 }  // namespace tenferro::detail

@@ -18,6 +18,7 @@
 #include "blas_gemm.hpp"
 #include "conv_kernel.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
+#include "parallel.hpp"
 #include "tenferro/threads.hpp"
 
 namespace tenferro {
@@ -233,33 +234,30 @@ void conv_by_feature(const Geometry& g, const ConvAttrs& a, const Strides& st, c
   const double flops = 2.0 * static_cast<double>(og * width) * static_cast<double>(cg * g.window_size);
   const int threads = flops > 4e6 ? static_cast<int>(std::min<std::int64_t>(num_threads(), chunks)) : 1;
   for (std::int64_t grp = 0; grp < a.groups; ++grp) {
-#pragma omp parallel num_threads(threads)
-    {
+    exec::parallel_chunks(chunks, threads, [&](std::int64_t chunk) {
       std::vector<T> cols(static_cast<std::size_t>(width * block_rows * inner));
       std::vector<std::int64_t> y(g.s, 0);
-#pragma omp for schedule(static)
-      for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-        T* sum = partial.data() + static_cast<std::size_t>(chunk) * part;
-        bool first = true;
-        for (std::int64_t f = chunk * cg / chunks; f < (chunk + 1) * cg / chunks; ++f) {
-          const T* feature = xs + (grp * cg + f) * st.x_feature;
-          const T* kernel = ws + grp * og * st.w_out + f * st.w_in;
-          for (std::int64_t lo = 0; lo < axis0; lo += block_rows) {
-            const std::int64_t hi = std::min(lo + block_rows, axis0), depth = (hi - lo) * inner;
-            std::fill(y.begin(), y.end(), 0);
-            for (std::int64_t col = 0; col < width; ++col) {  // col = (b, output position y)
-              unroll_output(g, y, feature + (col / g.out_size) * st.x_batch, cols.data() + col * depth, 0,
-                            g.window_size, lo, axis0 > 1 ? hi : -1);
-              advance(y, g.out);
-            }
-            gemm_rows<T>(kernel + lo * inner, cols.data(), sum, og, width, depth, true, st.w_out, !first);
-            first = false;
+      T* sum = partial.data() + static_cast<std::size_t>(chunk) * part;
+      bool first = true;
+      for (std::int64_t f = chunk * cg / chunks; f < (chunk + 1) * cg / chunks; ++f) {
+        const T* feature = xs + (grp * cg + f) * st.x_feature;
+        const T* kernel = ws + grp * og * st.w_out + f * st.w_in;
+        for (std::int64_t lo = 0; lo < axis0; lo += block_rows) {
+          const std::int64_t hi = std::min(lo + block_rows, axis0), depth = (hi - lo) * inner;
+          std::fill(y.begin(), y.end(), 0);
+          for (std::int64_t col = 0; col < width; ++col) {  // col = (b, output position y)
+            unroll_output(g, y, feature + (col / g.out_size) * st.x_batch, cols.data() + col * depth, 0,
+                          g.window_size, lo, axis0 > 1 ? hi : -1);
+            advance(y, g.out);
           }
+          gemm_rows<T>(kernel + lo * inner, cols.data(), sum, og, width, depth, true, st.w_out, !first);
+          first = false;
         }
       }
-      // out[b, grp og + o, y] (or out[grp og + o, b, y]) = the partial sums [o, (b, y)] added in order.
-#pragma omp for schedule(static)
-      for (std::int64_t row = 0; row < og * n_batch; ++row) {
+    });
+    // out[b, grp og + o, y] (or out[grp og + o, b, y]) = the partial sums [o, (b, y)] added in order.
+    exec::parallel_ranges(og * n_batch, threads, [&](std::int64_t row_lo, std::int64_t row_hi) {
+      for (std::int64_t row = row_lo; row < row_hi; ++row) {
         const std::int64_t oo = row / n_batch, b = row % n_batch;
         T* dst = out + b * st.y_batch + (grp * og + oo) * st.y_feature;
         const std::size_t at = static_cast<std::size_t>(oo * width + b * g.out_size);
@@ -269,7 +267,7 @@ void conv_by_feature(const Geometry& g, const ConvAttrs& a, const Strides& st, c
           for (std::int64_t i = 0; i < g.out_size; ++i) dst[i] += from[i];
         }
       }
-    }
+    });
   }
 }
 
@@ -342,12 +340,10 @@ Tensor convolution(const ConvAttrs& a, const TensorType& out_type, const Tensor&
       const std::vector<std::int64_t> table =
           line < 16 && g.window_size * g.out_size <= (std::int64_t{1} << 20) ? gather_table(g) : std::vector<std::int64_t>{};
       const std::int64_t ldc = st.y_feature;  // result rows (output features) of one batch element
-#pragma omp parallel num_threads(threads)
-      {
+      auto batch_range = [&](std::int64_t b_lo, std::int64_t b_hi) {
         std::vector<T> cols(static_cast<std::size_t>(rows * (by_output || !table.empty() ? g.out_size : block_rows * inner)));
         std::vector<std::int64_t> i(g.s, 0);
-#pragma omp for schedule(static)
-        for (std::int64_t b = 0; b < n_batch; ++b) {
+        for (std::int64_t b = b_lo; b < b_hi; ++b) {
           for (std::int64_t grp = 0; grp < a.groups; ++grp) {
             const T* first_channel = xs + b * st.x_batch + grp * cg * st.x_feature;
             T* result = out + b * st.y_batch + grp * og * st.y_feature;
@@ -390,6 +386,12 @@ Tensor convolution(const ConvAttrs& a, const TensorType& out_type, const Tensor&
             }
           }
         }
+      };
+      // One batch element alone keeps the threads for its GEMMs (split_gemm).
+      if (threads <= 1) {
+        batch_range(0, n_batch);
+      } else {
+        exec::parallel_ranges(n_batch, threads, batch_range);
       }
     }
   });

@@ -13,6 +13,7 @@
 #include <climits>
 #include <vector>
 
+#include "blas_threads.hpp"
 #include "tenferro/error.hpp"
 
 namespace tenferro::detail::lapack {
@@ -133,6 +134,7 @@ std::vector<T> lapack_copy(const T* a, std::int64_t n) {
 
 template <class T>
 int svd(const T* a, std::int64_t m, std::int64_t n, bool full, T* u, Real<T>* s, T* vh) {
+  const OneBlasThread one_thread;
   // The row-major buffer of A is the column-major A^T (n x m). With A^T = U' S V'^H:
   // A = conj(V') S U'^T, so A's U (row-major m x k) is the column-major buffer V'^H (k x m) and A's
   // Vh (row-major k x n) is the column-major buffer U' (n x k): LAPACK writes our factors directly,
@@ -151,6 +153,7 @@ int svd(const T* a, std::int64_t m, std::int64_t n, bool full, T* u, Real<T>* s,
 
 template <class T>
 int eigh(const T* a, std::int64_t n, Real<T>* w, T* v) {
+  const OneBlasThread one_thread;
   // The row-major buffer is A^T = conj(A) column-major; its upper triangle is A's lower one.
   // Eigenvectors Z of conj(A) are conj(V): V = conj(Z), transposed into row-major.
   std::vector<T> z = lapack_copy(a, n * n);
@@ -166,6 +169,7 @@ int eigh(const T* a, std::int64_t n, Real<T>* w, T* v) {
 
 template <class T>
 int qr(const T* a, std::int64_t m, std::int64_t n, bool complete, T* q, T* r) {
+  const OneBlasThread one_thread;
   const std::int64_t k = std::min(m, n);
   const std::int64_t qcols = complete ? m : k, rrows = complete ? m : k;
   if (m == 0 || n == 0) {
@@ -191,6 +195,7 @@ int qr(const T* a, std::int64_t m, std::int64_t n, bool complete, T* q, T* r) {
 
 template <class T>
 int cholesky(const T* a, std::int64_t n, T* l) {
+  const OneBlasThread one_thread;
   // Column-major view: A^T = conj(A), whose upper triangle is A's lower one. potrf('U') gives
   // conj(A) = U'^H U'; read back row-major that is L = U'^T, with L L^H = A.
   std::copy(a, a + n * n, l);
@@ -204,6 +209,7 @@ int cholesky(const T* a, std::int64_t n, T* l) {
 
 template <class T>
 int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, T* x) {
+  const OneBlasThread one_thread;
   if (n == 0 || k == 0) return 0;
   // Column-major op(A): A itself is the transpose of the buffer; A^H is the buffer conjugated.
   std::vector<T> ac = lapack_buffer<T>(n * n);
@@ -222,6 +228,7 @@ int solve(const T* a, const T* b, std::int64_t n, std::int64_t k, bool adjoint, 
 
 template <class T>
 int lu(const T* a, std::int64_t m, std::int64_t n, T* p, T* l, T* u, Real<T>* parity, std::int64_t* pivots) {
+  const OneBlasThread one_thread;
   const std::int64_t k = std::min(m, n);
   std::vector<T> w = lapack_buffer<T>(m * n);
   to_col_major(a, m, n, w.data());
@@ -257,6 +264,7 @@ int lu(const T* a, std::int64_t m, std::int64_t n, T* p, T* l, T* u, Real<T>* pa
 
 template <class T>
 int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<T>>* v) {
+  const OneBlasThread one_thread;
   using C = std::complex<Real<T>>;
   if (n == 0) return 0;
   if constexpr (!is_complex_v<T>) {
@@ -298,6 +306,7 @@ int eig(const T* a, std::int64_t n, std::complex<Real<T>>* w, std::complex<Real<
 
 template <class T>
 void trsm(const T* a, T* x, std::int64_t m, std::int64_t k, const TriangularSolveAttrs& t) {
+  const OneBlasThread one_thread;
   if (m == 0 || k == 0) return;
   const auto side = t.left_side ? CblasLeft : CblasRight;
   const auto uplo = t.lower ? CblasLower : CblasUpper;

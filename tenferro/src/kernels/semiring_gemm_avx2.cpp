@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "parallel.hpp"
 #include "semiring_gemm.hpp"
 
 namespace tenferro::detail {

@@ -17,8 +17,11 @@
 #include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
+#include "kernels/blas_gemm.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/threads.hpp"
 
 namespace tenferro {
 
@@ -203,20 +206,31 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
                                        : (v.cols == 1 ? std::max<std::int64_t>(v.rows, 1) : v.cs);
       return std::pair{no_trans ? CblasNoTrans : CblasTrans, static_cast<blasint>(ld)};
     };
-    const auto [ta, lda] = layout(a);
-    const auto [tb, ldb] = layout(b);
-    const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-    if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, x, lda, y, ldb, 0.0f, c, N);
-    } else if constexpr (std::is_same_v<T, double>) {
-      cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, x, lda, y, ldb, 0.0, c, N);
-    } else if constexpr (std::is_same_v<T, c64>) {
-      const c64 one(1), zero(0);
-      cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &one, x, lda, y, ldb, &zero, c, N);
-    } else {
-      const c128 one(1), zero(0);
-      cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &one, x, lda, y, ldb, &zero, c, N);
-    }
+    // Plain variables, not structured bindings: the lambda below captures them (clang 14 cannot
+    // capture a structured binding).
+    const std::pair<CBLAS_TRANSPOSE, blasint> la = layout(a), lb = layout(b);
+    const CBLAS_TRANSPOSE ta = la.first, tb = lb.first;
+    const blasint lda = la.second, ldb = lb.second;
+    const auto K = static_cast<blasint>(k), LDC = static_cast<blasint>(n);
+    // A block of rows [i0, i1) and columns [j0, j1) of C reads rows i0.. of op(A) and columns j0..
+    // of op(B), which start at the same strides in either layout.
+    split_gemm(m, n, k, [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+      const auto M = static_cast<blasint>(i1 - i0), N = static_cast<blasint>(j1 - j0);
+      const T* xb = x + i0 * a.rs;
+      const T* yb = y + j0 * b.cs;
+      T* cb = c + i0 * n + j0;
+      if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, xb, lda, yb, ldb, 0.0f, cb, LDC);
+      } else if constexpr (std::is_same_v<T, double>) {
+        cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, xb, lda, yb, ldb, 0.0, cb, LDC);
+      } else if constexpr (std::is_same_v<T, c64>) {
+        const c64 one(1), zero(0);
+        cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &one, xb, lda, yb, ldb, &zero, cb, LDC);
+      } else {
+        const c128 one(1), zero(0);
+        cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &one, xb, lda, yb, ldb, &zero, cb, LDC);
+      }
+    });
   }
 }
 
@@ -316,26 +330,47 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
                          " has a dimension or stride beyond the BLAS integer range");
     }
   }
-  // Batch loop: an odometer over the batch index with both operands' batch offsets.
-  std::vector<std::int64_t> index(va->batch_shape.size(), 0);
-  std::int64_t a_off = 0, b_off = 0;
-  visit_dtype(a.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (!std::is_same_v<T, bool>) {
-      T* c = r.data<T>();
-      for (std::int64_t bi = 0; bi < batches; ++bi) {
-        gemm<T>(*va, *vb, c + bi * m * n, m, n, k, a_off, b_off);
-        for (std::size_t q = index.size(); q-- > 0;) {
-          a_off += va->batch_strides[q];
-          b_off += vb->batch_strides[q];
-          if (++index[q] < va->batch_shape[q]) break;
-          a_off -= va->batch_strides[q] * va->batch_shape[q];
-          b_off -= vb->batch_strides[q] * vb->batch_shape[q];
-          index[q] = 0;
+  // Batch loop: an odometer over the batch index with both operands' batch offsets. Products too
+  // small to split (split_gemm) are shared among the threads a range of batches at a time.
+  auto run_batches = [&](std::int64_t first, std::int64_t last) {
+    std::vector<std::int64_t> index(va->batch_shape.size(), 0);
+    std::int64_t a_off = 0, b_off = 0;
+    for (std::size_t q = index.size(), rest = static_cast<std::size_t>(first); q-- > 0;) {
+      const auto extent = static_cast<std::size_t>(va->batch_shape[q]);
+      index[q] = static_cast<std::int64_t>(rest % extent);
+      rest /= extent;
+      a_off += index[q] * va->batch_strides[q];
+      b_off += index[q] * vb->batch_strides[q];
+    }
+    visit_dtype(a.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!std::is_same_v<T, bool>) {
+        T* c = r.data<T>();
+        for (std::int64_t bi = first; bi < last; ++bi) {
+          gemm<T>(*va, *vb, c + bi * m * n, m, n, k, a_off, b_off);
+          for (std::size_t q = index.size(); q-- > 0;) {
+            a_off += va->batch_strides[q];
+            b_off += vb->batch_strides[q];
+            if (++index[q] < va->batch_shape[q]) break;
+            a_off -= va->batch_strides[q] * va->batch_shape[q];
+            b_off -= vb->batch_strides[q] * vb->batch_shape[q];
+            index[q] = 0;
+          }
         }
       }
-    }
-  });
+    });
+  };
+  constexpr double kMinWork = 1 << 18;  // multiply-adds worth a thread (split_gemm's threshold)
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int threads = exec::in_parallel_body() ? 1 : num_threads();
+  if (batches < 2 || threads < 2 || work >= kMinWork || work * static_cast<double>(batches) < kMinWork) {
+    run_batches(0, batches);
+  } else {
+    const std::int64_t ranges = std::min<std::int64_t>(batches, 4 * std::int64_t{threads});
+    exec::parallel_chunks(ranges, threads, [&](std::int64_t g) {
+      run_batches(g * batches / ranges, (g + 1) * batches / ranges);
+    });
+  }
   return r;
 }
 

@@ -23,6 +23,7 @@
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/indexing.hpp"
 #include "tenferro/ops/gather_attrs.hpp"
 #include "tenferro/threads.hpp"
@@ -344,12 +345,13 @@ Tensor eval_gather(const StdTensorOp& op, Operands in) {
   }
   // Windows are disjoint in the result: threads for copies big enough to repay waking them.
   const int threads = static_cast<double>(r.numel()) * static_cast<double>(es) > (1 << 20) ? num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t b = 0; b < count; ++b) {
-    const auto k = static_cast<std::size_t>(b);
-    strided_copy(dst + p.block_offset[k] * static_cast<std::int64_t>(es), p.block_strides,
-                 src + p.operand_offset[k] * static_cast<std::int64_t>(es), p.operand_strides, p.window, es);
-  }
+  exec::parallel_ranges(count, threads, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t b = lo; b < hi; ++b) {
+      const auto k = static_cast<std::size_t>(b);
+      strided_copy(dst + p.block_offset[k] * static_cast<std::int64_t>(es), p.block_strides,
+                   src + p.operand_offset[k] * static_cast<std::int64_t>(es), p.operand_strides, p.window, es);
+    }
+  });
   return r;
 }
 

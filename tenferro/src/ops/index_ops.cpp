@@ -19,6 +19,7 @@
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
@@ -166,12 +167,13 @@ Tensor eval_take(const StdTensorOp& op, Operands in) {
   const std::int64_t rows = v.outer * m;
   // Rows are independent: threads for copies big enough to repay waking them.
   const int threads = static_cast<double>(rows) * static_cast<double>(row) > (1 << 20) ? num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t q = 0; q < rows; ++q) {
-    const std::int64_t o = q / m, j = q % m;
-    std::memcpy(dst + static_cast<std::size_t>(q) * row,
-                src + static_cast<std::size_t>(o * v.n + p[static_cast<std::size_t>(j)]) * row, row);
-  }
+  exec::parallel_ranges(rows, threads, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t q = lo; q < hi; ++q) {
+      const std::int64_t o = q / m, j = q % m;
+      std::memcpy(dst + static_cast<std::size_t>(q) * row,
+                  src + static_cast<std::size_t>(o * v.n + p[static_cast<std::size_t>(j)]) * row, row);
+    }
+  });
   return r;
 }
 

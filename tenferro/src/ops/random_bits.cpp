@@ -20,6 +20,7 @@
 
 #include "ir/batching.hpp"
 #include "ir/family.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/ops/random_attrs.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
@@ -186,21 +187,22 @@ void for_blocks(const std::vector<KeyWords>& keys, const RandomAttrs& a, std::in
   const auto nkeys = static_cast<std::int64_t>(keys.size());
   const std::int64_t units = nkeys * per_key;
   const int threads = nkeys * blocks > (1 << 13) ? num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t u = 0; u < units; ++u) {
-    const std::int64_t j = u / per_key, g = u - j * per_key;
-    const KeyWords& k = keys[static_cast<std::size_t>(j)];
-    if (g < groups) {
-      std::uint32_t w0[kLanes], w1[kLanes];
-      threefry2x32_lanes(k[0], k[1], a.stream, a.offset + static_cast<std::uint32_t>(g * kLanes), w0, w1);
-      for (int l = 0; l < kLanes; ++l) emit(j, g * kLanes + l, w0[l], w1[l]);
-    } else {
-      for (std::int64_t b = groups * kLanes; b < blocks; ++b) {
-        const auto w = threefry2x32(k[0], k[1], a.stream, a.offset + static_cast<std::uint32_t>(b));
-        emit(j, b, w[0], w[1]);
+  exec::parallel_ranges(units, threads, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t u = first; u < last; ++u) {
+      const std::int64_t j = u / per_key, g = u - j * per_key;
+      const KeyWords& k = keys[static_cast<std::size_t>(j)];
+      if (g < groups) {
+        std::uint32_t w0[kLanes], w1[kLanes];
+        threefry2x32_lanes(k[0], k[1], a.stream, a.offset + static_cast<std::uint32_t>(g * kLanes), w0, w1);
+        for (int l = 0; l < kLanes; ++l) emit(j, g * kLanes + l, w0[l], w1[l]);
+      } else {
+        for (std::int64_t b = groups * kLanes; b < blocks; ++b) {
+          const auto w = threefry2x32(k[0], k[1], a.stream, a.offset + static_cast<std::uint32_t>(b));
+          emit(j, b, w[0], w[1]);
+        }
       }
     }
-  }
+  });
 }
 
 /// The number of values each key draws: the attributes' shape's element count.

@@ -17,12 +17,12 @@
 #include <cmath>
 #include <limits>
 
-#include <omp.h>
 
 #include "ir/batching.hpp"
 #include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
@@ -134,12 +134,9 @@ void fold(const T* x, T* out, const Shape& shape, const Strides& out_strides, F&
     return;
   }
   const std::int64_t per_outer = count / dims[0].n;  // planes per index of the outermost dimension
-  const int threads = static_cast<int>(std::min<std::int64_t>(num_threads(), dims[0].n));
-#pragma omp parallel num_threads(threads)
-  {
-    const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    planes(dims[0].n * t / n * per_outer, dims[0].n * (t + 1) / n * per_outer);
-  }
+  // Each plane is reduced on its own, so the cut into ranges does not change the bits.
+  exec::parallel_ranges(dims[0].n, num_threads(),
+                        [&](std::int64_t lo, std::int64_t hi) { planes(lo * per_outer, hi * per_outer); });
 }
 
 template <class T>
