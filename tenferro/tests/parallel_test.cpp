@@ -182,4 +182,43 @@ TEST(Parallel, ProductsAndReductionsAreTheSameOnOneThreadAndOnTwo) {
   EXPECT_TRUE(bitwise_equal(s1, s2));
 }
 
+// A batch of decompositions runs one matrix per call on whichever thread takes it: the same bits
+// on one thread and on two, and a failure names the lowest failing matrix either way.
+TEST(Parallel, BatchesOfDecompositionsAreTheSameOnOneThreadAndOnTwo) {
+  const ThreadCount restore;
+  constexpr std::int64_t batch = 12, n = 24;
+  std::vector<double> values = wave(batch * n * n, 0.2);
+  for (std::int64_t b = 0; b < batch; ++b) {  // diagonally dominant: positive definite once symmetrized
+    for (std::int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>((b * n + i) * n + i)] += 2.0 * n;
+  }
+  const tf::Tensor a = tf::Tensor::from(values, {batch, n, n});
+  auto decompositions = [](tf::Traced m) {
+    const tf::Traced sym = m + tf::transpose(m, {0, 2, 1});
+    const tf::linalg::Svd usv = tf::linalg::svd(m);
+    return std::vector<tf::Traced>{usv.U, usv.S, usv.Vh, tf::linalg::cholesky(sym), tf::linalg::qr(m).R, tf::linalg::eigh(sym).eigenvalues};
+  };
+  tf::Program p = tf::trace(decompositions, a);
+  tf::set_num_threads(1);
+  const tf::Tensors one = p.run({a});
+  tf::set_num_threads(2);
+  const tf::Tensors two = p.run({a});
+  ASSERT_EQ(one.size(), two.size());
+  for (std::size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(bitwise_equal(one[i], two[i])) << "result " << i;
+
+  // Matrices 5 and 9 of the batch are not positive definite (a negative diagonal entry).
+  std::vector<double> bad = values;
+  for (const std::int64_t b : {9, 5}) bad[static_cast<std::size_t>((b * n + 3) * n + 3)] = -1e6;
+  const tf::Tensor c = tf::Tensor::from(bad, {batch, n, n});
+  tf::Program chol = tf::trace([](tf::Traced m) { return tf::linalg::cholesky(m + tf::transpose(m, {0, 2, 1})); }, c);
+  for (const int threads : {1, 2}) {
+    tf::set_num_threads(threads);
+    try {
+      chol.run({c});
+      ADD_FAILURE() << "cholesky of a batch with indefinite matrices did not throw";
+    } catch (const tf::LinalgError& e) {
+      EXPECT_NE(std::string(e.what()).find("in matrix 5 "), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace

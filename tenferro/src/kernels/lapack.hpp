@@ -10,10 +10,13 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tenferro/dtype.hpp"
 #include "tenferro/error.hpp"
+#include "kernels/parallel.hpp"
 #include "tenferro/ops/linalg_attrs.hpp"
+#include "tenferro/threads.hpp"
 
 namespace tenferro::detail::lapack {
 
@@ -78,6 +81,21 @@ namespace tenferro::detail {
 void require_matrix(const char* op, const TensorType& a, bool square);
 /// The number of matrices in a [.., m, n] batch.
 std::int64_t matrix_batch(const Shape& shape);
+/// infos[b] = one(b) for every matrix b of a batch of `batch` matrices of order about n: on the
+/// threads when there are several and enough work (batch n^3 >= 2^15), each matrix one
+/// single-threaded LAPACK call on whichever thread takes it. The caller reports failures from the
+/// infos in batch order afterwards, so the matrix an error names does not depend on the threads.
+template <class One>
+std::vector<int> each_matrix(std::int64_t batch, std::int64_t n, One one) {
+  std::vector<int> infos(static_cast<std::size_t>(batch), 0);
+  const double work = static_cast<double>(batch) * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const int threads = batch >= 2 && work >= 32768.0 ? num_threads() : 1;
+  exec::parallel_ranges(batch, threads, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t b = lo; b < hi; ++b) infos[static_cast<std::size_t>(b)] = one(b);
+  });
+  return infos;
+}
+
 /// Throws the LinalgError of a failed LAPACK call: names the op, the batch element, the matrix
 /// type, LAPACK's info and `what` happened.
 [[noreturn]] void lapack_failure(const char* op, const TensorType& a, std::int64_t batch_index, int info,

@@ -26,8 +26,10 @@ Tensor eval_cholesky(const StdTensorOp& op, Operands in) {
   Tensor l = Tensor::uninitialized(op.out);
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    const std::vector<int> infos = each_matrix(
+        batch, n, [&](std::int64_t b) { return lapack::cholesky<T>(a.data<T>() + b * n * n, n, l.data<T>() + b * n * n); });
     for (std::int64_t b = 0; b < batch; ++b) {
-      const int info = lapack::cholesky<T>(a.data<T>() + b * n * n, n, l.data<T>() + b * n * n);
+      const int info = infos[static_cast<std::size_t>(b)];
       if (info > 0) {
         lapack_failure("cholesky", a.type(), b, info,
                        "the matrix is not positive definite (its leading minor of order " + std::to_string(info) +

@@ -36,8 +36,11 @@ void eval_eig(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using C = std::complex<lapack::Real<T>>;
+    const std::vector<int> infos = each_matrix(batch, n, [&](std::int64_t b) {
+      return lapack::eig<T>(a.data<T>() + b * n * n, n, w.data<C>() + b * n, v.data<C>() + b * n * n);
+    });
     for (std::int64_t b = 0; b < batch; ++b) {
-      const int info = lapack::eig<T>(a.data<T>() + b * n * n, n, w.data<C>() + b * n, v.data<C>() + b * n * n);
+      const int info = infos[static_cast<std::size_t>(b)];
       if (info != 0) lapack_failure("eig", a.type(), b, info, "the QR algorithm did not converge");
     }
   });

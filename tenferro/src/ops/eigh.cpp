@@ -51,9 +51,11 @@ void eval_eigh(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using R = lapack::Real<T>;
+    const std::vector<int> infos = each_matrix(batch, n, [&](std::int64_t b) {
+      return lapack::eigh<T>(a.data<T>() + b * n * n, n, w.data<R>() + b * n, vectors ? v.data<T>() + b * n * n : nullptr);
+    });
     for (std::int64_t b = 0; b < batch; ++b) {
-      const int info = lapack::eigh<T>(a.data<T>() + b * n * n, n, w.data<R>() + b * n,
-                                       vectors ? v.data<T>() + b * n * n : nullptr);
+      const int info = infos[static_cast<std::size_t>(b)];
       if (info != 0) lapack_failure(op.name().c_str(), a.type(), b, info, "the eigensolver did not converge");
     }
   });

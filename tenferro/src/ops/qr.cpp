@@ -7,6 +7,8 @@
 // For m < n, A = [A1 | A2] with square A1 = Q R1: (dQ, dR1) come from the square rule on A1, and
 // R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2. Complete mode equals reduced mode for m <= n; for
 // m > n its extra columns of Q are any orthonormal completion and have no derivative.
+#include <algorithm>
+
 #include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
@@ -48,9 +50,11 @@ void eval_qr(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const std::int64_t q_size = m * op.out.shape.back(), r_size = op.output_type(1).shape[r - 2] * n;
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    const std::vector<int> infos = each_matrix(batch, std::max(m, n), [&](std::int64_t b) {
+      return lapack::qr<T>(a.data<T>() + b * m * n, m, n, complete, q.data<T>() + b * q_size, rr.data<T>() + b * r_size);
+    });
     for (std::int64_t b = 0; b < batch; ++b) {
-      const int info = lapack::qr<T>(a.data<T>() + b * m * n, m, n, complete, q.data<T>() + b * q_size,
-                                     rr.data<T>() + b * r_size);
+      const int info = infos[static_cast<std::size_t>(b)];
       if (info != 0) lapack_failure("qr", a.type(), b, info, "the QR factorization failed");
     }
   });

@@ -9,6 +9,8 @@
 // dL2 = (D2 - L2 dU) U^-1. Wide (m < n): with U = [U1 | U2] (U1 m x m) and D = [D1 | D2], the
 // square rule on (L, U1, D1), then D2 = dL U2 + L dU2 gives dU2 = L^-1 (D2 - dL U2). P, the
 // parity and the pivots are piecewise constant (no tangent).
+#include <algorithm>
+
 #include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
@@ -84,9 +86,11 @@ Tensor eval_solve(const StdTensorOp& op, Operands in) {
   Tensor x = Tensor::uninitialized(op.out);
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
+    const std::vector<int> infos = each_matrix(batch, n, [&](std::int64_t i) {
+      return lapack::solve<T>(a.data<T>() + i * n * n, b.data<T>() + i * n * k, n, k, adjoint, x.data<T>() + i * n * k);
+    });
     for (std::int64_t i = 0; i < batch; ++i) {
-      const int info = lapack::solve<T>(a.data<T>() + i * n * n, b.data<T>() + i * n * k, n, k, adjoint,
-                                        x.data<T>() + i * n * k);
+      const int info = infos[static_cast<std::size_t>(i)];
       if (info > 0) {
         lapack_failure("solve", a.type(), i, info,
                        "the matrix is singular (U(" + std::to_string(info) + ", " + std::to_string(info) +
@@ -106,10 +110,12 @@ void eval_lu(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using R = lapack::Real<T>;
+    const std::vector<int> infos = each_matrix(batch, std::max(m, n), [&](std::int64_t i) {
+      return lapack::lu<T>(a.data<T>() + i * m * n, m, n, out[0].data<T>() + i * m * m, out[1].data<T>() + i * m * k,
+                           out[2].data<T>() + i * k * n, out[3].data<R>() + i, out[4].data<std::int64_t>() + i * k);
+    });
     for (std::int64_t i = 0; i < batch; ++i) {
-      const int info = lapack::lu<T>(a.data<T>() + i * m * n, m, n, out[0].data<T>() + i * m * m,
-                                     out[1].data<T>() + i * m * k, out[2].data<T>() + i * k * n,
-                                     out[3].data<R>() + i, out[4].data<std::int64_t>() + i * k);
+      const int info = infos[static_cast<std::size_t>(i)];
       if (info < 0) lapack_failure("lu", a.type(), i, info, "invalid argument");
     }
   });

@@ -11,6 +11,7 @@
 // The i Im(diag(dP))/S term is the complex gauge choice diag(V^H dV) = 0. Every factor is a
 // primitive of fixed values and the products are linear in dA, so the rule transposes into the
 // reverse rule and linearizes again for second order.
+#include <algorithm>
 #include <sstream>
 
 #include "ir/batching.hpp"
@@ -79,10 +80,12 @@ void eval_svd(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using R = lapack::Real<T>;
+    const std::vector<int> infos = each_matrix(batch, std::max(m, n), [&](std::int64_t b) {
+      return lapack::svd<T>(a.data<T>() + b * m * n, m, n, attrs.full, values_only ? nullptr : u.data<T>() + b * u_size,
+                            s.data<R>() + b * k, values_only ? nullptr : vh.data<T>() + b * vh_size);
+    });
     for (std::int64_t b = 0; b < batch; ++b) {
-      const int info = lapack::svd<T>(a.data<T>() + b * m * n, m, n, attrs.full,
-                                      values_only ? nullptr : u.data<T>() + b * u_size, s.data<R>() + b * k,
-                                      values_only ? nullptr : vh.data<T>() + b * vh_size);
+      const int info = infos[static_cast<std::size_t>(b)];
       if (info != 0) lapack_failure("svd", a.type(), b, info, "the SVD did not converge");
     }
   });

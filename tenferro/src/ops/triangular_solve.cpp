@@ -5,6 +5,8 @@
 // diagonal when unit_diagonal), dX = solve(dB - op(dT) X) (left) or solve(dB - X op(dT)) (right),
 // one more triangular_solve with the same attributes. Transpose in B: the adjoint of
 // B -> op(A)^-1 B is C -> op(A)^-H C, the same solve with `adjoint` flipped (sides kept).
+#include <algorithm>
+
 #include "ir/batching.hpp"
 #include "ir/family.hpp"
 #include "ir/linalg_rules.hpp"
@@ -57,18 +59,19 @@ Tensor eval_triangular_solve(const StdTensorOp& op, Operands in) {
   const std::int64_t batch = matrix_batch(x.shape());
   visit_inexact(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t b = 0; b < batch && !attrs.unit_diagonal; ++b) {
       const T* ab = a.data<T>() + b * n * n;
-      if (!attrs.unit_diagonal) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          if (ab[i * n + i] == T(0)) {
-            lapack_failure("triangular_solve", a.type(), b, static_cast<int>(i + 1),
-                           "the triangular matrix is singular (diagonal entry " + std::to_string(i + 1) + " is zero)");
-          }
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (ab[i * n + i] == T(0)) {
+          lapack_failure("triangular_solve", a.type(), b, static_cast<int>(i + 1),
+                         "the triangular matrix is singular (diagonal entry " + std::to_string(i + 1) + " is zero)");
         }
       }
-      lapack::trsm<T>(ab, x.data<T>() + b * m * k, m, k, attrs);
     }
+    each_matrix(batch, std::max(n, std::max(m, k)), [&](std::int64_t b) {
+      lapack::trsm<T>(a.data<T>() + b * n * n, x.data<T>() + b * m * k, m, k, attrs);
+      return 0;
+    });
   });
   return x;
 }
