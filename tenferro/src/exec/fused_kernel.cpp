@@ -238,13 +238,15 @@ struct BlockScratch {
 /// values in every block of a chunk, so it is filled once per chunk, unless an instruction
 /// reuses its register (and overwrites it).
 void plan_refills(const FusedKernel& k, std::vector<char>& refill) {
+  // One pass over the code (not one per input): kernels of scan bodies have dozens of inputs and
+  // hundreds of instructions, and run once per step.
   refill.assign(k.inputs.size(), 0);
-  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
-    refill[i] = k.inputs[i].access != Access::Scalar;
-    for (const FusedInstr& ins : k.code) {
-      if (ins.dst == i || (ins.trig == Trig::SinCosPair && ins.c == i)) refill[i] = 1;
-    }
+  const std::size_t n = k.inputs.size();
+  for (const FusedInstr& ins : k.code) {
+    if (ins.dst < n) refill[ins.dst] = 1;
+    if (ins.trig == Trig::SinCosPair && ins.c < n) refill[ins.c] = 1;
   }
+  for (std::size_t i = 0; i < n; ++i) refill[i] = refill[i] || k.inputs[i].access != Access::Scalar;
 }
 
 template <class T>
