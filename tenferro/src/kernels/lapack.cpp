@@ -48,6 +48,11 @@ I ungqr(I m, I n, I k, float* a, const float* tau) { return LAPACKE_sorgqr(kCol,
 I ungqr(I m, I n, I k, double* a, const double* tau) { return LAPACKE_dorgqr(kCol, m, n, k, a, m, tau); }
 I ungqr(I m, I n, I k, c64* a, const c64* tau) { return LAPACKE_cungqr(kCol, m, n, k, a, m, tau); }
 I ungqr(I m, I n, I k, c128* a, const c128* tau) { return LAPACKE_zungqr(kCol, m, n, k, a, m, tau); }
+// The LQ routines, real types only (qr's transpose-free path below).
+I gelqf(I m, I n, float* a, float* tau) { return LAPACKE_sgelqf(kCol, m, n, a, m, tau); }
+I gelqf(I m, I n, double* a, double* tau) { return LAPACKE_dgelqf(kCol, m, n, a, m, tau); }
+I orglq(I m, I n, I k, float* a, const float* tau) { return LAPACKE_sorglq(kCol, m, n, k, a, m, tau); }
+I orglq(I m, I n, I k, double* a, const double* tau) { return LAPACKE_dorglq(kCol, m, n, k, a, m, tau); }
 I potrf(I n, float* a) { return LAPACKE_spotrf(kCol, 'U', n, a, n); }
 I potrf(I n, double* a) { return LAPACKE_dpotrf(kCol, 'U', n, a, n); }
 I potrf(I n, c64* a) { return LAPACKE_cpotrf(kCol, 'U', n, a, n); }
@@ -176,6 +181,24 @@ int qr(const T* a, std::int64_t m, std::int64_t n, bool complete, T* q, T* r) {
     for (std::int64_t i = 0; i < m * qcols; ++i) q[i] = T(0);
     for (std::int64_t i = 0; i < m; ++i) if (i < qcols) q[i * qcols + i] = T(1);
     return 0;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (m >= n && !(complete && m > n)) {
+      // Tall or square (reduced), real: no transposes. A's row-major buffer is the column-major
+      // A^T (n x m), whose LQ factorization A^T = L Q' (the same Householder reflections as
+      // geqrf's on A's columns, so the same signs) gives A = Q'^T L^T: R = L^T, and Q'^T (m x n
+      // row-major) is the column-major buffer Q' (n x m) that orglq leaves in place.
+      std::vector<T> w = lapack_copy(a, m * n);
+      std::vector<T> tau = lapack_buffer<T>(n);
+      const int lq = gelqf(static_cast<I>(n), static_cast<I>(m), w.data(), tau.data());
+      if (lq != 0) return lq;
+      for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? w[static_cast<std::size_t>(i * n + j)] : T(0);
+      }
+      const int info = orglq(static_cast<I>(n), static_cast<I>(m), static_cast<I>(n), w.data(), tau.data());
+      if (info == 0) std::copy(w.begin(), w.begin() + m * n, q);
+      return info;
+    }
   }
   // Column-major m x max(n, qcols) work buffer: A in the first n columns.
   const std::int64_t cols = std::max(n, qcols);
