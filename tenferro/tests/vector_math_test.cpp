@@ -227,3 +227,52 @@ TEST(VectorMath, FusedKernelsAgreeWithTheReferenceAtEveryWidth) {
   tf::exec::set_vector_isa(saved_isa);
   tf::set_math_accuracy(saved_accuracy);
 }
+
+// An element's result does not depend on where it sits: computed alone at the end of an array
+// (the tail, loaded and stored lane by lane) it has the bits it has inside a full vector, and
+// nothing past the end is written. Every table, every tail length up to four AVX-512 vectors of
+// f64, in place (y == x).
+TEST(VectorMath, TailsGiveTheBitsOfFullVectors) {
+  std::vector<double> xs(64);
+  std::vector<float> fs(64);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = -3.0 + 0.097 * static_cast<double>(i);
+    fs[i] = static_cast<float>(xs[i]);
+  }
+  for (const VectorMathTable* table : tf::exec::runnable_vector_math_tables()) {
+    SCOPED_TRACE(name_of(*table, true));
+    for (const MathFn fn : {MathFn::Exp, MathFn::Tanh, MathFn::Sin, MathFn::Log1p}) {
+      std::vector<double> full(xs.size());
+      std::vector<float> full_f(fs.size());
+      table->f64[static_cast<int>(fn)](xs.data(), full.data(), static_cast<std::int64_t>(xs.size()));
+      table->f32[static_cast<int>(fn)](fs.data(), full_f.data(), static_cast<std::int64_t>(fs.size()));
+      for (std::int64_t n = 1; n <= 33; ++n) {
+        // Sixteen sentinels after the n elements: a tail store must not touch them.
+        std::vector<double> part(xs.begin(), xs.begin() + n);
+        std::vector<float> part_f(fs.begin(), fs.begin() + n);
+        part.resize(static_cast<std::size_t>(n) + 16, 12345.0);
+        part_f.resize(static_cast<std::size_t>(n) + 16, 12345.0f);
+        table->f64[static_cast<int>(fn)](part.data(), part.data(), n);  // in place
+        table->f32[static_cast<int>(fn)](part_f.data(), part_f.data(), n);
+        for (std::size_t k = static_cast<std::size_t>(n); k < part.size(); ++k) {
+          EXPECT_EQ(part[k], 12345.0) << "n " << n;
+          EXPECT_EQ(part_f[k], 12345.0f) << "n " << n;
+        }
+        for (std::int64_t i = 0; i < n; ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          EXPECT_EQ(std::memcmp(&part[k], &full[k], sizeof(double)), 0) << "fn " << static_cast<int>(fn) << " n " << n;
+          EXPECT_EQ(std::memcmp(&part_f[k], &full_f[k], sizeof(float)), 0) << "fn " << static_cast<int>(fn) << " n " << n;
+        }
+      }
+      // Two-operand arithmetic through the same tails.
+      std::vector<double> sum_full(xs.size());
+      table->arith_f64[static_cast<int>(tf::exec::ArithFn::Div)](xs.data(), full.data(), sum_full.data(),
+                                                                  static_cast<std::int64_t>(xs.size()));
+      for (std::int64_t n = 1; n <= 33; ++n) {
+        std::vector<double> q(static_cast<std::size_t>(n));
+        table->arith_f64[static_cast<int>(tf::exec::ArithFn::Div)](xs.data(), full.data(), q.data(), n);
+        EXPECT_EQ(std::memcmp(q.data(), sum_full.data(), static_cast<std::size_t>(n) * sizeof(double)), 0) << n;
+      }
+    }
+  }
+}
