@@ -2,11 +2,11 @@
 //
 // One job at a time: the caller that gets the pool's mutex publishes its job and wakes the
 // workers; every thread (caller included) takes a seat and claims chunk indices from its seat's
-// share (Share, below), then from the others'. The
-// caller then withdraws the job and waits for two things only: every claimed chunk finished, and
-// no worker still between "entered" and "left" (a worker that entered may be about to claim; the
-// window is a few instructions, so this wait is short unless the worker is preempted exactly
-// there). A worker that never got to run is not waited for.
+// share (Share, below), then from the others'. The caller then withdraws the job and waits for two
+// things only: every claimed chunk finished, and no worker still between "entered" and "left" (a
+// worker that entered may be about to claim; the window is a few instructions, so this wait is
+// short unless the worker is preempted exactly there). A worker that never got to run is not
+// waited for.
 //
 // Workers spin for a short while after a job (back-to-back kernels are common: a fused kernel per
 // step of a loop), then sleep on the generation counter (C++20 atomic wait, a futex on Linux).
