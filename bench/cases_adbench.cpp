@@ -59,6 +59,30 @@ std::vector<double> closed_form(std::int64_t count, double phase, double scale) 
 
 double relative_gap(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
 
+/// Compares grads[p] with central differences of `forward` (step h) at elements `at(count)` of
+/// each of the first `params` arguments, printing each disagreement beyond `tolerance(ad)` to
+/// stderr under `label`.
+template <class At, class Tolerance>
+void check_central_differences(const std::string& label, tf::Program& forward, const std::vector<tf::Tensor>& args,
+                               const std::vector<tf::Tensor>& grads, std::size_t params, double h, At at,
+                               Tolerance tolerance) {
+  for (std::size_t p = 0; p < params; ++p) {
+    for (const std::int64_t i : at(args[p].numel())) {
+      std::vector<tf::Tensor> plus = args, minus = args;
+      plus[p] = args[p].clone();
+      minus[p] = args[p].clone();
+      plus[p].data<double>()[i] += h;
+      minus[p].data<double>()[i] -= h;
+      const double fd = (forward.run(plus).at(0).item<double>() - forward.run(minus).at(0).item<double>()) / (2 * h);
+      const double ad = grads[p].data<double>()[i];
+      if (!(std::abs(fd - ad) <= tolerance(ad))) {
+        std::fprintf(stderr, "bench: %s: parameter %zu element %lld: gradient %.12g, central differences %.12g\n",
+                     label.c_str(), p, static_cast<long long>(i), ad, fd);
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // GMM
 
@@ -166,24 +190,11 @@ void gmm(const Options& options, std::int64_t d) {
   if (!(relative_gap(grad_value.item<double>(), value) <= 1e-12)) {
     std::fprintf(stderr, "bench: gmm_grad %s: its value %.17g differs from the forward's\n", size.c_str(), grad_value.item<double>());
   }
-  for (std::size_t p = 0; p < 4; ++p) {
-    const std::int64_t count = args[p].numel();
-    for (std::int64_t i : {std::int64_t{0}, count / 2, count - 1}) {
-      const double h = 1e-5;
-      std::vector<tf::Tensor> plus = args, minus = args;
-      plus[p] = args[p].clone();
-      minus[p] = args[p].clone();
-      plus[p].data<double>()[i] += h;
-      minus[p].data<double>()[i] -= h;
-      const double fd = (forward.run(plus).at(0).item<double>() - forward.run(minus).at(0).item<double>()) / (2 * h);
-      const double ad = grads[p].data<double>()[i];
+  check_central_differences(
+      "gmm_grad " + size, forward, args, grads, 4, 1e-5,
+      [](std::int64_t count) { return std::vector<std::int64_t>{0, count / 2, count - 1}; },
       // The differences lose about eps |f| / h to rounding.
-      if (!(std::abs(fd - ad) <= 1e-6 * std::max(1.0, std::abs(ad)) + 1e-14 * std::abs(value) / h)) {
-        std::fprintf(stderr, "bench: gmm_grad %s: parameter %zu element %lld: gradient %.12g, central differences %.12g\n",
-                     size.c_str(), p, static_cast<long long>(i), ad, fd);
-      }
-    }
-  }
+      [&](double ad) { return 1e-6 * std::max(1.0, std::abs(ad)) + 1e-14 * std::abs(value) / 1e-5; });
 
   const auto m = measure({{"fwd", [&] { forward.run(args); }},
                           {"grad", [&] { gradient(args[0], args[1], args[2], args[3], args[4]); }}},
@@ -265,25 +276,12 @@ void lstm_adbench(const Options& options) {
     std::fprintf(stderr, "bench: lstm_adbench_grad: its value %.17g differs from the forward's %.17g\n",
                  grad_value.item<double>(), value);
   }
-  for (std::size_t p = 0; p < 2; ++p) {
-    const std::int64_t count = args[p].numel();
-    for (std::int64_t i : {std::int64_t{0}, count / 3, count / 2 + 1, count - 1}) {
-      const double h = 1e-6;
-      std::vector<tf::Tensor> plus = args, minus = args;
-      plus[p] = args[p].clone();
-      minus[p] = args[p].clone();
-      plus[p].data<double>()[i] += h;
-      minus[p].data<double>()[i] -= h;
-      const double fd = (forward.run(plus).at(0).item<double>() - forward.run(minus).at(0).item<double>()) / (2 * h);
-      const double ad = grads[p].data<double>()[i];
-      // The gradients are small (the loss is divided by (c - 1) b): relative, with a floor
-      // above the differences' rounding (eps |loss| / h, about 1e-11).
-      if (!(std::abs(fd - ad) <= 1e-5 * std::abs(ad) + 1e-10)) {
-        std::fprintf(stderr, "bench: lstm_adbench_grad: parameter %zu element %lld: gradient %.12g, central differences %.12g\n",
-                     p, static_cast<long long>(i), ad, fd);
-      }
-    }
-  }
+  check_central_differences(
+      "lstm_adbench_grad", forward, args, grads, 2, 1e-6,
+      [](std::int64_t count) { return std::vector<std::int64_t>{0, count / 3, count / 2 + 1, count - 1}; },
+      // The gradients are small (the loss is divided by (c - 1) b): relative, with a floor above the
+      // differences' rounding (eps |loss| / h, about 1e-11).
+      [](double ad) { return 1e-5 * std::abs(ad) + 1e-10; });
   const auto m = measure({{"fwd", [&] { forward.run(args); }},
                           {"grad", [&] { gradient(args[0], args[1], args[2], args[3]); }}},
                          options.budget_s);

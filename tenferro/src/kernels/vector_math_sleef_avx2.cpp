@@ -1,4 +1,4 @@
-// SLEEF's 1-ULP vector math for CPUs with AVX2 and FMA (compiled with -mavx2 -mfma); see vector_math_impl.inc.
+// SLEEF's 1-ULP vector math for CPUs with AVX2 and FMA (compiled with -mavx2 -mfma); see vector_math_sleef.inc.
 #include <immintrin.h>
 #include <sleef.h>
 
@@ -10,23 +10,13 @@
 namespace tenferro::exec {
 
 #include "vector_math_isa_avx2.inc"
-#define VM_LIBRARY "sleef-u10"
 #define VM_TABLE vector_math_sleef_avx2
 #define VM_MATH_D(fn) Sleef_##fn##d4_u10avx2
 #define VM_MATH_F(fn) Sleef_##fn##f8_u10avx2
-#define VM_ACCURACY MathAccuracy::Precise
-#define VM_MATH2_D(fn) VM_MATH_D(fn)
-#define VM_MATH2_F(fn) VM_MATH_F(fn)
 #define VM_HYPOT_D Sleef_hypotd4_u05avx2
 #define VM_HYPOT_F Sleef_hypotf8_u05avx2
 #define VM_ERFC_D(v) Sleef_erfcd4_u15avx2(v)
 #define VM_ERFC_F(v) Sleef_erfcf8_u15avx2(v)
-#define VM_LGAMMA_D(v) VM_MATH_D(lgamma)(v)
-#define VM_LGAMMA_F(v) VM_MATH_F(lgamma)(v)
-#define VM_POW_D VM_MATH_D(pow)
-#define VM_POW_F VM_MATH_F(pow)
-#define VM_SINCOS_D(v) VM_MATH_D(sincos)(v)
-#define VM_SINCOS_F(v) VM_MATH_F(sincos)(v)
-#include "vector_math_impl.inc"
+#include "vector_math_sleef.inc"
 
 }  // namespace tenferro::exec

@@ -1,4 +1,4 @@
-// SLEEF's 1-ULP vector math for CPUs with AVX-512F (compiled with -mavx512f -mfma); see vector_math_impl.inc.
+// SLEEF's 1-ULP vector math for CPUs with AVX-512F (compiled with -mavx512f -mfma); see vector_math_sleef.inc.
 #include <immintrin.h>
 #include <sleef.h>
 
@@ -10,23 +10,13 @@
 namespace tenferro::exec {
 
 #include "vector_math_isa_avx512.inc"
-#define VM_LIBRARY "sleef-u10"
 #define VM_TABLE vector_math_sleef_avx512
 #define VM_MATH_D(fn) Sleef_##fn##d8_u10avx512f
 #define VM_MATH_F(fn) Sleef_##fn##f16_u10avx512f
-#define VM_ACCURACY MathAccuracy::Precise
-#define VM_MATH2_D(fn) VM_MATH_D(fn)
-#define VM_MATH2_F(fn) VM_MATH_F(fn)
 #define VM_HYPOT_D Sleef_hypotd8_u05avx512f
 #define VM_HYPOT_F Sleef_hypotf16_u05avx512f
 #define VM_ERFC_D(v) Sleef_erfcd8_u15avx512f(v)
 #define VM_ERFC_F(v) Sleef_erfcf16_u15avx512f(v)
-#define VM_LGAMMA_D(v) VM_MATH_D(lgamma)(v)
-#define VM_LGAMMA_F(v) VM_MATH_F(lgamma)(v)
-#define VM_POW_D VM_MATH_D(pow)
-#define VM_POW_F VM_MATH_F(pow)
-#define VM_SINCOS_D(v) VM_MATH_D(sincos)(v)
-#define VM_SINCOS_F(v) VM_MATH_F(sincos)(v)
-#include "vector_math_impl.inc"
+#include "vector_math_sleef.inc"
 
 }  // namespace tenferro::exec
