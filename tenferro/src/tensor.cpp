@@ -122,6 +122,25 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::from_elements(DType dtype, const void* values, std::size_t count, Shape shape) {
+  if (static_cast<std::int64_t>(count) != tenferro::numel(shape)) {
+    throw ShapeError("Tensor::from: " + std::to_string(count) + " values for shape " + shape_to_string(shape) + " (" +
+                     std::to_string(tenferro::numel(shape)) + " elements)");
+  }
+  Tensor t = uninitialized(TensorType{dtype, std::move(shape)});
+  if (count != 0) std::memcpy(t.raw_data(), values, count * dtype_size(dtype));
+  return t;
+}
+
+void Tensor::throw_unsigned_above_i64(unsigned long long value) {
+  throw ValueError("Tensor::from: the unsigned value " + std::to_string(value) + " does not fit the i64 dtype (at most " +
+                   std::to_string(INT64_MAX) + ")");
+}
+
+void Tensor::throw_ragged_rows(std::size_t length, std::size_t cols) {
+  throw ShapeError("Tensor::from: ragged rows (" + std::to_string(length) + " vs " + std::to_string(cols) + " columns)");
+}
+
 void Tensor::throw_dtype(const char* what, DType requested) const {
   throw DTypeError(std::string("Tensor::") + what + ": tensor has dtype " + dtype_name(dtype()) +
                    ", accessed as " + dtype_name(requested));

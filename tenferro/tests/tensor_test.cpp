@@ -59,6 +59,24 @@ TEST(Tensor, FromRefusesUnsignedValuesAboveI64) {
   }
 }
 
+// Tensor::from copies through one out-of-line routine for every element type (bool by way of
+// bytes, since std::vector<bool> has no data()): each element arrives with its value.
+TEST(Tensor, FromCopiesTheValuesOfEveryElementType) {
+  const Tensor b = Tensor::from({true, false, true});
+  EXPECT_EQ(b.at<bool>({0}), true);
+  EXPECT_EQ(b.at<bool>({1}), false);
+  EXPECT_EQ(b.at<bool>({2}), true);
+  const Tensor z = Tensor::from({c128(1, -2), c128(-0.5, 3)});
+  EXPECT_EQ(z.at<c128>({1}), c128(-0.5, 3));
+  const Tensor f = Tensor::from({{1.5f, -2.25f}, {3.0f, 0.125f}});
+  EXPECT_EQ(f.at<float>({1, 1}), 0.125f);
+  const Tensor empty = Tensor::from(std::vector<double>{}, {0, 3});
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_EQ(empty.shape(), (Shape{0, 3}));
+  EXPECT_THROW((void)Tensor::from(std::vector<double>{1, 2, 3}, {2, 2}), ShapeError);
+  EXPECT_THROW((void)Tensor::from({{1.0, 2.0}, {3.0}}), ShapeError);
+}
+
 TEST(Tensor, CopiesShareStorageAndCloneDoesNot) {
   auto a = Tensor::from({1.0, 2.0});
   Tensor b = a;

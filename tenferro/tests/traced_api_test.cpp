@@ -472,3 +472,31 @@ TEST(TracedProgram, RunIntoWritesIntoTheCallersTensorsAndPrintsTheExecutable) {
     EXPECT_NE(p.print_executable().find("fused[f64 x 3]"), std::string::npos) << p.print_executable();
   }
 }
+
+// tenferro::Function, the user tier's callable (std::function's role without <functional>):
+// copies own copies of the callable, a moved-from Function is empty, calling an empty one is a
+// BindingError, and void results work.
+TEST(Function, CopiesOwnTheirCallableAndEmptyCallsThrow) {
+  int calls = 0;
+  tf::Function<int(int)> counter = [n = 0](int step) mutable { return n += step; };
+  EXPECT_EQ(counter(1), 1);
+  tf::Function<int(int)> copy = counter;  // the copy starts from the state at copy time
+  EXPECT_EQ(counter(1), 2);
+  EXPECT_EQ(copy(10), 11);
+  EXPECT_EQ(counter(1), 3);
+  tf::Function<int(int)> moved = std::move(copy);
+  EXPECT_FALSE(static_cast<bool>(copy));  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(moved(1), 12);
+  copy = moved;
+  EXPECT_EQ(copy(1), 13);
+  EXPECT_EQ(moved(1), 13);
+  tf::Function<void()> effect = [&calls] { ++calls; };
+  effect();
+  effect();
+  EXPECT_EQ(calls, 2);
+  tf::Function<void()> none;
+  EXPECT_FALSE(static_cast<bool>(none));
+  EXPECT_THROW(none(), tf::BindingError);
+  none = nullptr;
+  EXPECT_THROW(none(), tf::BindingError);
+}

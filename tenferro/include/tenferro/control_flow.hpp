@@ -28,12 +28,12 @@
 //   once the condition fails.
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tenferro/function.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {
@@ -42,7 +42,7 @@ using TracedList = std::vector<Traced>;
 
 /// A scan body: (carry, x_t) -> (carry', y_t). carry' must have carry's types; every y_t has a
 /// fixed type (stacked into ys along a new leading axis).
-using ScanBody = std::function<std::pair<TracedList, TracedList>(const TracedList& carry, const TracedList& x)>;
+using ScanBody = Function<std::pair<TracedList, TracedList>(const TracedList& carry, const TracedList& x)>;
 
 struct ScanOptions {
   /// The trip count; required when there are no xs, else it must equal their leading extent.
@@ -75,13 +75,13 @@ std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init
                                        ScanOptions options = {});
 
 /// A fori_loop body: (i, carry) -> carry' with i an i64 scalar.
-using ForiBody = std::function<TracedList(const Traced& i, const TracedList& carry)>;
+using ForiBody = Function<TracedList(const Traced& i, const TracedList& carry)>;
 /// carry after body(i, carry) for i = lower .. upper-1 (static bounds: lowers to a scan over
 /// the i64 steps). upper < lower is an error.
 TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init);
 
 /// A branch: operands -> results (every branch returns results of the same types).
-using Branch = std::function<TracedList(const TracedList& operands)>;
+using Branch = Function<TracedList(const TracedList& operands)>;
 
 /// on_true(operands) if `pred` (a bool or i64 scalar, nonzero meaning true) else
 /// on_false(operands). Only the chosen branch runs.
@@ -174,9 +174,9 @@ TracedList switch_case_op(const Traced& index, const std::vector<Branch>& branch
 }  // namespace detail
 
 /// The condition of a while_loop: carry -> a bool scalar.
-using LoopCondition = std::function<Traced(const TracedList& carry)>;
+using LoopCondition = Function<Traced(const TracedList& carry)>;
 /// The body of a while_loop: carry -> carry' (of the same types).
-using LoopBody = std::function<TracedList(const TracedList& carry)>;
+using LoopBody = Function<TracedList(const TracedList& carry)>;
 
 struct WhileOptions {
   /// A bound on the trip count, which makes reverse-mode differentiation possible (the loop is
@@ -191,7 +191,7 @@ TracedList while_loop(const LoopCondition& cond, const LoopBody& body, const Tra
                       WhileOptions options = {});
 
 /// The map of a fixed-point problem: (x, params) -> f(x, params), of x's types.
-using FixedPointMap = std::function<TracedList(const TracedList& x, const TracedList& params)>;
+using FixedPointMap = Function<TracedList(const TracedList& x, const TracedList& params)>;
 
 struct FixedPointOptions {
   /// The iteration stops when no element of x moves by more than tol in one step...
@@ -216,7 +216,7 @@ TracedList fixed_point(const FixedPointMap& f, const TracedList& x0, const Trace
                        FixedPointOptions options = {});
 
 /// The residual of a root problem: (x, params) -> g(x, params), one value per unknown, of its type.
-using RootFunction = std::function<TracedList(const TracedList& x, const TracedList& params)>;
+using RootFunction = Function<TracedList(const TracedList& x, const TracedList& params)>;
 
 struct RootOptions {
   /// Newton stops when no element of x moves by more than tol in one step...

@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "tenferro/traced.hpp"
@@ -54,20 +53,31 @@ inline constexpr NewAxis newaxis{};
 /// ":" (the whole axis).
 inline const Range all{};
 
-/// One item of an index expression.
+/// One item of an index expression: a position, a range, an i64 index tensor, the ellipsis or a
+/// new axis. (A tagged struct rather than a std::variant: the user tier includes this header, and
+/// the variant's instantiation was a twentieth of a user file's compile time.)
 class IndexItem {
  public:
-  using Item = std::variant<std::int64_t, Range, Traced, Ellipsis, NewAxis>;
+  enum class Kind : std::uint8_t { Position, Range, Tensor, Ellipsis, NewAxis };
   template <class I, class = std::enable_if_t<std::is_integral_v<I>>>
-  IndexItem(I position) : item_(static_cast<std::int64_t>(position)) {}  // NOLINT
-  IndexItem(Range r) : item_(r) {}                                       // NOLINT
-  IndexItem(Traced idx) : item_(std::move(idx)) {}                       // NOLINT
-  IndexItem(Ellipsis e) : item_(e) {}                                    // NOLINT
-  IndexItem(NewAxis n) : item_(n) {}                                     // NOLINT
-  const Item& item() const { return item_; }
+  IndexItem(I position) : kind_(Kind::Position), position_(static_cast<std::int64_t>(position)) {}  // NOLINT
+  IndexItem(Range r) : kind_(Kind::Range), range_(r) {}                                             // NOLINT
+  IndexItem(Traced idx) : kind_(Kind::Tensor), tensor_(std::move(idx)) {}                           // NOLINT
+  IndexItem(Ellipsis) : kind_(Kind::Ellipsis) {}                                                     // NOLINT
+  IndexItem(NewAxis) : kind_(Kind::NewAxis) {}                                                       // NOLINT
+
+  Kind kind() const { return kind_; }
+  /// The item's position (Kind::Position), range (Kind::Range) or index tensor (Kind::Tensor);
+  /// meaningless for the other kinds.
+  std::int64_t position() const { return position_; }
+  const Range& range() const { return range_; }
+  const Traced& tensor() const { return *tensor_; }
 
  private:
-  Item item_;
+  Kind kind_;
+  std::int64_t position_ = 0;
+  Range range_;
+  std::optional<Traced> tensor_;
 };
 
 /// The items of x[{...}].

@@ -28,10 +28,10 @@
 //   AdamW: p *= 1 - lr wd first (decoupled decay), then Adam without the g += wd p.
 // t counts steps from 1; the learning rate is the schedule's value at t - 1 (a constant by default).
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <utility>
 
+#include "tenferro/function.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/tensor.hpp"
 #include "tenferro/traced.hpp"
@@ -44,7 +44,7 @@ namespace tenferro::optim {
 class Schedule {
  public:
   Schedule(double lr);  // NOLINT(google-explicit-constructor): `.lr = 1e-3` reads naturally
-  explicit Schedule(std::function<Traced(const Traced& count)> f, std::string name = "schedule")
+  explicit Schedule(Function<Traced(const Traced& count)> f, std::string name = "schedule")
       : f_(std::move(f)), name_(std::move(name)) {}
   /// The rate at `count` (an i64 scalar); its dtype is f64.
   Traced operator()(const Traced& count) const;
@@ -53,7 +53,7 @@ class Schedule {
   const std::string& name() const { return name_; }
 
  private:
-  std::function<Traced(const Traced&)> f_;
+  Function<Traced(const Traced&)> f_;
   std::string name_;
 };
 
@@ -97,8 +97,8 @@ struct AdamWOptions {
 /// An optimizer: init() makes the state of a list of parameters, step() takes one step.
 class Optimizer {
  public:
-  using Init = std::function<TracedList(const TracedList& params)>;
-  using Step = std::function<std::pair<TracedList, TracedList>(const TracedList& params, const TracedList& grads,
+  using Init = Function<TracedList(const TracedList& params)>;
+  using Step = Function<std::pair<TracedList, TracedList>(const TracedList& params, const TracedList& grads,
                                                                const TracedList& state)>;
   Optimizer(std::string name, Init init, Step step)
       : name_(std::move(name)), init_(std::move(init)), step_(std::move(step)) {}

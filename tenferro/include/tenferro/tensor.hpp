@@ -115,6 +115,11 @@ class Tensor {
     if (dtype_of_v<T> != dtype()) throw_dtype(what, dtype_of_v<T>);
   }
   [[noreturn]] void throw_dtype(const char* what, DType requested) const;
+  /// Tensor::from's shared part: a tensor of `dtype` and `shape` holding a copy of `count`
+  /// elements of dtype's element type at `values`; ShapeError if the count is not the shape's.
+  static Tensor from_elements(DType dtype, const void* values, std::size_t count, Shape shape);
+  [[noreturn]] static void throw_unsigned_above_i64(unsigned long long value);
+  [[noreturn]] static void throw_ragged_rows(std::size_t length, std::size_t cols);
   std::int64_t flat_index(std::initializer_list<std::int64_t> index) const;
 
   TensorType type_;
@@ -143,30 +148,31 @@ template <class T>
 using from_stored_t = std::conditional_t<is_element_type_v<T>, T, std::int64_t>;
 }  // namespace detail
 
+// Tensor::from's bodies stay small on purpose: the count check, the copy and the error messages
+// are out of line (tensor.cpp), so a user file that builds a few tensors compiles no string
+// formatting of its own.
 template <class T>
 Tensor Tensor::from(const std::vector<T>& values, Shape shape) {
   static_assert(is_element_type_v<T> || detail::is_from_integer_v<T>,
                 "Tensor::from: unsupported element type; pass float, double, std::complex<float>, "
                 "std::complex<double>, bool or an integer type (stored as i64); convert character "
                 "and long double values first");
-  using Stored = detail::from_stored_t<T>;
-  if (static_cast<std::int64_t>(values.size()) != tenferro::numel(shape)) {
-    throw ShapeError("Tensor::from: " + std::to_string(values.size()) + " values for shape " +
-                     shape_to_string(shape) + " (" + std::to_string(tenferro::numel(shape)) +
-                     " elements)");
-  }
-  if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= sizeof(std::int64_t)) {
-    for (const T v : values) {
-      if (v > static_cast<T>(INT64_MAX)) {
-        throw ValueError("Tensor::from: the unsigned value " + std::to_string(v) +
-                         " does not fit the i64 dtype (at most " + std::to_string(INT64_MAX) + ")");
+  if constexpr (std::is_same_v<T, bool>) {
+    // std::vector<bool> has no data(): copy into bytes of the bool dtype's 0/1 representation.
+    const std::vector<unsigned char> bytes(values.begin(), values.end());
+    return from_elements(DType::Bool, bytes.data(), bytes.size(), std::move(shape));
+  } else if constexpr (is_element_type_v<T>) {
+    return from_elements(dtype_of_v<T>, values.data(), values.size(), std::move(shape));
+  } else {
+    std::vector<std::int64_t> widened(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
+        if (values[i] > static_cast<T>(INT64_MAX)) throw_unsigned_above_i64(values[i]);
       }
+      widened[i] = static_cast<std::int64_t>(values[i]);
     }
+    return from_elements(DType::I64, widened.data(), widened.size(), std::move(shape));
   }
-  Tensor t(TensorType{dtype_of_v<Stored>, std::move(shape)});
-  Stored* out = t.data<Stored>();
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<Stored>(values[i]);
-  return t;
 }
 
 template <class T>
@@ -174,10 +180,7 @@ Tensor Tensor::from(std::initializer_list<std::initializer_list<T>> rows) {
   std::vector<T> values;
   const std::size_t cols = rows.size() ? rows.begin()->size() : 0;
   for (const auto& row : rows) {
-    if (row.size() != cols) {
-      throw ShapeError("Tensor::from: ragged rows (" + std::to_string(row.size()) + " vs " +
-                       std::to_string(cols) + " columns)");
-    }
+    if (row.size() != cols) throw_ragged_rows(row.size(), cols);
     values.insert(values.end(), row.begin(), row.end());
   }
   return from(values, Shape{static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(cols)});

@@ -21,7 +21,6 @@
 // src/api/transformed.cpp, so a user's file that calls these compiles quickly; and no header of
 // the graph engine is included (tenferro/program.hpp has the traced program itself, for users
 // who want the pipeline).
-#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -30,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "tenferro/function.hpp"
 #include "tenferro/traced.hpp"
 #include "tenferro/tree.hpp"
 
@@ -55,9 +55,8 @@ constexpr bool invocable_with(std::index_sequence<I...>) {
 }
 
 inline void collect(std::vector<Traced>& out, const Traced& t) { out.push_back(t); }
-inline void collect(std::vector<Traced>& out, const std::vector<Traced>& ts) {
-  out.insert(out.end(), ts.begin(), ts.end());
-}
+/// Appends ts (out of line: the range insert is a noticeable part of a user file's compile time).
+void collect(std::vector<Traced>& out, const std::vector<Traced>& ts);
 
 /// Throws BindingError: the function cannot be called with `count` Traced arguments (out of line,
 /// so that a user's file instantiates no string formatting).
@@ -83,7 +82,7 @@ std::vector<Traced> call_traced(F& f, const std::vector<Traced>& args) {
 
 /// The graph of a list-of-arguments function on arguments of the given types: inputs x0, x1,
 /// ...; outputs its results (transformed.cpp).
-GraphPtr trace_function(const std::function<std::vector<Traced>(const std::vector<Traced>&)>& f,
+GraphPtr trace_function(const Function<std::vector<Traced>(const std::vector<Traced>&)>& f,
                         const std::vector<TensorType>& types);
 
 /// Builds the graph of f on arguments of the given types: inputs x0, x1, ...; outputs f's results.
@@ -110,7 +109,7 @@ void store_hessian_column(Tensor& h, std::size_t col, const Tensor& column);
 /// is already inside a parallel region. Each column's values are the same for any split. An
 /// exception from any thread is rethrown here.
 struct ParallelColumns {
-  void operator()(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body) const;
+  void operator()(std::size_t count, const Function<void(std::size_t, std::size_t)>& body) const;
 };
 /// to = from^T for `from` viewed as a rows x cols row-major matrix; both have the same dtype.
 void transpose_matrix_into(Tensor& to, const Tensor& from, std::size_t rows, std::size_t cols);
@@ -119,7 +118,7 @@ void transpose_matrix_into(Tensor& to, const Tensor& from, std::size_t rows, std
 void store_matrix_row(Tensor& m, std::size_t row, const Tensor& values, bool conjugate);
 
 /// f as a function of a list of traced arguments (call_traced).
-using TracedFunction = std::function<std::vector<Traced>(const std::vector<Traced>&)>;
+using TracedFunction = Function<std::vector<Traced>(const std::vector<Traced>&)>;
 template <class F>
 TracedFunction erase_function(F f) {
   return [f = std::move(f)](const std::vector<Traced>& args) mutable { return call_traced(f, args); };

@@ -58,14 +58,15 @@ Traced index(const Traced& x, const IndexExpr& expr) {
   std::optional<std::size_t> ellipsis_at;
   std::optional<std::size_t> tensor_at;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const auto& it = items[i].item();
-    if (std::holds_alternative<Ellipsis>(it)) {
+    const IndexItem& it = items[i];
+    if (it.kind() == IndexItem::Kind::Ellipsis) {
       if (ellipsis_at) throw ValueError("index: two ellipses (" + where_in(*ellipsis_at) + " and " + std::to_string(i) + ")");
       ellipsis_at = i;
-    } else if (!std::holds_alternative<NewAxis>(it)) {
+    } else if (it.kind() != IndexItem::Kind::NewAxis) {
       ++consumed;
     }
-    if (const Traced* t = std::get_if<Traced>(&it)) {
+    if (it.kind() == IndexItem::Kind::Tensor) {
+      const Traced* t = &it.tensor();
       if (tensor_at) {
         throw ValueError("index: index tensors at items " + std::to_string(*tensor_at) + " and " + std::to_string(i) +
                          "; one index tensor is supported (use take_along_axis for element-wise indices)");
@@ -89,40 +90,41 @@ Traced index(const Traced& x, const IndexExpr& expr) {
   Shape result;
   std::int64_t axis = 0, take_axis = -1;
   std::optional<Traced> idx;
-  auto add_item = [&](const IndexItem::Item& it, std::size_t i) {
-    if (std::holds_alternative<NewAxis>(it)) {
+  auto add_item = [&](const IndexItem& it, std::size_t i) {
+    if (it.kind() == IndexItem::Kind::NewAxis) {
       result.push_back(1);
       return;
     }
     const auto k = static_cast<std::size_t>(axis);
     const std::int64_t n = x.shape()[k];
-    if (const auto* pos = std::get_if<std::int64_t>(&it)) {
-      const std::int64_t p = *pos < 0 ? *pos + n : *pos;
+    if (it.kind() == IndexItem::Kind::Position) {
+      const std::int64_t pos = it.position();
+      const std::int64_t p = pos < 0 ? pos + n : pos;
       if (p < 0 || p >= n) {
-        throw ValueError("index: " + where_in(i) + " is " + std::to_string(*pos) + ", out of range for axis " +
+        throw ValueError("index: " + where_in(i) + " is " + std::to_string(pos) + ", out of range for axis " +
                          std::to_string(axis) + " of length " + std::to_string(n) + " (operand " + x.type().to_string() + ")");
       }
       plans[k] = AxisPlan{p, p + 1, 1, false, true};
-    } else if (const auto* r = std::get_if<Range>(&it)) {
-      plans[k] = plan_range(*r, n, i);
+    } else if (it.kind() == IndexItem::Kind::Range) {
+      plans[k] = plan_range(it.range(), n, i);
       const AxisPlan& p = plans[k];
       result.push_back((p.limit - p.start + p.stride - 1) / p.stride);
     } else {
-      idx = std::get<Traced>(it);
+      idx = it.tensor();
       take_axis = axis;
       for (std::int64_t d : idx->shape()) result.push_back(d);
     }
     ++axis;
   };
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const auto& it = items[i].item();
-    if (std::holds_alternative<Ellipsis>(it)) {
-      for (std::int64_t e = 0; e < rank - consumed; ++e) add_item(Range{}, i);
+    const IndexItem& it = items[i];
+    if (it.kind() == IndexItem::Kind::Ellipsis) {
+      for (std::int64_t e = 0; e < rank - consumed; ++e) add_item(IndexItem(Range{}), i);
     } else {
       add_item(it, i);
     }
   }
-  while (axis < rank) add_item(Range{}, items.size());
+  while (axis < rank) add_item(IndexItem(Range{}), items.size());
 
   Traced y = x;
   std::vector<std::int64_t> flip;

@@ -15,7 +15,7 @@
 
 namespace tenferro::detail {
 
-GraphPtr trace_function(const std::function<std::vector<Traced>(const std::vector<Traced>&)>& f,
+GraphPtr trace_function(const TracedFunction& f,
                         const std::vector<TensorType>& types) {
   auto state = std::make_shared<TraceState>();
   std::vector<Traced> args;

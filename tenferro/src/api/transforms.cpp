@@ -28,6 +28,12 @@ void throw_arity_mismatch(std::size_t count) {
   throw BindingError("tenferro: the function cannot be called with " + std::to_string(count) + " Traced arguments");
 }
 
+void collect(std::vector<Traced>& out, const std::vector<Traced>& ts) { out.insert(out.end(), ts.begin(), ts.end()); }
+
+void throw_empty_function() {
+  throw BindingError("tenferro: an empty tenferro::Function was called (a body, map or schedule was never given)");
+}
+
 std::vector<TensorType> types_of(const Tensors& args) {
   std::vector<TensorType> types;
   for (const auto& a : args) types.push_back(a.type());
@@ -92,7 +98,7 @@ void check_scalar_loss(const char* what, const GraphPtr& graph) {
 }
 
 void ParallelColumns::operator()(std::size_t count,
-                                  const std::function<void(std::size_t, std::size_t)>& body) const {
+                                  const Function<void(std::size_t, std::size_t)>& body) const {
   if (count == 0) return;
   // One column of a small program costs about a microsecond and waking the thread team a few:
   // threads only when each gets kMinColumns columns or more. Inside a parallel body (an outer

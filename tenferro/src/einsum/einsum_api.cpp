@@ -1,5 +1,6 @@
 // einsum's entry points: the path query, the traced form, and the concrete form with its program
 // cache and its slice-by-slice execution under a memory limit.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
