@@ -2,7 +2,8 @@
 # installed package (tenferroConfig.cmake includes this file): no absolute path is written into
 # the exported targets. Debian 12: libopenblas-openmp-dev (OpenBLAS with CBLAS, OpenMP build),
 # liblapacke-dev (LAPACKE, whose LAPACK calls resolve to OpenBLAS's), libsleef-dev, libc6-dev (libmvec),
-# libcolpack-dev (graph colorings for sparse Jacobians and Hessians), and the compiler's OpenMP.
+# libcolpack-dev (graph colorings for sparse Jacobians and Hessians), libxsmm-dev (JIT kernels for
+# small matrix products), and the compiler's OpenMP.
 include(CMakeFindDependencyMacro)
 find_dependency(OpenMP)
 
@@ -52,4 +53,16 @@ if(NOT TARGET tenferro::colpack)
   add_library(tenferro::colpack UNKNOWN IMPORTED)
   set_target_properties(tenferro::colpack PROPERTIES IMPORTED_LOCATION "${TENFERRO_COLPACK_LIBRARY}"
                                                      INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_COLPACK_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET tenferro::xsmm)
+  # libxsmm: JIT-generated kernels for the matrix products it multiplies faster than OpenBLAS
+  # (src/kernels/gemm_provider.hpp). Debian ships it as a static library; products it hands back to
+  # a BLAS resolve to OpenBLAS.
+  find_library(TENFERRO_XSMM_LIBRARY NAMES xsmm REQUIRED)
+  find_path(TENFERRO_XSMM_INCLUDE_DIR libxsmm.h REQUIRED)
+  add_library(tenferro::xsmm UNKNOWN IMPORTED)
+  set_target_properties(tenferro::xsmm PROPERTIES IMPORTED_LOCATION "${TENFERRO_XSMM_LIBRARY}"
+                                                  INTERFACE_INCLUDE_DIRECTORIES "${TENFERRO_XSMM_INCLUDE_DIR}"
+                                                  INTERFACE_LINK_LIBRARIES "tenferro::openblas;${CMAKE_DL_LIBS}")
 endif()

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: an f32, f64, c64 or c128 GEMM on row-major operands through CBLAS
-// (OpenBLAS), for kernels that multiply matrices they built themselves (conv, expm), and the
+// (OpenBLAS) or, for the real products it takes, libxsmm (kernels/gemm_provider.hpp), for kernels that multiply matrices they built themselves (conv, expm), and the
 // split of one GEMM over our threads that every GEMM of ours goes through.
 //
 // OpenBLAS itself runs on one thread (kernels/blas_threads.hpp): a GEMM large enough to share is cut
@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "kernels/blas_threads.hpp"
+#include "kernels/gemm_provider.hpp"
 #include "kernels/parallel.hpp"
 #include "tenferro/tensor.hpp"
 #include "tenferro/threads.hpp"
@@ -69,6 +70,9 @@ void gemm_rows(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std
     const T* ab = a + i0 * LDA;
     const T* bb = b + j0 * (b_transposed ? ldb : 1);
     T* cb = c + i0 * LDC + j0;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (!b_transposed && libxsmm_gemm<T>(false, m, n, k, M, N, K, ab, LDA, bb, ldb, accumulate, cb, LDC)) return;
+    }
     if constexpr (std::is_same_v<T, float>) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, 1.0f, ab, LDA, bb, ldb, accumulate ? 1.0f : 0.0f, cb, LDC);
     } else if constexpr (std::is_same_v<T, double>) {

@@ -219,6 +219,9 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
       const T* xb = x + i0 * a.rs;
       const T* yb = y + j0 * b.cs;
       T* cb = c + i0 * n + j0;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (tb == CblasNoTrans && libxsmm_gemm<T>(ta == CblasTrans, m, n, k, M, N, K, xb, lda, yb, ldb, false, cb, LDC)) return;
+      }
       if constexpr (std::is_same_v<T, float>) {
         cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, xb, lda, yb, ldb, 0.0f, cb, LDC);
       } else if constexpr (std::is_same_v<T, double>) {

@@ -1,0 +1,95 @@
+// The choice of GEMM provider per product (kernels/gemm_provider.hpp) and the libxsmm calls.
+#include "kernels/gemm_provider.hpp"
+
+#include <cblas.h>
+#include <libxsmm.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace tenferro::detail {
+
+namespace {
+
+/// Products up to this many multiply-adds are "small": split_gemm runs them as one block.
+constexpr double kSmallWork = 262144.0;  // 2^18
+
+std::atomic<GemmProvider> forced{GemmProvider::Auto};
+
+GemmProvider from_environment() {
+  const char* v = std::getenv("TENFERRO_GEMM");
+  if (v == nullptr) return GemmProvider::Auto;
+  const std::string s(v);
+  if (s == "openblas") return GemmProvider::OpenBlas;
+  if (s == "libxsmm") return GemmProvider::Libxsmm;
+  return GemmProvider::Auto;
+}
+
+/// Whether OpenBLAS's GEMM kernels are AVX-512 ones (its core names for AVX-512 CPUs).
+bool openblas_runs_avx512() {
+  std::string core = openblas_get_corename();
+  for (char& ch : core) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
+}
+
+struct Policy {
+  GemmProvider environment = GemmProvider::Auto;
+  /// libxsmm generates AVX-512 code and OpenBLAS does not: libxsmm for products of any size.
+  bool libxsmm_wider = false;
+};
+
+const Policy& policy() {
+  static const Policy p = [] {
+    libxsmm_init();
+    Policy q;
+    q.environment = from_environment();
+    q.libxsmm_wider = libxsmm_get_target_archid() >= LIBXSMM_X86_AVX512 && !openblas_runs_avx512();
+    return q;
+  }();
+  return p;
+}
+
+bool picks_libxsmm(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const Policy& p = policy();
+  GemmProvider choice = forced.load(std::memory_order_relaxed);
+  if (choice == GemmProvider::Auto) choice = p.environment;
+  if (choice != GemmProvider::Auto) return choice == GemmProvider::Libxsmm;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return work <= kSmallWork || p.libxsmm_wider;
+}
+
+}  // namespace
+
+GemmProvider set_gemm_provider(GemmProvider provider) { return forced.exchange(provider); }
+
+template <class T>
+bool libxsmm_gemm(bool a_transposed, std::int64_t whole_m, std::int64_t whole_n, std::int64_t whole_k, int M, int N,
+                  int K, const T* a, int lda, const T* b, int ldb, bool accumulate, T* c, int ldc) {
+  if (M == 0 || N == 0 || K == 0 || !picks_libxsmm(whole_m, whole_n, whole_k)) return false;
+  // Column-major: C^T [N, M] = B^T [N, K] op(A)^T [K, M]. The row-major buffers of B and A read
+  // column-major are B^T and A^T (or, for a stored A^T, op(A)^T transposed: the kernel's
+  // transposed second operand).
+  const libxsmm_blasint m = N, n = M, k = K, la = ldb, lb = lda, lc = ldc;
+  const int flags = a_transposed ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
+  const T alpha = 1, beta = accumulate ? 1 : 0;
+  if constexpr (std::is_same_v<T, double>) {
+    const libxsmm_dmmfunction kernel = libxsmm_dmmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, nullptr);
+    if (kernel == nullptr) return false;
+    kernel(b, a, c);
+  } else {
+    const libxsmm_smmfunction kernel = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, nullptr);
+    if (kernel == nullptr) return false;
+    kernel(b, a, c);
+  }
+  return true;
+}
+
+template bool libxsmm_gemm<float>(bool, std::int64_t, std::int64_t, std::int64_t, int, int, int, const float*, int,
+                                  const float*, int, bool, float*, int);
+template bool libxsmm_gemm<double>(bool, std::int64_t, std::int64_t, std::int64_t, int, int, int, const double*, int,
+                                   const double*, int, bool, double*, int);
+
+}  // namespace tenferro::detail

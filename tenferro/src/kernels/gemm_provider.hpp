@@ -1,0 +1,47 @@
+#pragma once
+// Internal: which library multiplies a real matrix block. Every f32/f64 GEMM block of ours (the
+// blocks split_gemm hands out, kernels/blas_gemm.hpp and dot_general) is offered to libxsmm's JIT
+// kernels first; OpenBLAS runs what libxsmm does not take.
+//
+// The policy comes from measurements of both libraries on one thread (`scripts/bench gemm`,
+// docs/tenferro.md "GEMM providers"), per shape class of the whole product:
+//   - small products (m n k <= 2^18, which split_gemm never splits): libxsmm. Its kernels for the
+//     exact shape beat OpenBLAS's blocked code at 8^3 to 64^3 (0.60-0.98x the time against
+//     OpenBLAS's AVX-512 kernels);
+//   - larger products: libxsmm only where OpenBLAS runs narrower vector kernels than libxsmm
+//     (OpenBLAS told to use AVX2 kernels, OPENBLAS_CORETYPE=Haswell, on an AVX-512 CPU: libxsmm
+//     took 0.45-0.71x the time up to 576^3); OpenBLAS where both run AVX-512 (it is 1.0-1.3x
+//     faster there).
+// The choice depends on the whole product's shape and on the process, never on how the product
+// is split over threads, and a libxsmm kernel sums each element over k in order whatever the
+// block's width, so results stay independent of the thread count (parallel_test).
+//
+// Layouts: libxsmm's kernels are column-major and take a transposed second operand only, so of the
+// row-major products they run A B and A^T B; A B^T and A^T B^T go to OpenBLAS.
+//
+// TENFERRO_GEMM=openblas (or libxsmm) in the environment forces one provider for every product
+// it can run, for comparisons; set_gemm_provider does the same from a test.
+#include <cstdint>
+
+namespace tenferro::detail {
+
+enum class GemmProvider : std::uint8_t { Auto, OpenBlas, Libxsmm };
+
+/// Forces a provider (Auto: the policy above) for the calls that follow; returns the previous
+/// setting. For tests and benchmarks.
+GemmProvider set_gemm_provider(GemmProvider provider);
+
+/// Runs the row-major block C[M, N] = op(A) B (C += op(A) B with `accumulate`), op(A) = A^T when
+/// `a_transposed`, of a product whose whole shape is [whole_m, whole_n, whole_k], through a libxsmm
+/// kernel when the policy picks libxsmm for it; returns false, having done nothing, otherwise
+/// (OpenBLAS's turn). `lda`, `ldb`, `ldc` are the row-major leading dimensions.
+template <class T>
+bool libxsmm_gemm(bool a_transposed, std::int64_t whole_m, std::int64_t whole_n, std::int64_t whole_k, int M, int N,
+                  int K, const T* a, int lda, const T* b, int ldb, bool accumulate, T* c, int ldc);
+
+extern template bool libxsmm_gemm<float>(bool, std::int64_t, std::int64_t, std::int64_t, int, int, int, const float*, int,
+                                         const float*, int, bool, float*, int);
+extern template bool libxsmm_gemm<double>(bool, std::int64_t, std::int64_t, std::int64_t, int, int, int, const double*,
+                                          int, const double*, int, bool, double*, int);
+
+}  // namespace tenferro::detail

@@ -1,0 +1,129 @@
+// The GEMM providers (src/kernels/gemm_provider.hpp): with libxsmm and with OpenBLAS forced, every
+// layout of a real product (A B, A^T B, A B^T, A^T B^T; libxsmm takes the first two) equals a plain
+// triple loop, small products and ones split over threads alike, and with libxsmm a product split
+// over two threads has the same bits as on one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_provider.hpp"
+#include "tenferro/tenferro.hpp"
+
+namespace {
+
+namespace tf = tenferro;
+using tf::detail::GemmProvider;
+
+/// Restores the provider and the thread count when a test ends.
+struct Restore {
+  int threads = tf::num_threads();
+  ~Restore() {
+    tf::detail::set_gemm_provider(GemmProvider::Auto);
+    tf::set_num_threads(threads);
+  }
+};
+
+tf::Tensor wave(tf::Shape shape, double phase, tf::DType dtype) {
+  std::vector<double> v(static_cast<std::size_t>(tf::numel(shape)));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i) + phase);
+  if (dtype == tf::DType::F64) return tf::Tensor::from(v, std::move(shape));
+  return tf::Tensor::from(std::vector<float>(v.begin(), v.end()), std::move(shape));
+}
+
+double at(const tf::Tensor& t, std::int64_t i) {
+  return t.dtype() == tf::DType::F64 ? t.data<double>()[i] : static_cast<double>(t.data<float>()[i]);
+}
+
+bool bitwise_equal(const tf::Tensor& a, const tf::Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw_data(), b.raw_data(), static_cast<std::size_t>(a.numel()) * tf::dtype_size(a.dtype())) == 0;
+}
+
+struct Case {
+  std::int64_t m, n, k;
+};
+
+// Small products (one block, where the policy picks libxsmm), and ones shared out over columns
+// (96 x 512 x 300) and over rows (700 x 20 x 400).
+const Case kCases[] = {{7, 5, 3}, {16, 16, 16}, {64, 64, 64}, {33, 17, 129}, {96, 512, 300}, {700, 20, 400}};
+
+TEST(GemmProvider, EveryLayoutMatchesATripleLoopWithEitherProvider) {
+  const Restore restore;
+  tf::set_num_threads(2);
+  for (const tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+    for (const Case c : kCases) {
+      for (const bool ta : {false, true}) {
+        for (const bool tb : {false, true}) {
+          SCOPED_TRACE(std::string(tf::dtype_name(dtype)) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                       std::to_string(c.k) + (ta ? " A^T" : " A") + (tb ? " B^T" : " B"));
+          // A stored [m, k] or [k, m]; B stored [k, n] or [n, k].
+          const tf::Tensor a = wave(ta ? tf::Shape{c.k, c.m} : tf::Shape{c.m, c.k}, 0.1, dtype);
+          const tf::Tensor b = wave(tb ? tf::Shape{c.n, c.k} : tf::Shape{c.k, c.n}, 0.7, dtype);
+          const tf::DotDims dims{{}, {}, {ta ? 0 : 1}, {tb ? 1 : 0}};
+          tf::Program p = tf::trace([&dims](tf::Traced x, tf::Traced y) { return tf::dot_general(x, y, dims); }, a, b);
+          tf::detail::set_gemm_provider(GemmProvider::Libxsmm);
+          const tf::Tensor by_libxsmm = p.run({a, b}).at(0);
+          tf::detail::set_gemm_provider(GemmProvider::OpenBlas);
+          const tf::Tensor by_openblas = p.run({a, b}).at(0);
+          ASSERT_EQ(by_libxsmm.shape(), (tf::Shape{c.m, c.n}));
+          const double tolerance = (dtype == tf::DType::F64 ? 1e-14 : 2e-6) * static_cast<double>(c.k);
+          double worst_x = 0, worst_o = 0;
+          for (std::int64_t i = 0; i < c.m; ++i) {
+            for (std::int64_t j = 0; j < c.n; ++j) {
+              double expected = 0;
+              for (std::int64_t l = 0; l < c.k; ++l) {
+                expected += at(a, ta ? l * c.m + i : i * c.k + l) * at(b, tb ? j * c.k + l : l * c.n + j);
+              }
+              worst_x = std::max(worst_x, std::abs(at(by_libxsmm, i * c.n + j) - expected));
+              worst_o = std::max(worst_o, std::abs(at(by_openblas, i * c.n + j) - expected));
+            }
+          }
+          EXPECT_LT(worst_x, tolerance);
+          EXPECT_LT(worst_o, tolerance);
+        }
+      }
+    }
+  }
+}
+
+// libxsmm's kernels sum each element over k in the same order whatever the block's width, so a
+// product split over two threads (blocks of columns or rows) has the bits of the unsplit one; and
+// so does a product accumulated into a conv's output (gemm_rows with C += A B).
+TEST(GemmProvider, LibxsmmProductsAreTheSameOnOneThreadAndOnTwo) {
+  const Restore restore;
+  tf::detail::set_gemm_provider(GemmProvider::Libxsmm);
+  for (const tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+    for (const Case c : {Case{96, 512, 300}, Case{700, 20, 400}, Case{256, 256, 256}}) {
+      for (const bool ta : {false, true}) {
+        SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + (ta ? " A^T" : ""));
+        const tf::Tensor a = wave(ta ? tf::Shape{c.k, c.m} : tf::Shape{c.m, c.k}, 0.2, dtype);
+        const tf::Tensor b = wave(tf::Shape{c.k, c.n}, 0.9, dtype);
+        const tf::DotDims dims{{}, {}, {ta ? 0 : 1}, {0}};
+        tf::Program p = tf::trace([&dims](tf::Traced x, tf::Traced y) { return tf::dot_general(x, y, dims); }, a, b);
+        tf::set_num_threads(1);
+        const tf::Tensor one = p.run({a, b}).at(0);
+        tf::set_num_threads(2);
+        const tf::Tensor two = p.run({a, b}).at(0);
+        EXPECT_TRUE(bitwise_equal(one, two));
+      }
+    }
+  }
+  const tf::Tensor x = wave({2, 8, 40, 40}, 0.3, tf::DType::F64);
+  const tf::Tensor w = wave({16, 8, 3, 3}, 0.5, tf::DType::F64);
+  tf::Program conv = tf::trace([](tf::Traced u, tf::Traced v) { return tf::conv(u, v); }, x, w);
+  tf::set_num_threads(1);
+  const tf::Tensor one = conv.run({x, w}).at(0);
+  tf::set_num_threads(2);
+  const tf::Tensor two = conv.run({x, w}).at(0);
+  EXPECT_TRUE(bitwise_equal(one, two));
+  tf::detail::set_gemm_provider(GemmProvider::OpenBlas);
+  const tf::Tensor reference = conv.run({x, w}).at(0);
+  double worst = 0;
+  for (std::int64_t i = 0; i < reference.numel(); ++i) worst = std::max(worst, std::abs(at(two, i) - at(reference, i)));
+  EXPECT_LT(worst, 1e-12);
+}
+
+}  // namespace
