@@ -442,6 +442,26 @@ TEST(Jacobian, AutoChoosesByProductsAndEveryModeEqualsJacfwd) {
   }
 }
 
+// The automatic mode detects the pattern once and colors it both ways: on the first call the
+// function is traced once for the choice and once inside the chosen product program (it was traced
+// five times when each compressed mode made its own analysis).
+TEST(Jacobian, AutoTracesTheFunctionOnceForItsChoice) {
+  int traces = 0;
+  auto counted = [&traces](const T& a) {
+    ++traces;
+    return bratu(a);
+  };
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {8, 8}}, 53);
+  const auto j = tf::jacobian(counted);
+  const tf::Tensor value = j(x);
+  EXPECT_EQ(j.choice(x).mode, tf::JacobianMode::Columns);
+  EXPECT_EQ(traces, 2);
+  EXPECT_TRUE(tf::test::near(value, tf::jacfwd(bratu)(x), 1e-12));
+  traces = 0;
+  (void)j(x);
+  EXPECT_EQ(traces, 0);  // later calls run the compiled program
+}
+
 TEST(Jacobian, ComplexValuesTakeTheExtremes) {
   const tf::Tensor z = tf::test::random_tensor({tf::DType::C128, {4}}, 47);
   auto f = [](const T& a) { return a * a; };

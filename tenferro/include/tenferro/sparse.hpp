@@ -102,6 +102,11 @@ class SparseDerivative {
   SparseDerivative(TracedFunction f, SparseOptions options, bool hessian);
   SparseMatrix operator()(const Tensors& args) const;
   SparseAnalysis analysis(const Tensors& args) const;
+  /// Uses `analysis` (a Jacobian's pattern and its coloring by columns or rows, made from the same
+  /// function at these arguments' signature, whose output has type `output`) for calls at that
+  /// signature instead of detecting and coloring again; no effect if that signature already has
+  /// one. tf::jacobian's automatic mode detects once and hands the chosen coloring over.
+  void adopt(const Tensors& args, const SparseAnalysis& analysis, const TensorType& output) const;
 
  private:
   std::shared_ptr<SparseDerivativeState> state_;

@@ -5,6 +5,8 @@
 #include <deque>
 #include <mutex>
 
+#include "sparse/coloring.hpp"
+#include "sparse/detect.hpp"
 #include "sparse/signature.hpp"
 #include "tenferro/program.hpp"
 
@@ -54,12 +56,13 @@ class JacobianState {
     return choices.back();
   }
 
-  /// The sparse derivative of one compressed mode (made on first use).
-  const SparseTransformed& compressed(JacobianMode mode) {
+  /// The sparse derivative of one compressed mode (made on first use). Its analyses come from
+  /// choose(), which detects the pattern once and colors it both ways.
+  const SparseDerivative& compressed(JacobianMode mode) {
     std::lock_guard lock(mutex);
     auto& slot = mode == JacobianMode::Columns ? by_columns : by_rows;
     if (!slot) {
-      slot = std::make_unique<SparseTransformed>(
+      slot = std::make_unique<SparseDerivative>(
           f, SparseOptions{.argnum = options.argnum, .mode = mode == JacobianMode::Columns ? SparseMode::Columns : SparseMode::Rows},
           /*hessian=*/false);
     }
@@ -84,12 +87,22 @@ class JacobianState {
     j.rows = out.numel();
     const double forward = static_cast<double>(j.columns), reverse = kReverseCost * static_cast<double>(j.rows);
     const bool real = !is_complex(x.dtype()) && !is_complex(out.dtype) && is_inexact(out.dtype);
-    // The compressed modes' products: the colorings of the structural pattern (real values only;
-    // sparse derivatives take no complex ones).
+    // The compressed modes' products: the colorings of the structural pattern, detected once on
+    // the graph traced above (real values only; sparse derivatives take no complex ones).
     std::int64_t column_colors = -1, row_colors = -1;
+    std::shared_ptr<const SparsityPattern> pattern;
+    sparse::Coloring by_columns, by_rows;
     if (real && (options.mode == JacobianMode::Auto || options.mode == JacobianMode::Columns || options.mode == JacobianMode::Rows)) {
-      if (options.mode != JacobianMode::Rows) column_colors = compressed(JacobianMode::Columns).analysis_of(args).colors;
-      if (options.mode != JacobianMode::Columns) row_colors = compressed(JacobianMode::Rows).analysis_of(args).colors;
+      const SparseOptions defaults;
+      pattern = std::make_shared<SparsityPattern>(sparse::jacobian_pattern(*g, options.argnum, args, defaults.max_nonzeros));
+      if (options.mode != JacobianMode::Rows) {
+        by_columns = sparse::color_columns(*pattern, defaults.ordering);
+        column_colors = by_columns.colors;
+      }
+      if (options.mode != JacobianMode::Columns) {
+        by_rows = sparse::color_rows(*pattern, defaults.ordering);
+        row_colors = by_rows.colors;
+      }
     }
     if ((options.mode == JacobianMode::Columns || options.mode == JacobianMode::Rows) && !real) {
       throw DTypeError(std::string("jacobian: mode ") + jacobian_mode_name(options.mode) + " takes real arguments and results; got " +
@@ -118,6 +131,14 @@ class JacobianState {
     }
     j.mode = pick->mode;
     j.products = pick->products;
+    if (j.mode == JacobianMode::Columns || j.mode == JacobianMode::Rows) {
+      const bool rows = j.mode == JacobianMode::Rows;
+      sparse::Coloring& coloring = rows ? by_rows : by_columns;
+      compressed(j.mode).adopt(args,
+                               SparseAnalysis{pattern, rows ? SparseMode::Rows : SparseMode::Columns, coloring.colors,
+                                              std::move(coloring.color)},
+                               out);
+    }
     j.predicted_cost = pick->cost;
     j.explain = std::string(jacobian_mode_name(j.mode)) + ": " + std::to_string(j.products) + " products (";
     bool first = true;
@@ -132,7 +153,7 @@ class JacobianState {
 
   std::mutex mutex;
   std::deque<Choice> choices;  // stable addresses: choice() returns references
-  std::unique_ptr<SparseTransformed> by_columns, by_rows;
+  std::unique_ptr<SparseDerivative> by_columns, by_rows;
 };
 
 JacobianImpl::JacobianImpl(TracedFunction f, JacobianOptions options)
@@ -146,7 +167,7 @@ Tensor JacobianImpl::operator()(const Tensors& args) const {
     case JacobianMode::Forward: return state_->dense.jacfwd(args);
     case JacobianMode::Reverse: return state_->dense.jacrev(args);
     case JacobianMode::Columns:
-    case JacobianMode::Rows: return state_->compressed(c.choice.mode).call(args).to_dense().reshaped(c.shape);
+    case JacobianMode::Rows: return state_->compressed(c.choice.mode)(args).to_dense().reshaped(c.shape);
     case JacobianMode::Auto: break;
   }
   throw Error("jacobian: no mode was chosen");

@@ -213,17 +213,22 @@ class SparseDerivativeState {
   const char* name() const { return hessian ? "sparse_hessian" : "sparse_jacobian"; }
 
   std::shared_ptr<const SparseEntry> entry(const Tensors& args) {
-    {
-      std::lock_guard lock(mutex);
-      for (const auto& e : entries) {
-        if (e->signature.matches(args)) return e;
-      }
-    }
+    if (auto e = find(args)) return e;
+    return insert(analyze(args, types_of(args)));
+  }
+
+  /// Takes `analysis` (of a Jacobian, by columns or rows, of this function at args' signature) as
+  /// the analysis for args' signature, unless one is already there.
+  void adopt(const Tensors& args, const SparseAnalysis& analysis, const TensorType& output) {
+    if (find(args)) return;
+    check_options(name(), args, options);
+    auto e = std::make_shared<SparseEntry>();
+    e->signature = sparse::ArgumentSignature::of(args);
+    e->analysis = analysis;
     const auto types = types_of(args);
-    auto e = analyze(args, types);
-    std::lock_guard lock(mutex);
-    entries.push_back(e);
-    return e;
+    const bool rows = analysis.mode == SparseMode::Rows;
+    complete(*e, types, rows, rows ? output : types[options.argnum]);
+    insert(std::move(e));
   }
 
   TracedFunction f;
@@ -232,21 +237,32 @@ class SparseDerivativeState {
   TransformedFunction impl;
 
  private:
+  std::shared_ptr<const SparseEntry> find(const Tensors& args) {
+    std::lock_guard lock(mutex);
+    for (const auto& e : entries) {
+      if (e->signature.matches(args)) return e;
+    }
+    return nullptr;
+  }
+  std::shared_ptr<const SparseEntry> insert(std::shared_ptr<const SparseEntry> e) {
+    std::lock_guard lock(mutex);
+    entries.push_back(e);
+    return e;
+  }
+
   std::shared_ptr<SparseEntry> analyze(const Tensors& args, const std::vector<TensorType>& types) const {
     check_options(name(), args, options);
     auto e = std::make_shared<SparseEntry>();
     e->signature = sparse::ArgumentSignature::of(args);
     const std::size_t argnum = options.argnum;
-    const TensorType& x = types[argnum];
-    using K = TransformedFunction::JacobianKind;
-    K kind = K::Forward;
-    TensorType along = x;  // the type of one direction
-    sparse::Coloring coloring;
+    TensorType along = types[argnum];  // the type of one direction
+    bool rows = false;
     if (hessian) {
       e->analysis.pattern = hessian_pattern(f, args, options);
-      coloring = sparse::star_coloring(*e->analysis.pattern, options.ordering);
-      kind = K::Hessian;
-      e->sources = star_sources(*e->analysis.pattern, coloring);
+      sparse::Coloring coloring = sparse::star_coloring(*e->analysis.pattern, options.ordering);
+      e->analysis.colors = coloring.colors;
+      e->analysis.color = std::move(coloring.color);
+      e->sources = star_sources(*e->analysis.pattern, sparse::Coloring{e->analysis.colors, e->analysis.color});
     } else {
       const GraphPtr g = trace_function(f, types);
       auto p = std::make_shared<SparsityPattern>(sparse::jacobian_pattern(*g, argnum, args, options.max_nonzeros));
@@ -254,7 +270,8 @@ class SparseDerivativeState {
       if (!is_inexact(out.dtype) || is_complex(out.dtype)) {
         throw DTypeError(std::string(name()) + ": the function returns " + out.to_string() + "; expected a real float result");
       }
-      bool rows = options.mode == SparseMode::Rows;
+      rows = options.mode == SparseMode::Rows;
+      sparse::Coloring coloring;
       if (rows) {
         coloring = sparse::color_rows(*p, options.ordering);
       } else {
@@ -268,37 +285,46 @@ class SparseDerivativeState {
           if (rows) coloring = std::move(by_rows);
         }
       }
-      const std::int64_t m = p->rows, n = p->cols;
-      e->sources.resize(static_cast<std::size_t>(p->nnz()));
+      if (rows) along = out;
+      e->analysis.pattern = std::move(p);
+      e->analysis.mode = rows ? SparseMode::Rows : SparseMode::Columns;
+      e->analysis.colors = coloring.colors;
+      e->analysis.color = std::move(coloring.color);
+    }
+    complete(*e, types, rows, along);
+    return e;
+  }
+
+  /// Fills in what follows from an entry's analysis: a Jacobian's read-back positions (a
+  /// Hessian's star_sources are the caller's), the seed matrix and the product program, whose
+  /// directions have type `along` (f's argument, or its output for rows).
+  void complete(SparseEntry& e, const std::vector<TensorType>& types, bool rows, const TensorType& along) const {
+    using K = TransformedFunction::JacobianKind;
+    const K kind = hessian ? K::Hessian : rows ? K::Reverse : K::Forward;
+    if (!hessian) {
+      const SparsityPattern& p = *e.analysis.pattern;
+      const std::int64_t m = p.rows, n = p.cols;
+      e.sources.resize(static_cast<std::size_t>(p.nnz()));
       for (std::int64_t i = 0; i < m; ++i) {
-        for (auto k = p->row_offsets[static_cast<std::size_t>(i)]; k < p->row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
-          const std::int64_t j = p->col_indices[static_cast<std::size_t>(k)];
-          e->sources[static_cast<std::size_t>(k)] = rows ? coloring.color[static_cast<std::size_t>(i)] * n + j
-                                                         : coloring.color[static_cast<std::size_t>(j)] * m + i;
+        for (auto k = p.row_offsets[static_cast<std::size_t>(i)]; k < p.row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
+          const std::int64_t j = p.col_indices[static_cast<std::size_t>(k)];
+          e.sources[static_cast<std::size_t>(k)] = rows ? e.analysis.color[static_cast<std::size_t>(i)] * n + j
+                                                        : e.analysis.color[static_cast<std::size_t>(j)] * m + i;
         }
       }
-      if (rows) {
-        kind = K::Reverse;
-        along = out;
-        e->analysis.mode = SparseMode::Rows;
-      }
-      e->analysis.pattern = std::move(p);
     }
-    e->analysis.colors = coloring.colors;
-    e->analysis.color = std::move(coloring.color);
-    if (e->analysis.colors == 0) return e;  // no argument elements, or no output elements
-    e->seeds = seed_matrix(sparse::Coloring{e->analysis.colors, e->analysis.color}, along);
+    if (e.analysis.colors == 0) return;  // no argument elements, or no output elements
+    e.seeds = seed_matrix(sparse::Coloring{e.analysis.colors, e.analysis.color}, along);
     std::vector<TensorType> in_types = types;
-    in_types.push_back(e->seeds.type());
+    in_types.push_back(e.seeds.type());
     const TransformedFunction products = impl;
     const std::size_t count = types.size();
-    e->program = std::make_shared<Program>(trace_function(
+    e.program = std::make_shared<Program>(trace_function(
         [products, kind, count](const std::vector<Traced>& xs) {
           const std::vector<Traced> fargs(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(count));
           return std::vector<Traced>{products.products_traced(fargs, kind, xs[count])};
         },
         in_types));
-    return e;
   }
 
   std::mutex mutex;
@@ -309,6 +335,10 @@ SparseDerivative::SparseDerivative(TracedFunction f, SparseOptions options, bool
     : state_(std::make_shared<SparseDerivativeState>(std::move(f), std::move(options), hessian)) {}
 
 SparseAnalysis SparseDerivative::analysis(const Tensors& args) const { return state_->entry(args)->analysis; }
+
+void SparseDerivative::adopt(const Tensors& args, const SparseAnalysis& analysis, const TensorType& output) const {
+  state_->adopt(args, analysis, output);
+}
 
 SparseMatrix SparseDerivative::operator()(const Tensors& args) const {
   const auto e = state_->entry(args);
