@@ -56,7 +56,7 @@ Kernel formula_kernel(const ElementFormula& f) {
 }
 
 OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands, ElementFormula formula,
-                 JvpRule jvp, Domain domain) {
+                 JvpRule jvp, Domain domain, Discontinuity discontinuity, std::optional<BranchCut> branch_cut) {
   ShapeRule shape;
   if (operands.size() == 1) {
     shape = [kind](Types t, const OpAttrs&) { return std::vector<TensorType>{ops::unary(kind, t[0]).out}; };
@@ -68,6 +68,8 @@ OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands,
           .fusion = Fusion::Elementwise};
   d.formula = formula;
   d.domain = domain;
+  d.discontinuity = discontinuity;
+  d.branch_cut = branch_cut;
   return d;
 }
 

@@ -53,10 +53,21 @@ std::string covered_dtypes(const ElementFormula& f);
 Kernel formula_kernel(const ElementFormula& f);
 /// The definition of an elementwise op given by its formula (one or two operands, one result of
 /// the operands' type): shape rule ops::unary / ops::binary (which admit the dtypes the formula
-/// covers), kernel from the formula, the JVP rule (empty if no operand is differentiable) and
-/// where tests draw its operands (OpDef::domain).
+/// covers), kernel from the formula, the JVP rule (empty if no operand is differentiable), where
+/// tests draw its operands (OpDef::domain) and where it is not smooth (OpDef::discontinuity,
+/// OpDef::branch_cut).
 OpDef formula_op(const char* name, OpKind kind, std::vector<Linearity> operands, ElementFormula formula,
-                 JvpRule jvp, Domain domain = Domain::Any);
+                 JvpRule jvp, Domain domain = Domain::Any, Discontinuity discontinuity = Discontinuity::None,
+                 std::optional<BranchCut> branch_cut = std::nullopt);
+
+/// The branch cuts of the complex functions (OpDef::branch_cut): the real axis left of 0 (log,
+/// sqrt), of -1 (log1p) and of 1 (acosh), the real axis outside [-1, 1] (asin, acos, atanh) and
+/// the imaginary axis outside [-i, i] (atan, asinh).
+inline constexpr BranchCut kCutLeftOfZero{false, 0.0};
+inline constexpr BranchCut kCutLeftOfMinusOne{false, -1.0};
+inline constexpr BranchCut kCutLeftOfOne{false, 1.0};
+inline constexpr BranchCut kCutOutsideUnit{false, -1.0, 1.0};
+inline constexpr BranchCut kCutOutsideUnitImaginary{true, -1.0, 1.0};
 
 /// The standard error of a transpose rule called on an op (or operand) that is not linear.
 [[noreturn]] void not_linear(const StdTensorOp& op, const char* why);

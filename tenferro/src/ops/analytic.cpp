@@ -4,7 +4,8 @@
 // transpose rules.
 //
 // Complex ops are the principal branches of the holomorphic functions (log, sqrt and pow cut
-// along the negative real axis), and their JVP is f'(z) dz. Rules reuse the primal result where
+// along the negative real axis, log1p left of -1: OpDef::branch_cut), and their JVP is f'(z) dz;
+// tests draw the operands of log, sqrt, rsqrt and log1p positive (Domain::Positive). Rules reuse the primal result where
 // the derivative is a function of it: exp: y dx; tanh: (1 - y^2) dx; sqrt: dx / (2y);
 // rsqrt: -y^3 dx / 2.
 //
@@ -189,8 +190,9 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
 
 /// A unary analytic op: float or complex operand, result of the same type.
 /// Its formula: the same expression on f32, f64, c64 and c128, the vector math tables' function
-/// Kind as block form, and the executor's fast form Kind.
-#define TENFERRO_ANALYTIC_DEF(Kind, printed, expr, ...)                                                        \
+/// Kind as block form, and the executor's fast form Kind; where tests draw its operands (Domain)
+/// and its branch cut (OpDef::branch_cut, std::nullopt for an entire function).
+#define TENFERRO_ANALYTIC_DEF(Kind, printed, domain_, cut_, expr, ...)                                         \
   constexpr auto Kind##_fn = [](auto x) { return expr; };                                                      \
   const OpDef& def_##Kind() {                                                                                  \
     static const OpDef d{                                                                                      \
@@ -202,26 +204,26 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
         },                                                                                                     \
         .transpose = {},                                                                                       \
         .formula = fast_form(vectorized<exec::MathFn::Kind>(unary_formula<Kind##_fn, true>()), ElementFast::Kind), \
-        .fusion = Fusion::Elementwise};                                                                        \
+        .domain = domain_, .branch_cut = cut_, .fusion = Fusion::Elementwise};                                 \
     return d;                                                                                                  \
   }
 
 // Rules reuse the primal result y where the derivative is a function of it.
-TENFERRO_ANALYTIC_DEF(Exp, "exp", std::exp(x), (void)x; return e.scale(y, dx);)
-TENFERRO_ANALYTIC_DEF(Log, "log", std::log(x), (void)y; return e.divide(dx, x);)
-TENFERRO_ANALYTIC_DEF(Sin, "sin", std::sin(x), (void)y; return e.scale(fixed_unary(e, OpKind::Cos, x), dx);)
-TENFERRO_ANALYTIC_DEF(Cos, "cos", std::cos(x), (void)y;
+TENFERRO_ANALYTIC_DEF(Exp, "exp", Domain::Any, std::nullopt, std::exp(x), (void)x; return e.scale(y, dx);)
+TENFERRO_ANALYTIC_DEF(Log, "log", Domain::Positive, kCutLeftOfZero, std::log(x), (void)y; return e.divide(dx, x);)
+TENFERRO_ANALYTIC_DEF(Sin, "sin", Domain::Any, std::nullopt, std::sin(x), (void)y; return e.scale(fixed_unary(e, OpKind::Cos, x), dx);)
+TENFERRO_ANALYTIC_DEF(Cos, "cos", Domain::Any, std::nullopt, std::cos(x), (void)y;
                       return e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx);)
-TENFERRO_ANALYTIC_DEF(Tanh, "tanh", std::tanh(x), (void)x;  // 1 - y^2
+TENFERRO_ANALYTIC_DEF(Tanh, "tanh", Domain::Any, std::nullopt, std::tanh(x), (void)x;  // 1 - y^2
                       PV minus_y2 = fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y));
                       return e.scale(fixed_add(e, e.full(e.type(y), 1.0), minus_y2), dx);)
-TENFERRO_ANALYTIC_DEF(Sqrt, "sqrt", std::sqrt(x), (void)x; return e.divide(dx, fixed_add(e, y, y));)
-TENFERRO_ANALYTIC_DEF(Rsqrt, "rsqrt", decltype(x)(1) / std::sqrt(x), (void)x;  // -y^3 / 2
+TENFERRO_ANALYTIC_DEF(Sqrt, "sqrt", Domain::Positive, kCutLeftOfZero, std::sqrt(x), (void)x; return e.divide(dx, fixed_add(e, y, y));)
+TENFERRO_ANALYTIC_DEF(Rsqrt, "rsqrt", Domain::Positive, kCutLeftOfZero, decltype(x)(1) / std::sqrt(x), (void)x;  // -y^3 / 2
                       PV y3 = fixed_mul(e, y, fixed_mul(e, y, y));
                       return e.scale(fixed_mul(e, e.full(e.type(y), -0.5), y3), dx);)
 // exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
-TENFERRO_ANALYTIC_DEF(Expm1, "expm1", expm1_of(x), (void)y; return e.scale(fixed_unary(e, OpKind::Exp, x), dx);)
-TENFERRO_ANALYTIC_DEF(Log1p, "log1p", log1p_of(x), (void)y; return e.divide(dx, fixed_add(e, e.full(e.type(x), 1.0), x));)
+TENFERRO_ANALYTIC_DEF(Expm1, "expm1", Domain::Any, std::nullopt, expm1_of(x), (void)y; return e.scale(fixed_unary(e, OpKind::Exp, x), dx);)
+TENFERRO_ANALYTIC_DEF(Log1p, "log1p", Domain::Positive, kCutLeftOfMinusOne, log1p_of(x), (void)y; return e.divide(dx, fixed_add(e, e.full(e.type(x), 1.0), x));)
 
 #undef TENFERRO_ANALYTIC_DEF
 #undef TENFERRO_UNARY_KERNEL

@@ -3,7 +3,8 @@
 //
 // Derivative conventions (the contracts tests/elementwise_ops_test.cpp checks):
 // - abs: real x: sign(x) dx; complex z: Re(conj(z) dz) / |z|, written real(conj(sign z) * dz).
-//   Both are 0 at 0 (a subgradient).
+//   Both are 0 at 0 (a subgradient). Real abs has a kink at 0 and real sign a jump
+//   (OpDef::discontinuity).
 // - sign: real: piecewise constant, so no tangent (absent). Complex z: sign z = z / |z| and
 //   d sign z = (w - conj w) / (2 conj z) with w = conj(sign z) dz (the part of dz orthogonal to
 //   z, over |z|); 0 at z = 0.
@@ -304,7 +305,7 @@ const OpDef& def_Abs() {
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Abs, t[0]).out; }),
       .kernel = single_result(eval_abs), .jvp = jvp_abs, .transpose = {},
       .formula = fast_form(with_i64_unary<abs_fn>(unary_formula<abs_fn, false>()), ElementFast::Abs),
-      .fusion = Fusion::Elementwise};
+      .discontinuity = Discontinuity::KinkAtZero, .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Sign() {
@@ -313,7 +314,7 @@ const OpDef& def_Sign() {
       .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Sign, t[0]).out; }),
       .kernel = single_result(eval_sign), .jvp = jvp_sign, .transpose = {},
       .formula = fast_form(with_i64_unary<sign_fn>(unary_formula<sign_fn, true>()), ElementFast::Sign),
-      .fusion = Fusion::Elementwise};
+      .discontinuity = Discontinuity::JumpAtZero, .fusion = Fusion::Elementwise};
   return d;
 }
 const OpDef& def_Maximum() {

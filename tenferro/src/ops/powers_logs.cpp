@@ -6,7 +6,7 @@
 // JVP rules (x the operand, y the result):
 //   log2: dx / (x log 2)   log10: dx / (x log 10)   exp2: y log 2 dx   cbrt: dx / (3 y^2)
 //   hypot(a, b) = sqrt(a^2 + b^2): (a da + b db) / y (not finite at a = b = 0, where hypot has
-//   no derivative)
+//   no derivative: hypot(x, x) = sqrt(2) |x| has a kink, OpDef::discontinuity)
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -71,7 +71,7 @@ const OpDef& def_Log2() {
   static const OpDef d = formula_op("log2", OpKind::Log2, {kNonlinear}, vectorized<MathFn::Log2>(unary_formula<log2_fn, true>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.divide(dx, e.fixed_scaled(x, std::numbers::ln2));
-                                    }), Domain::Positive);
+                                    }), Domain::Positive, Discontinuity::None, kCutLeftOfZero);
   return d;
 }
 
@@ -79,7 +79,7 @@ const OpDef& def_Log10() {
   static const OpDef d = formula_op("log10", OpKind::Log10, {kNonlinear}, vectorized<MathFn::Log10>(unary_formula<log10_fn, true>()),
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       return e.divide(dx, e.fixed_scaled(x, std::numbers::ln10));
-                                    }), Domain::Positive);
+                                    }), Domain::Positive, Discontinuity::None, kCutLeftOfZero);
   return d;
 }
 
@@ -101,7 +101,8 @@ const OpDef& def_Cbrt() {
 
 const OpDef& def_Hypot() {
   static const OpDef d = formula_op("hypot", OpKind::Hypot, {kNonlinear, kNonlinear},
-                                    vectorized<exec::MathFn2::Hypot>(binary_formula<hypot_fn>()), jvp_hypot);
+                                    vectorized<exec::MathFn2::Hypot>(binary_formula<hypot_fn>()), jvp_hypot, Domain::Any,
+                                    Discontinuity::KinkAtZero);
   return d;
 }
 

@@ -13,6 +13,11 @@
 // tangent is dx itself, as in PyTorch), also at the jumps. fmod(a, b) = a - trunc(a / b) b and
 // remainder(a, b) = a - floor(a / b) b are piecewise linear: da - trunc(a / b) db and
 // da - floor(a / b) db.
+//
+// Where they are not smooth (OpDef::discontinuity): the rounding functions and frac jump at the
+// integers (round at the integers plus 1/2), fmod and remainder where a / b crosses an integer;
+// tests draw the divisor of fmod and remainder positive (Domain::Positive), away from 0 where the
+// jumps crowd together.
 #include <cmath>
 #include <cstdint>
 
@@ -97,34 +102,40 @@ const OpDef& def_Frexp() {
 }
 
 const OpDef& def_Floor() {
-  static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {}, Domain::Steps);
+  static const OpDef d = formula_op("floor", OpKind::Floor, {kNoGrad}, unary_formula<floor_fn, false>(), {}, Domain::Steps,
+                                    Discontinuity::JumpsAtIntegers);
   return d;
 }
 const OpDef& def_Ceil() {
-  static const OpDef d = formula_op("ceil", OpKind::Ceil, {kNoGrad}, unary_formula<ceil_fn, false>(), {}, Domain::Steps);
+  static const OpDef d = formula_op("ceil", OpKind::Ceil, {kNoGrad}, unary_formula<ceil_fn, false>(), {}, Domain::Steps,
+                                    Discontinuity::JumpsAtIntegers);
   return d;
 }
 const OpDef& def_Round() {
-  static const OpDef d = formula_op("round", OpKind::Round, {kNoGrad}, unary_formula<round_fn, false>(), {}, Domain::Steps);
+  static const OpDef d = formula_op("round", OpKind::Round, {kNoGrad}, unary_formula<round_fn, false>(), {}, Domain::Steps,
+                                    Discontinuity::JumpsAtHalfIntegers);
   return d;
 }
 const OpDef& def_Trunc() {
-  static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {}, Domain::Steps);
+  static const OpDef d = formula_op("trunc", OpKind::Trunc, {kNoGrad}, unary_formula<trunc_fn, false>(), {}, Domain::Steps,
+                                    Discontinuity::JumpsAtIntegers);
   return d;
 }
 const OpDef& def_Frac() {
   static const OpDef d = formula_op("frac", OpKind::Frac, {kNonlinear}, unary_formula<frac_fn, false>(),
-                                    [](const StdTensorOp&, const JvpArgs& a) { return Tangents{a.t[0]}; });
+                                    [](const StdTensorOp&, const JvpArgs& a) { return Tangents{a.t[0]}; }, Domain::Any,
+                                    Discontinuity::JumpsAtIntegers);
   return d;
 }
 const OpDef& def_Fmod() {
   static const OpDef d = formula_op("fmod", OpKind::Fmod, {kNonlinear, kNonlinear}, binary_formula<fmod_fn>(),
-                                    jvp_remainder<OpKind::Trunc>);
+                                    jvp_remainder<OpKind::Trunc>, Domain::Positive, Discontinuity::JumpsAtQuotientIntegers);
   return d;
 }
 const OpDef& def_Remainder() {
   static const OpDef d = formula_op("remainder", OpKind::Remainder, {kNonlinear, kNonlinear},
-                                    binary_formula<remainder_fn>(), jvp_remainder<OpKind::Floor>);
+                                    binary_formula<remainder_fn>(), jvp_remainder<OpKind::Floor>, Domain::Positive,
+                                    Discontinuity::JumpsAtQuotientIntegers);
   return d;
 }
 

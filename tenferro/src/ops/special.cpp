@@ -6,11 +6,12 @@
 // JVP rules (x the operand, y the result):
 //   erf: 2/sqrt(pi) exp(-x^2) dx      erfc: -2/sqrt(pi) exp(-x^2) dx
 //   erfinv: sqrt(pi)/2 exp(y^2) dx    erfcinv: -sqrt(pi)/2 exp(y^2) dx
-//   erfcx = exp(x^2) erfc(x): (2 x y - 2/sqrt(pi)) dx
+//   erfcx = exp(x^2) erfc(x): (2 x y - 2/sqrt(pi)) dx, above x = 20 by its asymptotic series (the
+//     difference cancels there: erfcx_slope)
 //   lgamma: digamma(x) dx    digamma: polygamma(1, x) dx
 //   polygamma(n, x): polygamma(n + 1, x) dx (the order n is a non-differentiable operand, an
 //     integer held in x's dtype, so the op is an ordinary binary formula that fuses)
-//   i0: i1 dx     i0e: (i1e - sign(x) i0e) dx
+//   i0: i1 dx     i0e: (i1e - sign(x) i0e) dx (i0e and i1e have a kink at 0: OpDef::discontinuity)
 //   i1: (i0 - i1/x) dx    i1e: (i0e - sign(x) i1e - i1e/x) dx, with i1(x)/x taken from its series
 //     1/2 + x^2/16 for |x| < 1e-4 (exact there to the last bit), so the rules are finite at 0 and
 //     differentiable again.
@@ -109,6 +110,33 @@ PV i1_over_x(Emit& e, const PV& x) {
   PV series = e.fixed_add(e.full(t, 0.5), e.fixed_scaled(e.fixed_mul(x, x), 1.0 / 16));
   return e.primal(ops::select(e.type(small), t, t), {small, series, quotient});
 }
+
+/// erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) as a fixed value (y = erfcx(x)). The difference cancels
+/// as x grows (2 x y tends to 2/sqrt(pi)), losing about log10(2 x^2) digits, and the second
+/// derivative 2 y + 2 x erfcx'(x) cancels once more; so above x = 20 it is the asymptotic series
+/// (2/sqrt(pi)) sum_{k>=1} (-1)^k (2k-1)!! / (2 x^2)^k, whose terms fall by a factor of at least
+/// 2 x^2 / (2k + 1) = 800 / 17 there: its first 8 terms reach the last bit of a double. The series
+/// is an expression of ops, so the rule differentiates again; its operand is held at 20 where the
+/// other branch is taken (the "double where": 1 / x^2 is infinite at 0). Operands that emit are
+/// named first, so that the graph's order does not depend on the compiler's order of evaluation.
+PV erfcx_slope(Emit& e, const PV& x, const PV& y) {
+  constexpr double kSeriesFrom = 20;
+  constexpr double kCoefficients[] = {-1, 3, -15, 105, -945, 10395, -135135, 2027025};  // (-1)^k (2k-1)!!
+  const TensorType& t = e.type(x);
+  const PV two_xy = e.fixed_scaled(e.fixed_mul(x, y), 2.0);
+  const PV direct = e.fixed_sub(two_xy, e.full(t, kTwoOverSqrtPi));
+  const PV large = e.compare(CompareDir::Gt, x, e.full(t, kSeriesFrom));
+  const PV x_safe = e.primal(ops::select(e.type(large), t, t), {large, x, e.full(t, kSeriesFrom)});
+  const PV x2 = e.fixed_mul(x_safe, x_safe);
+  const PV z = e.fixed_div(e.full(t, 0.5), x2);  // 1 / (2 x^2)
+  PV sum = e.full(t, kCoefficients[7]);
+  for (int k = 6; k >= 0; --k) {
+    const PV scaled = e.fixed_mul(z, sum);
+    sum = e.fixed_add(e.full(t, kCoefficients[k]), scaled);
+  }
+  const PV series = e.fixed_scaled(e.fixed_mul(z, sum), kTwoOverSqrtPi);
+  return e.primal(ops::select(e.type(large), t, t), {large, series, direct});
+}
 }  // namespace
 
 const OpDef& def_Erf() {
@@ -133,16 +161,14 @@ const OpDef& def_Erfcinv() {
                                     unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
                                       PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
                                       return e.scale(e.fixed_scaled(exp_y2, -std::sqrt(std::numbers::pi) / 2), dx);
-                                    }));
+                                    }), Domain::NearOne);
   return d;
 }
 
 const OpDef& def_Erfcx() {
   static const OpDef d = formula_op("erfcx", OpKind::Erfcx, {kNonlinear}, unary_formula<erfcx_fn, false>(),
                                     unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
-                                      PV two_xy = e.fixed_scaled(e.fixed_mul(x, y), 2.0);
-                                      PV slope = e.fixed_sub(two_xy, e.full(e.type(x), kTwoOverSqrtPi));
-                                      return e.scale(slope, dx);
+                                      return e.scale(erfcx_slope(e, x, y), dx);
                                     }));
   return d;
 }
@@ -190,7 +216,7 @@ const OpDef& def_BesselI0e() {
                                     unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
                                       PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
                                       return e.scale(e.fixed_sub(e.fixed(OpKind::BesselI1e, x), sign_y), dx);
-                                    }), Domain::Positive);
+                                    }), Domain::Positive, Discontinuity::KinkAtZero);
   return d;
 }
 
@@ -212,7 +238,7 @@ const OpDef& def_BesselI1e() {
                                       PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
                                       PV i0e = e.fixed(OpKind::BesselI0e, x);
                                       return e.scale(e.fixed_sub(e.fixed_sub(i0e, sign_y), scaled_quotient), dx);
-                                    }), Domain::Positive);
+                                    }), Domain::Positive, Discontinuity::KinkAtZero);
   return d;
 }
 

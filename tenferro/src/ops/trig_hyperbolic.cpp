@@ -3,7 +3,8 @@
 // formula (ElementFormula): the libm function for one element, the vector math library's for
 // fused blocks. Complex functions are the principal branches of C99/C++ (std::asin etc.: branch
 // cuts on the real axis outside [-1, 1] for asin, acos and atanh, on the imaginary axis outside
-// [-i, i] for asinh and atan, and left of 1 for acosh), so their JVP is f'(z) dz.
+// [-i, i] for asinh and atan, and left of 1 for acosh: OpDef::branch_cut), so their JVP is
+// f'(z) dz. atan2 jumps across the negative x axis (OpDef::discontinuity).
 //
 // JVP rules (x the operand, y the result):
 //   tan: (1 + y^2) dx          asin: dx / sqrt(1 - x^2)       acos: -dx / sqrt(1 - x^2)
@@ -75,7 +76,7 @@ const OpDef& def_Asin() {
                                       PV x2 = e.fixed_mul(x, x);
                                       PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
                                       return e.divide(dx, root);
-                                    }), Domain::Centered);
+                                    }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }
 
@@ -85,7 +86,7 @@ const OpDef& def_Acos() {
                                       PV x2 = e.fixed_mul(x, x);
                                       PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
                                       return e.divide(dx, e.fixed(OpKind::Neg, root));
-                                    }), Domain::Centered);
+                                    }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }
 
@@ -94,7 +95,8 @@ const OpDef& def_Atan() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed_add(one_like(e, x), x2));
-                                    }), Domain::Centered);
+                                    }), Domain::Centered, Discontinuity::None,
+                                    kCutOutsideUnitImaginary);
   return d;
 }
 
@@ -119,7 +121,8 @@ const OpDef& def_Asinh() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed(OpKind::Sqrt, e.fixed_add(x2, one_like(e, x))));
-                                    }), Domain::Centered);
+                                    }), Domain::Centered, Discontinuity::None,
+                                    kCutOutsideUnitImaginary);
   return d;
 }
 
@@ -130,7 +133,7 @@ const OpDef& def_Acosh() {
                                       PV below = e.fixed(OpKind::Sqrt, e.fixed_sub(x, one));
                                       PV above = e.fixed(OpKind::Sqrt, e.fixed_add(x, one));
                                       return e.divide(dx, e.fixed_mul(below, above));
-                                    }), Domain::AboveOne);
+                                    }), Domain::AboveOne, Discontinuity::None, kCutLeftOfOne);
   return d;
 }
 
@@ -139,13 +142,14 @@ const OpDef& def_Atanh() {
                                     unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
                                       PV x2 = e.fixed_mul(x, x);
                                       return e.divide(dx, e.fixed_sub(one_like(e, x), x2));
-                                    }), Domain::Centered);
+                                    }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }
 
 const OpDef& def_Atan2() {
   static const OpDef d = formula_op("atan2", OpKind::Atan2, {kNonlinear, kNonlinear},
-                                    vectorized<exec::MathFn2::Atan2>(binary_formula<atan2_fn>()), jvp_atan2, Domain::AboveOne);
+                                    vectorized<exec::MathFn2::Atan2>(binary_formula<atan2_fn>()), jvp_atan2, Domain::AboveOne,
+                                    Discontinuity::JumpsAtNegativeXAxis);
   return d;
 }
 

@@ -24,18 +24,20 @@ std::string tensor_cpp(const Tensor& t);
 }  // namespace tenferro::testing
 
 namespace tenferro::testing {
-/// Values that change exactly where the program jumps: comparisons, sign, conversions to an
-/// integer or bool; with `kinks`, also where its derivative jumps: the branch taken by abs,
-/// relu, maximum, minimum, clamp and max/min reductions of real values.
+/// Values that change exactly where the program jumps: comparisons, conversions to an integer or
+/// bool, the jumps and branch cuts of the op list's functions (function_jump_indicators: sign,
+/// floor, the complex log, ...); with `kinks`, also where its derivative jumps: the branch taken
+/// by abs, relu, maximum, minimum, clamp and max/min reductions of real values.
 std::vector<Traced> jump_indicators(const RandomProgram& program, const std::vector<Traced>& values, bool kinks);
 }  // namespace tenferro::testing
 
 namespace tenferro::testing {
-/// One scalar per jump of the program (a comparison of two different values, sign, a
-/// conversion to an integer or bool): the smallest relative distance of its operands from the
-/// threshold over the elements (|a - b| / (|a| + |b| + 1); distance to the nearest integer or to
-/// zero). A margin within rounding means another computation may jump the other way. With
-/// `kinks`, also the kinks of real values (maximum, minimum, clamp, abs, relu, and max/min
-/// reductions: the gap to the runner-up), where derivatives jump.
+/// One scalar per jump of the program (a comparison of two different values, a conversion to an
+/// integer or bool, a jump or branch cut of an op list's function: function_jump_margins): the
+/// smallest relative distance of its operands from the threshold over the elements
+/// (|a - b| / (|a| + |b| + 1); distance to the nearest integer or to zero). A margin within
+/// rounding means another computation may jump the other way. With `kinks`, also the kinks of
+/// real values (maximum, minimum, clamp, abs, relu, and max/min reductions: the gap to the
+/// runner-up), where derivatives jump.
 std::vector<Traced> jump_margins(const RandomProgram& program, const std::vector<Traced>& values, bool kinks);
 }  // namespace tenferro::testing

@@ -1,5 +1,8 @@
 // The random programs' op table: how each FuzzOp calls the traced API and how it prints as C++.
-// A new op of the traced API joins the fuzzer here (apply_node, node_cpp) and in generate.cpp.
+// The op list's functions (U and B entries of tenferro/op_list.hpp) are one table generated from
+// the list (listed_functions), called by FuzzOp::Unary and FuzzOp::Binary and printed as
+// tf::name(...): a new entry needs nothing here. Any other new call of the traced API joins the
+// fuzzer as a FuzzOp with a case here (fuzz_op_name, apply_node, node_cpp) and in generate.cpp.
 #include <algorithm>
 #include <iomanip>
 #include <limits>
@@ -7,8 +10,31 @@
 
 #include "check_math.hpp"
 #include "fuzz_internal.hpp"
+#include "tenferro/op_list.hpp"
+#include "tenferro/ops/op_def.hpp"
 
 namespace tenferro::testing {
+
+// The functions of the op list, each called through a function pointer to a lambda that calls it
+// (tenferro::name: the same overload set the user's code reaches).
+#define TENFERRO_FUZZ_UNARY(X, kind, name) \
+  ListedFunction{OpKind::kind, #name, 1, [](const Traced& x) { return tenferro::name(x); }, nullptr},
+#define TENFERRO_FUZZ_BINARY(X, kind, name) \
+  ListedFunction{OpKind::kind, #name, 2, nullptr, [](const Traced& a, const Traced& b) { return tenferro::name(a, b); }},
+const std::vector<ListedFunction>& listed_functions() {
+  static const std::vector<ListedFunction> table = {
+      TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_FUZZ_UNARY, TENFERRO_FUZZ_BINARY)};
+  return table;
+}
+#undef TENFERRO_FUZZ_UNARY
+#undef TENFERRO_FUZZ_BINARY
+
+const ListedFunction& listed_function(OpKind kind) {
+  for (const ListedFunction& f : listed_functions()) {
+    if (f.kind == kind) return f;
+  }
+  throw Error("fuzz: the op list names no function of op " + op_def(kind).name);
+}
 
 namespace {
 /// Slices of x along `axis` at `positions` as gather/scatter operands: i64 indices [m, 1] and the
@@ -33,57 +59,13 @@ AxisPick axis_pick(const Traced& x, std::int64_t axis, std::vector<std::int64_t>
 
 const char* fuzz_op_name(FuzzOp op) {
   switch (op) {
-    case FuzzOp::Neg: return "neg";
-    case FuzzOp::Exp: return "exp";
-    case FuzzOp::Log: return "log";
-    case FuzzOp::Sin: return "sin";
-    case FuzzOp::Cos: return "cos";
-    case FuzzOp::Tanh: return "tanh";
-    case FuzzOp::Sqrt: return "sqrt";
-    case FuzzOp::Rsqrt: return "rsqrt";
-    case FuzzOp::Expm1: return "expm1";
-    case FuzzOp::Log1p: return "log1p";
-    case FuzzOp::Abs: return "abs";
-    case FuzzOp::Sign: return "sign";
-    case FuzzOp::Conj: return "conj";
-    case FuzzOp::Real: return "real";
-    case FuzzOp::Imag: return "imag";
+    case FuzzOp::Unary: return "unary";
+    case FuzzOp::Binary: return "binary";
     case FuzzOp::Sigmoid: return "sigmoid";
     case FuzzOp::Relu: return "relu";
     case FuzzOp::Softplus: return "softplus";
-    case FuzzOp::Sinh: return "sinh";
-    case FuzzOp::Cosh: return "cosh";
-    case FuzzOp::Atan: return "atan";
-    case FuzzOp::Asinh: return "asinh";
-    case FuzzOp::Asin: return "asin";
-    case FuzzOp::Atanh: return "atanh";
-    case FuzzOp::Erf: return "erf";
-    case FuzzOp::Erfc: return "erfc";
-    case FuzzOp::Exp2: return "exp2";
-    case FuzzOp::Log2: return "log2";
-    case FuzzOp::Log10: return "log10";
-    case FuzzOp::Floor: return "floor";
-    case FuzzOp::Round: return "round";
-    case FuzzOp::Lgamma: return "lgamma";
-    case FuzzOp::Digamma: return "digamma";
-    case FuzzOp::Erfinv: return "erfinv";
-    case FuzzOp::I1: return "i1";
-    case FuzzOp::Tan: return "tan";
-    case FuzzOp::Acos: return "acos";
-    case FuzzOp::Acosh: return "acosh";
-    case FuzzOp::Cbrt: return "cbrt";
-    case FuzzOp::Ceil: return "ceil";
-    case FuzzOp::Trunc: return "trunc";
-    case FuzzOp::Frac: return "frac";
-    case FuzzOp::I0: return "i0";
-    case FuzzOp::I0e: return "i0e";
-    case FuzzOp::I1e: return "i1e";
     case FuzzOp::Trigamma: return "polygamma";
-    case FuzzOp::Fmod: return "fmod";
-    case FuzzOp::Atan2: return "atan2";
-    case FuzzOp::Hypot: return "hypot";
     case FuzzOp::Logaddexp: return "logaddexp";
-    case FuzzOp::Remainder: return "remainder";
     case FuzzOp::Add: return "add";
     case FuzzOp::Sub: return "sub";
     case FuzzOp::Mul: return "mul";
@@ -150,61 +132,30 @@ const char* fuzz_op_name(FuzzOp op) {
   return "?";
 }
 
+const char* fuzz_name(const FuzzNode& node) {
+  const bool listed = node.op == FuzzOp::Unary || node.op == FuzzOp::Binary;
+  return listed ? listed_function(node.function).name : fuzz_op_name(node.op);
+}
+
 Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
   auto a = [&](std::size_t i) -> const Traced& { return v.at(static_cast<std::size_t>(n.args.at(i))); };
   const double s = n.scalar;
   switch (n.op) {
-    case FuzzOp::Neg: return neg(a(0));
-    case FuzzOp::Exp: return exp(a(0));
-    case FuzzOp::Log: return log(a(0));
-    case FuzzOp::Sin: return sin(a(0));
-    case FuzzOp::Cos: return cos(a(0));
-    case FuzzOp::Tanh: return tanh(a(0));
-    case FuzzOp::Sqrt: return sqrt(a(0));
-    case FuzzOp::Rsqrt: return rsqrt(a(0));
-    case FuzzOp::Expm1: return expm1(a(0));
-    case FuzzOp::Log1p: return log1p(a(0));
-    case FuzzOp::Abs: return abs(a(0));
-    case FuzzOp::Sign: return sign(a(0));
-    case FuzzOp::Conj: return conj(a(0));
-    case FuzzOp::Real: return real(a(0));
-    case FuzzOp::Imag: return imag(a(0));
+    case FuzzOp::Unary: {
+      const ListedFunction& f = listed_function(n.function);
+      if (f.arity != 1) throw Error(std::string("fuzz: ") + f.name + " is not unary");
+      return f.unary(a(0));
+    }
+    case FuzzOp::Binary: {
+      const ListedFunction& f = listed_function(n.function);
+      if (f.arity != 2) throw Error(std::string("fuzz: ") + f.name + " is not binary");
+      return f.binary(a(0), a(1));
+    }
     case FuzzOp::Sigmoid: return sigmoid(a(0));
     case FuzzOp::Relu: return relu(a(0));
     case FuzzOp::Softplus: return softplus(a(0));
-    case FuzzOp::Sinh: return sinh(a(0));
-    case FuzzOp::Cosh: return cosh(a(0));
-    case FuzzOp::Atan: return atan(a(0));
-    case FuzzOp::Asinh: return asinh(a(0));
-    case FuzzOp::Asin: return asin(a(0));
-    case FuzzOp::Atanh: return atanh(a(0));
-    case FuzzOp::Erf: return erf(a(0));
-    case FuzzOp::Erfc: return erfc(a(0));
-    case FuzzOp::Exp2: return exp2(a(0));
-    case FuzzOp::Log2: return log2(a(0));
-    case FuzzOp::Log10: return log10(a(0));
-    case FuzzOp::Floor: return floor(a(0));
-    case FuzzOp::Round: return round(a(0));
-    case FuzzOp::Lgamma: return lgamma(a(0));
-    case FuzzOp::Digamma: return digamma(a(0));
-    case FuzzOp::Erfinv: return erfinv(a(0));
-    case FuzzOp::I1: return i1(a(0));
-    case FuzzOp::Tan: return tan(a(0));
-    case FuzzOp::Acos: return acos(a(0));
-    case FuzzOp::Acosh: return acosh(a(0));
-    case FuzzOp::Cbrt: return cbrt(a(0));
-    case FuzzOp::Ceil: return ceil(a(0));
-    case FuzzOp::Trunc: return trunc(a(0));
-    case FuzzOp::Frac: return frac(a(0));
-    case FuzzOp::I0: return i0(a(0));
-    case FuzzOp::I0e: return i0e(a(0));
-    case FuzzOp::I1e: return i1e(a(0));
     case FuzzOp::Trigamma: return polygamma(1, a(0));
-    case FuzzOp::Fmod: return fmod(a(0), a(1));
-    case FuzzOp::Atan2: return atan2(a(0), a(1));
-    case FuzzOp::Hypot: return hypot(a(0), a(1));
     case FuzzOp::Logaddexp: return logaddexp(a(0), a(1));
-    case FuzzOp::Remainder: return remainder(a(0), a(1));
     case FuzzOp::Add: return add(a(0), a(1));
     case FuzzOp::Sub: return sub(a(0), a(1));
     case FuzzOp::Mul: return mul(a(0), a(1));
@@ -362,7 +313,7 @@ std::string value_name(int i) { return "v" + std::to_string(i); }
 
 std::string node_cpp(const FuzzNode& n) {
   auto a = [&](std::size_t i) { return value_name(n.args.at(i)); };
-  const std::string name = std::string("tf::") + fuzz_op_name(n.op);
+  const std::string name = std::string("tf::") + fuzz_name(n);
   auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), n.op) != ops.end(); };
   if (n.op == FuzzOp::AddScalar) return a(0) + " + " + number(n.scalar);
   if (n.op == FuzzOp::SubScalar) return a(0) + " - " + number(n.scalar);

@@ -2,13 +2,19 @@
 // the traced API rejects (a typed ShapeError or DTypeError: a dtype an op does not take, shapes
 // that do not broadcast) is dropped and another is drawn; any other exception is kept in the
 // program, whose check then reports it. Choices are biased towards what finds bugs: size-1 axes,
-// broadcasting, recent values (deep chains), several uses of one value (fan-out), and positive
-// operands for the ops with a restricted domain.
+// broadcasting, recent values (deep chains), several uses of one value (fan-out), and operands
+// inside the domain of the ops that have a restricted one.
+//
+// The op list's functions (U and B entries of tenferro/op_list.hpp) are drawn from the list
+// itself (listed_functions.hpp): each with the weight of its kind of op, on an operand of a dtype
+// its op's shape rule takes, moved into its op's Domain (in_domain). A new entry of the list is
+// drawn with no edit here; other calls are the hand-written table kHandWritten.
 #include <algorithm>
 #include <numeric>
 #include <random>
 
 #include "fuzz_internal.hpp"
+#include "tenferro/ops/op_def.hpp"
 #include "tenferro/ops/record.hpp"
 
 namespace tenferro::testing {
@@ -18,15 +24,14 @@ namespace {
 struct Weighted {
   FuzzOp op;
   int weight;
+  OpKind function = OpKind::Neg;  // Unary and Binary: the op list's function
 };
 
-// How often each op is drawn (relative). Elementwise ops dominate, as in real programs.
-const std::vector<Weighted> kOps = {
-    {FuzzOp::Neg, 2},      {FuzzOp::Exp, 4},        {FuzzOp::Log, 3},        {FuzzOp::Sin, 3},
-    {FuzzOp::Cos, 3},      {FuzzOp::Tanh, 3},       {FuzzOp::Sqrt, 2},       {FuzzOp::Rsqrt, 2},
-    {FuzzOp::Expm1, 2},    {FuzzOp::Log1p, 2},      {FuzzOp::Abs, 2},        {FuzzOp::Sign, 1},
-    {FuzzOp::Conj, 2},     {FuzzOp::Real, 2},       {FuzzOp::Imag, 2},       {FuzzOp::Sigmoid, 2},
-    {FuzzOp::Relu, 2},     {FuzzOp::Softplus, 2},   {FuzzOp::Add, 6},        {FuzzOp::Sub, 4},
+// How often each hand-written op is drawn (relative). Elementwise ops dominate, as in real
+// programs.
+const std::vector<Weighted> kHandWritten = {
+    {FuzzOp::Sigmoid, 2},  {FuzzOp::Relu, 2},       {FuzzOp::Softplus, 2},   {FuzzOp::Add, 6},
+    {FuzzOp::Sub, 4},
     {FuzzOp::Mul, 6},      {FuzzOp::Div, 3},        {FuzzOp::Pow, 2},        {FuzzOp::Maximum, 2},
     {FuzzOp::Minimum, 2},  {FuzzOp::Eq, 1},         {FuzzOp::Ne, 1},         {FuzzOp::Lt, 1},
     {FuzzOp::Le, 1},       {FuzzOp::Gt, 1},         {FuzzOp::Ge, 1},         {FuzzOp::AddScalar, 2},
@@ -38,20 +43,41 @@ const std::vector<Weighted> kOps = {
     {FuzzOp::Var, 2},      {FuzzOp::Logsumexp, 2},  {FuzzOp::Softmax, 2},    {FuzzOp::LogSoftmax, 2},
     {FuzzOp::DotGeneral, 4}, {FuzzOp::Matmul, 3},   {FuzzOp::CrossEntropy, 1},
     {FuzzOp::MaxWithIndex, 1}, {FuzzOp::MinWithIndex, 1}, {FuzzOp::Argmax, 1}, {FuzzOp::Argmin, 1},
-    {FuzzOp::DetachedIdentity, 1},
-    {FuzzOp::Sinh, 1},     {FuzzOp::Cosh, 1},       {FuzzOp::Atan, 1},       {FuzzOp::Asinh, 1},
-    {FuzzOp::Asin, 1},     {FuzzOp::Atanh, 1},      {FuzzOp::Erf, 1},        {FuzzOp::Erfc, 1},
-    {FuzzOp::Exp2, 1},     {FuzzOp::Log2, 1},       {FuzzOp::Log10, 1},      {FuzzOp::Floor, 1},
-    {FuzzOp::Round, 1},    {FuzzOp::Atan2, 1},      {FuzzOp::Hypot, 1},      {FuzzOp::Logaddexp, 1},
-    {FuzzOp::Remainder, 1}, {FuzzOp::Lgamma, 1},  {FuzzOp::Digamma, 1},    {FuzzOp::Erfinv, 1},
-    {FuzzOp::I1, 1},       {FuzzOp::Tan, 1},        {FuzzOp::Acos, 1},       {FuzzOp::Acosh, 1},
-    {FuzzOp::Cbrt, 1},     {FuzzOp::Ceil, 1},       {FuzzOp::Trunc, 1},      {FuzzOp::Frac, 1},      {FuzzOp::I0, 1},
-    {FuzzOp::I0e, 1},      {FuzzOp::I1e, 1},        {FuzzOp::Trigamma, 1},   {FuzzOp::Fmod, 1},
+    {FuzzOp::DetachedIdentity, 1}, {FuzzOp::Logaddexp, 1}, {FuzzOp::Trigamma, 1},
     {FuzzOp::Slice, 2},    {FuzzOp::Pad, 2},        {FuzzOp::Cumsum, 2},     {FuzzOp::Reverse, 1},
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
     {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},       {FuzzOp::Gather, 1},     {FuzzOp::Scatter, 1},
     {FuzzOp::Scan, 1},     {FuzzOp::Cond, 1},       {FuzzOp::Checkpoint, 1},  {FuzzOp::Rematerialize, 1},
 };
+
+/// Every op the generator draws: the hand-written ones, then each function of the op list, the
+/// oldest ones (whose formulas name one of the executor's own loops, ElementFast: exp, log, abs,
+/// ...) twice as often as the others, as real programs call them more.
+const std::vector<Weighted>& drawn_ops() {
+  static const std::vector<Weighted> ops = [] {
+    std::vector<Weighted> all = kHandWritten;
+    for (const ListedFunction& f : listed_functions()) {
+      const OpDef& d = op_def(f.kind);
+      const bool fast = d.formula && d.formula->fast != ElementFast::None;
+      all.push_back({f.arity == 1 ? FuzzOp::Unary : FuzzOp::Binary, fast ? 2 : 1, f.kind});
+    }
+    return all;
+  }();
+  return ops;
+}
+
+/// Whether op `kind` (of one or two operands) takes operands of dtype `d`: its shape rule's
+/// verdict on rank-0 operands.
+bool takes(OpKind kind, DType d) {
+  const OpDef& def = op_def(kind);
+  const std::vector<TensorType> operands(def.arity(), TensorType{d, {}});
+  try {
+    def.shape_rule(operands, OpAttrs{});
+    return true;
+  } catch (const DTypeError&) {
+    return false;
+  }
+}
 
 bool broadcastable(const Shape& a, const Shape& b) {
   const std::size_t r = std::max(a.size(), b.size());
@@ -199,25 +225,64 @@ class Generator {
       return -1;
     }
   }
-  int unary(FuzzOp op, int a) { return add(FuzzNode{op, {a}, {}, {}, DType::F64, 0}); }
+  /// A call of the op list's function of op `kind` on `args` (FuzzOp::Unary or Binary).
+  int call(OpKind kind, std::vector<int> args) {
+    const FuzzOp op = args.size() == 1 ? FuzzOp::Unary : FuzzOp::Binary;
+    return add(FuzzNode{op, std::move(args), {}, {}, DType::F64, 0, kind});
+  }
+  /// v op s for a scalar op (AddScalar, MulScalar, ...); -1 if v is -1.
+  int with_scalar(FuzzOp op, int v, double s) { return v < 0 ? -1 : add(FuzzNode{op, {v}, {}, {}, DType::F64, s}); }
 
-  /// An operand for an op with a restricted domain (log, sqrt, a divisor, a power's base):
-  /// exp(a), which is positive for real a and off the negative real axis for small imaginary
-  /// parts. (Operands near zero make derivatives whose rounding noise, of order eps / a^2, no
-  /// tolerance can tell from a wrong rule.) The draw is kept so that seeds keep their programs.
+  /// An operand for an op with a restricted domain (a divisor, a power's base): exp(a), which is
+  /// positive for real a and off the negative real axis for small imaginary parts. (Operands
+  /// near zero make derivatives whose rounding noise, of order eps / a^2, no tolerance can tell
+  /// from a wrong rule.) a itself where it is not float or complex.
   int positive(int a) {
-    const bool draw = chance(0.85);
-    (void)draw;
     if (!is_inexact(type(a).dtype)) return a;
-    const int e = unary(FuzzOp::Exp, a);
+    const int e = call(OpKind::Exp, {a});
     return e < 0 ? a : e;
   }
-  /// An operand inside (-1/2, 1/2) for asin and atanh: tanh(a) / 2, real a only (-1 for complex a,
-  /// whose branch cuts on the real axis these programs do not track).
-  int within_half(int a) {
-    if (!is_floating(type(a).dtype)) return -1;
-    const int t = unary(FuzzOp::Tanh, a);
-    return t < 0 ? -1 : add(FuzzNode{FuzzOp::MulScalar, {t}, {}, {}, DType::F64, 0.5});
+  /// An operand well inside the unit disk: tanh(a) / 2 for real a (inside (-1/2, 1/2)), and
+  /// a / (a conj(a) + 2) for complex a (of modulus at most 1 / (2 sqrt 2), so that the branch cuts
+  /// of asin, atanh, atan, ... on the axes beyond +-1 and +-i stay far); -1 for integer a.
+  int centered(int a) {
+    if (is_floating(type(a).dtype)) return with_scalar(FuzzOp::MulScalar, call(OpKind::Tanh, {a}), 0.5);
+    if (!is_complex(type(a).dtype)) return -1;
+    const int c = call(OpKind::Conj, {a});
+    const int square = c < 0 ? -1 : add(FuzzNode{FuzzOp::Mul, {a, c}, {}, {}, DType::F64, 0});
+    const int denominator = with_scalar(FuzzOp::AddScalar, square, 2.0);
+    return denominator < 0 ? -1 : add(FuzzNode{FuzzOp::Div, {a, denominator}, {}, {}, DType::F64, 0});
+  }
+  /// An operand in `domain` (OpDef::domain) made from a by calls the program records: a itself
+  /// (Any, and Steps: the jumps of piecewise constant ops are tracked, indicators.cpp), exp(a)
+  /// (Positive), exp(a) + 1 (AboveOne), a centered value (Centered) or one plus it (NearOne); -1
+  /// where a has none (an integer a).
+  int in_domain(Domain domain, int a) {
+    const bool inexact = is_inexact(type(a).dtype);
+    switch (domain) {
+      case Domain::Any: return a;
+      case Domain::Steps: return a;
+      case Domain::Positive: return inexact ? positive(a) : -1;
+      case Domain::AboveOne: return inexact ? with_scalar(FuzzOp::AddScalar, positive(a), 1.0) : -1;
+      case Domain::Centered: return centered(a);
+      case Domain::NearOne: return with_scalar(FuzzOp::AddScalar, centered(a), 1.0);
+    }
+    return -1;
+  }
+  /// A call of the op list's function `f`: on a value of a dtype its op takes (its shape rule's
+  /// verdict), a binary one with a partner (either first), and the operand its op's Domain
+  /// describes (the last one, for a binary op) moved into the domain.
+  void add_listed(const ListedFunction& f) {
+    const int a = pick_value_where([&](int v) { return takes(f.kind, type(v).dtype); });
+    if (a < 0) return;
+    std::vector<int> args = {a};
+    if (f.arity == 2) {
+      args.push_back(pick_partner(a));
+      if (chance(0.5)) std::swap(args[0], args[1]);
+    }
+    args.back() = in_domain(op_def(f.kind).domain, args.back());
+    if (args.back() < 0) return;
+    call(f.kind, std::move(args));
   }
   int boolean_for(int a) {
     int p = pick_value_where([&](int v) { return type(v).dtype == DType::Bool && broadcastable(type(v).shape, type(a).shape); });
@@ -268,39 +333,31 @@ class Generator {
     return d;
   }
 
-  void add_random_node() {
+  const Weighted& draw_op() {
+    const std::vector<Weighted>& ops = drawn_ops();
     int total = 0;
-    for (const auto& w : kOps) total += w.weight;
+    for (const auto& w : ops) total += w.weight;
     int r = static_cast<int>(below(static_cast<std::size_t>(total)));
-    FuzzOp op = kOps.front().op;
-    for (const auto& w : kOps) {
-      if ((r -= w.weight) < 0) {
-        op = w.op;
-        break;
-      }
+    for (const auto& w : ops) {
+      if ((r -= w.weight) < 0) return w;
     }
+    return ops.back();
+  }
+
+  void add_random_node() {
+    const Weighted& drawn = draw_op();
+    if (drawn.op == FuzzOp::Unary || drawn.op == FuzzOp::Binary) return add_listed(listed_function(drawn.function));
+    const FuzzOp op = drawn.op;
     const int a = pick_value();
     const TensorType ta = type(a);
     FuzzNode n{op, {a}, {}, {}, DType::F64, 0};
     const double scalars[] = {0.5, -1.5, 2.0, 3.0, 0.25, -0.75};
     auto is = [&](std::initializer_list<FuzzOp> ops) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
-    if (is({FuzzOp::Log, FuzzOp::Sqrt, FuzzOp::Rsqrt, FuzzOp::Log1p, FuzzOp::Log2, FuzzOp::Log10, FuzzOp::Lgamma,
-            FuzzOp::Digamma, FuzzOp::Trigamma, FuzzOp::Cbrt})) {
+    if (op == FuzzOp::Trigamma) {  // polygamma(1, x): poles at 0, -1, ...
       n.args = {positive(a)};
-    } else if (op == FuzzOp::Acosh) {  // 1 + exp(a) > 1
-      const int p = positive(a);
-      if (p < 0 || !is_floating(type(p).dtype)) return;
-      n.args = {add(FuzzNode{FuzzOp::AddScalar, {p}, {}, {}, DType::F64, 1.0})};
-      if (n.args[0] < 0) return;
-    } else if (is({FuzzOp::Asin, FuzzOp::Atanh, FuzzOp::Erfinv, FuzzOp::Acos, FuzzOp::Tan})) {
-      const int b = within_half(a);
-      if (b < 0) return;
-      n.args = {b};
-    } else if (is({FuzzOp::Atan2, FuzzOp::Hypot, FuzzOp::Logaddexp})) {
+    } else if (op == FuzzOp::Logaddexp) {
       n.args = {a, pick_partner(a)};
       if (chance(0.5)) std::swap(n.args[0], n.args[1]);
-    } else if (op == FuzzOp::Remainder || op == FuzzOp::Fmod) {
-      n.args = {a, positive(pick_partner(a))};
     } else if (is({FuzzOp::Add, FuzzOp::Sub, FuzzOp::Mul, FuzzOp::Maximum, FuzzOp::Minimum, FuzzOp::Eq, FuzzOp::Ne,
                    FuzzOp::Lt, FuzzOp::Le, FuzzOp::Gt, FuzzOp::Ge})) {
       n.args = {a, pick_partner(a)};

@@ -1,8 +1,12 @@
-// Indicators of where a random program is not smooth (fuzz_internal.hpp).
+// Indicators of where a random program is not smooth (fuzz_internal.hpp, listed_functions.hpp).
+// The op list's functions (FuzzOp::Unary and Binary) get theirs from their op's definition
+// (OpDef::discontinuity, OpDef::branch_cut: function_jump_indicators and function_jump_margins);
+// the hand-written FuzzOps below from their cases here.
 #include <algorithm>
 #include <limits>
 
 #include "fuzz_internal.hpp"
+#include "tenferro/ops/op_def.hpp"
 
 namespace tenferro::testing {
 
@@ -22,6 +26,122 @@ Traced extremum_positions(const Traced& x, const Traced& reduced, std::vector<st
   }
   return eq(x, broadcast_to(reshape(reduced, keep), x.shape()));
 }
+
+/// The smallest element, as an f64 scalar; +inf for an empty tensor (no element near a jump).
+Traced smallest(const Traced& t) {
+  if (t.type().numel() == 0) return constant(t, Tensor::scalar(std::numeric_limits<double>::infinity()));
+  std::vector<std::int64_t> axes(t.rank());
+  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
+  return astype(min(t, axes), DType::F64);
+}
+
+/// The coordinates of complex z along a cut's axis and across it.
+struct AxisCoordinates {
+  Traced along, across;
+};
+AxisCoordinates axis_coordinates(const Traced& z, const BranchCut& cut) {
+  return cut.imaginary ? AxisCoordinates{imag(z), real(z)} : AxisCoordinates{real(z), imag(z)};
+}
+/// Where z lies beyond the ends of the cut (along < from, or along >= to): both comparisons agree.
+Traced beyond_ends(const AxisCoordinates& c, const BranchCut& cut) {
+  return eq(lt(c.along, full_like(c.along, cut.from)), lt(c.along, full_like(c.along, cut.to)));
+}
+/// Which side of the cut z lies on: true beyond its ends and below (left of) its axis.
+Traced cut_side(const Traced& z, const BranchCut& cut) {
+  const AxisCoordinates c = axis_coordinates(z, cut);
+  const Traced beyond = beyond_ends(c, cut);
+  return where(beyond, lt(c.across, full_like(c.across, 0.0)), beyond);
+}
+/// The distance of z from the cut relative to its size, over the elements beyond the cut's ends.
+Traced cut_margin(const Traced& z, const BranchCut& cut) {
+  const AxisCoordinates c = axis_coordinates(z, cut);
+  return smallest(where(beyond_ends(c, cut), abs(c.across) / (abs(z) + 1.0), full_like(c.across, 1.0)));
+}
+/// The distance of x's elements from the nearest integer, in f64.
+Traced distance_to_integer(const Traced& x) {
+  const Traced x64 = astype(x, DType::F64);
+  const Traced frac = x64 - floor(x64);
+  return smallest(minimum(frac, 1.0 - frac));
+}
+/// (y, x) as a point: where x < 0, the side of the x axis (atan2's cut).
+Traced negative_x_axis_side(const Traced& y, const Traced& x) {
+  const Traced left = lt(x, full_like(x, 0.0));
+  return where(left, lt(y, full_like(y, 0.0)), left);
+}
+/// The branch cut of the complex log (of sqrt, rsqrt and pow through it): pow's base.
+constexpr BranchCut kLogCut{false, 0.0};
+}  // namespace
+
+std::vector<Traced> function_jump_indicators(OpKind kind, const std::vector<Traced>& args, bool kinks) {
+  const OpDef& d = op_def(kind);
+  std::vector<Traced> out;
+  for (const Traced& z : args) {
+    if (d.branch_cut && is_complex(z.dtype())) out.push_back(cut_side(z, *d.branch_cut));
+  }
+  // Jumps on the real line: float operands (integer ones never move; complex ones have cuts).
+  if (!std::all_of(args.begin(), args.end(), [](const Traced& x) { return is_floating(x.dtype()); })) return out;
+  // floor and ceil together: one changes where the operand reaches an integer, the other where it
+  // leaves one, so every step of floor, ceil, trunc, round and frac changes one of them.
+  auto steps_of = [&](const Traced& x) {
+    out.push_back(floor(x));
+    out.push_back(ceil(x));
+  };
+  switch (d.discontinuity) {
+    case Discontinuity::None: break;
+    case Discontinuity::KinkAtZero:
+      for (const Traced& x : args) {
+        if (kinks) out.push_back(sign(x));
+      }
+      break;
+    case Discontinuity::JumpAtZero:
+      for (const Traced& x : args) out.push_back(sign(x));
+      break;
+    case Discontinuity::JumpsAtIntegers: steps_of(args.at(0)); break;
+    case Discontinuity::JumpsAtHalfIntegers: steps_of(args.at(0) + 0.5); break;
+    case Discontinuity::JumpsAtQuotientIntegers: steps_of(args.at(0) / args.at(1)); break;
+    case Discontinuity::JumpsAtNegativeXAxis: out.push_back(negative_x_axis_side(args.at(0), args.at(1))); break;
+  }
+  return out;
+}
+
+std::vector<Traced> function_jump_margins(OpKind kind, const std::vector<Traced>& args, bool kinks) {
+  const OpDef& d = op_def(kind);
+  std::vector<Traced> out;
+  for (const Traced& z : args) {
+    if (d.branch_cut && is_complex(z.dtype())) out.push_back(cut_margin(z, *d.branch_cut));
+  }
+  if (!std::all_of(args.begin(), args.end(), [](const Traced& x) { return is_floating(x.dtype()); })) return out;
+  switch (d.discontinuity) {
+    case Discontinuity::None: break;
+    case Discontinuity::KinkAtZero:
+      for (const Traced& x : args) {
+        if (kinks) out.push_back(smallest(abs(x)));
+      }
+      break;
+    case Discontinuity::JumpAtZero:
+      for (const Traced& x : args) out.push_back(smallest(abs(x)));
+      break;
+    case Discontinuity::JumpsAtIntegers: out.push_back(distance_to_integer(args.at(0))); break;
+    case Discontinuity::JumpsAtHalfIntegers: out.push_back(distance_to_integer(astype(args.at(0), DType::F64) + 0.5)); break;
+    case Discontinuity::JumpsAtQuotientIntegers: out.push_back(distance_to_integer(args.at(0) / args.at(1))); break;
+    case Discontinuity::JumpsAtNegativeXAxis: {
+      // |y| where x < 0, relative to the point's size.
+      const Traced y = astype(args.at(0), DType::F64), x = astype(args.at(1), DType::F64);
+      const Traced left = lt(x, full_like(x, 0.0));
+      out.push_back(smallest(where(left, abs(y) / (abs(x) + 1.0), full_like(y, 1.0))));
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+std::vector<Traced> args_of(const FuzzNode& n, const std::vector<Traced>& values) {
+  std::vector<Traced> args;
+  for (int a : n.args) args.push_back(values[static_cast<std::size_t>(a)]);
+  return args;
+}
+bool listed(const FuzzNode& n) { return n.op == FuzzOp::Unary || n.op == FuzzOp::Binary; }
 }  // namespace
 
 std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
@@ -31,54 +151,25 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
     const FuzzNode& n = p.nodes[k];
     const Traced& v = values[inputs + k];
     auto arg = [&](std::size_t i) -> const Traced& { return values[static_cast<std::size_t>(n.args[i])]; };
+    if (listed(n)) {
+      for (Traced& t : function_jump_indicators(n.function, args_of(n, values), kinks)) out.push_back(std::move(t));
+      continue;
+    }
     const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
-    if (compare || n.op == FuzzOp::Sign || n.op == FuzzOp::Argmax || n.op == FuzzOp::Argmin ||
-        (n.op == FuzzOp::Astype && !is_inexact(n.dtype))) {
+    if (compare || n.op == FuzzOp::Argmax || n.op == FuzzOp::Argmin || (n.op == FuzzOp::Astype && !is_inexact(n.dtype))) {
       out.push_back(v);
       continue;
     }
-    // The branch cut of the complex log (and of sqrt, rsqrt and pow through it) along the
-    // negative real axis (below -1 for log1p): which side of it the operand lies on.
-    if (n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Ceil || n.op == FuzzOp::Trunc) {
-      // piecewise constant: the value jumps
-      out.push_back(v);
-      continue;
-    }
-    if (n.op == FuzzOp::Frac) {  // x - trunc(x): jumps where trunc does
-      out.push_back(trunc(arg(0)));
-      continue;
-    }
-    if (n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod) {  // jumps where a / b crosses an integer
-      out.push_back(n.op == FuzzOp::Fmod ? trunc(arg(0) / arg(1)) : floor(arg(0) / arg(1)));
-      continue;
-    }
-    if (n.op == FuzzOp::Atan2) {  // the cut along the negative x axis: the sign of y where x < 0
-      const Traced left = lt(arg(1), full_like(arg(1), 0.0));
-      out.push_back(where(left, lt(arg(0), full_like(arg(0), 0.0)), left));
-      continue;
-    }
-    // atan and asinh cut the imaginary axis beyond +-i: the side of it, where |Im z| > 1.
-    if ((n.op == FuzzOp::Atan || n.op == FuzzOp::Asinh) && is_complex(arg(0).dtype())) {
-      const Traced re = real(arg(0)), im = imag(arg(0));
-      const Traced beyond = gt(abs(im), full_like(im, 1.0));
-      out.push_back(where(beyond, lt(re, full_like(re, 0.0)), beyond));
-      continue;
-    }
-    const bool cut = n.op == FuzzOp::Log || n.op == FuzzOp::Log1p || n.op == FuzzOp::Sqrt || n.op == FuzzOp::Rsqrt ||
-                     n.op == FuzzOp::Pow || n.op == FuzzOp::Log2 || n.op == FuzzOp::Log10;
-    if (cut && is_complex(arg(0).dtype())) {
-      const Traced re = real(arg(0)), im = imag(arg(0));
-      const Traced left = lt(re, full_like(re, n.op == FuzzOp::Log1p ? -1.0 : 0.0));
-      out.push_back(where(left, lt(im, full_like(im, 0.0)), left));
+    if (n.op == FuzzOp::Pow && is_complex(arg(0).dtype())) {  // the base's side of the log's cut
+      out.push_back(cut_side(arg(0), kLogCut));
       continue;
     }
     if (!kinks) continue;
     const bool real_args = std::all_of(n.args.begin(), n.args.end(), [&](int a) {
       return !is_complex(values[static_cast<std::size_t>(a)].dtype());
     });
-    if (!real_args) continue;  // the complex kinks (abs and sign at 0) have measure zero
+    if (!real_args) continue;  // the complex kinks have measure zero
     switch (n.op) {
-      case FuzzOp::Abs: case FuzzOp::I0e: case FuzzOp::I1e: out.push_back(sign(arg(0))); break;
       case FuzzOp::Relu: out.push_back(gt(arg(0), full_like(arg(0), 0.0))); break;
       case FuzzOp::Sort: out.push_back(argsort(arg(0), n.ints.at(0), n.ints.at(1) != 0)); break;  // ties
       case FuzzOp::Maximum:
@@ -91,29 +182,20 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::Min: out.push_back(extremum_positions(arg(0), v, n.ints)); break;
       case FuzzOp::MaxWithIndex:
       case FuzzOp::MinWithIndex: out.push_back(extremum_positions(arg(0), v, n.ints)); break;
+      case FuzzOp::Unary: case FuzzOp::Binary:  // above
       case FuzzOp::Argmax: case FuzzOp::Argmin: case FuzzOp::DetachedIdentity:
-      case FuzzOp::Neg: case FuzzOp::Exp: case FuzzOp::Log: case FuzzOp::Sin: case FuzzOp::Cos:
-      case FuzzOp::Tanh: case FuzzOp::Sqrt: case FuzzOp::Rsqrt: case FuzzOp::Expm1: case FuzzOp::Log1p:
-      case FuzzOp::Sign: case FuzzOp::Conj: case FuzzOp::Real: case FuzzOp::Imag: case FuzzOp::Sigmoid:
-      case FuzzOp::Softplus: case FuzzOp::Add: case FuzzOp::Sub: case FuzzOp::Mul: case FuzzOp::Div:
-      case FuzzOp::Pow: case FuzzOp::Eq: case FuzzOp::Ne: case FuzzOp::Lt: case FuzzOp::Le: case FuzzOp::Gt:
-      case FuzzOp::Ge: case FuzzOp::AddScalar: case FuzzOp::SubScalar: case FuzzOp::MulScalar:
-      case FuzzOp::DivScalar: case FuzzOp::ScalarSub: case FuzzOp::ScalarDiv: case FuzzOp::Where:
-      case FuzzOp::FullLike: case FuzzOp::Transpose: case FuzzOp::TransposeAll: case FuzzOp::Reshape:
-      case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum: case FuzzOp::Reverse: case FuzzOp::Cumprod:
-      case FuzzOp::DynamicSlice: case FuzzOp::DynamicUpdateSlice: case FuzzOp::Dropout: case FuzzOp::Gather:
-      case FuzzOp::Scatter:
-      case FuzzOp::Conv: case FuzzOp::Scan: case FuzzOp::Cond: case FuzzOp::Checkpoint: case FuzzOp::Rematerialize:
-      case FuzzOp::BroadcastTo: case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod:
-      case FuzzOp::MeanAll: case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax:
-      case FuzzOp::LogSoftmax: case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:
-      case FuzzOp::Sinh: case FuzzOp::Cosh: case FuzzOp::Atan: case FuzzOp::Asinh: case FuzzOp::Asin:
-      case FuzzOp::Atanh: case FuzzOp::Erf: case FuzzOp::Erfc: case FuzzOp::Exp2: case FuzzOp::Log2:
-      case FuzzOp::Log10: case FuzzOp::Floor: case FuzzOp::Round: case FuzzOp::Atan2: case FuzzOp::Hypot:
-      case FuzzOp::Logaddexp: case FuzzOp::Remainder: case FuzzOp::Lgamma: case FuzzOp::Digamma:
-      case FuzzOp::Erfinv: case FuzzOp::I1: case FuzzOp::Tan: case FuzzOp::Acos: case FuzzOp::Acosh:
-      case FuzzOp::Cbrt: case FuzzOp::Ceil: case FuzzOp::Trunc: case FuzzOp::Frac: case FuzzOp::I0: case FuzzOp::Trigamma:
-      case FuzzOp::Fmod:
+      case FuzzOp::Sigmoid: case FuzzOp::Softplus: case FuzzOp::Trigamma: case FuzzOp::Add: case FuzzOp::Sub:
+      case FuzzOp::Mul: case FuzzOp::Div: case FuzzOp::Pow: case FuzzOp::Logaddexp: case FuzzOp::Eq:
+      case FuzzOp::Ne: case FuzzOp::Lt: case FuzzOp::Le: case FuzzOp::Gt: case FuzzOp::Ge: case FuzzOp::AddScalar:
+      case FuzzOp::SubScalar: case FuzzOp::MulScalar: case FuzzOp::DivScalar: case FuzzOp::ScalarSub:
+      case FuzzOp::ScalarDiv: case FuzzOp::Where: case FuzzOp::FullLike: case FuzzOp::Transpose:
+      case FuzzOp::TransposeAll: case FuzzOp::Reshape: case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum:
+      case FuzzOp::Reverse: case FuzzOp::Cumprod: case FuzzOp::DynamicSlice: case FuzzOp::DynamicUpdateSlice:
+      case FuzzOp::Dropout: case FuzzOp::Gather: case FuzzOp::Scatter: case FuzzOp::Conv: case FuzzOp::Scan:
+      case FuzzOp::Cond: case FuzzOp::Checkpoint: case FuzzOp::Rematerialize: case FuzzOp::BroadcastTo:
+      case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod: case FuzzOp::MeanAll:
+      case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax: case FuzzOp::LogSoftmax:
+      case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:
         break;  // smooth where defined (softplus and logsumexp hide their max: its kinks cancel)
     }
   }
@@ -126,47 +208,29 @@ namespace tenferro::testing {
 
 std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Traced>& values, bool kinks) {
   std::vector<Traced> out;
-  // The smallest element, as an f64 scalar; +inf for an empty tensor (no element near a jump).
-  auto smallest = [](const Traced& t) {
-    if (t.type().numel() == 0) return constant(t, Tensor::scalar(std::numeric_limits<double>::infinity()));
-    std::vector<std::int64_t> axes(t.rank());
-    for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
-    return astype(min(t, axes), DType::F64);
-  };
   for (std::size_t k = 0; k < p.nodes.size(); ++k) {
     const FuzzNode& n = p.nodes[k];
     auto arg = [&](std::size_t i) -> const Traced& { return values[static_cast<std::size_t>(n.args[i])]; };
-    const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
     // Integer and bool operands compare exactly; their conversions from floats have margins.
     const bool inexact = std::all_of(n.args.begin(), n.args.end(), [&](int a) {
       return is_inexact(values[static_cast<std::size_t>(a)].dtype());
     });
     if (!inexact) continue;
+    if (listed(n)) {
+      for (Traced& t : function_jump_margins(n.function, args_of(n, values), kinks)) out.push_back(std::move(t));
+      continue;
+    }
+    const bool compare = n.op >= FuzzOp::Eq && n.op <= FuzzOp::Ge;
     if (compare && n.args[0] != n.args[1]) {
       const Traced gap = abs(arg(0) - arg(1)), size = abs(arg(0)) + abs(arg(1));
       out.push_back(smallest(gap / (size + 1.0)));
-    } else if (n.op == FuzzOp::Sign || (n.op == FuzzOp::Astype && n.dtype == DType::Bool)) {
+    } else if (n.op == FuzzOp::Astype && n.dtype == DType::Bool) {
       out.push_back(smallest(abs(arg(0))));
-    } else if ((n.op == FuzzOp::Floor || n.op == FuzzOp::Round || n.op == FuzzOp::Remainder || n.op == FuzzOp::Ceil ||
-                n.op == FuzzOp::Trunc || n.op == FuzzOp::Frac || n.op == FuzzOp::Fmod) &&
-               !is_complex(arg(0).dtype())) {
-      // Distance to the nearest jump: integers (floor, ceil, trunc, frac, and a / b for remainder and
-      // fmod), half-integers (round).
-      const bool quotient = n.op == FuzzOp::Remainder || n.op == FuzzOp::Fmod;
-      const Traced x = astype(quotient ? arg(0) / arg(1) : arg(0), DType::F64);
-      const Traced shifted = n.op == FuzzOp::Round ? x + 0.5 : x;
-      const Traced frac = shifted - floor(shifted);
-      out.push_back(smallest(minimum(frac, 1.0 - frac)));
-    } else if (n.op == FuzzOp::Atan2) {
-      // |y| where x < 0 (the cut), relative to the point's size.
-      const Traced y = astype(arg(0), DType::F64), x = astype(arg(1), DType::F64);
-      const Traced left = lt(x, full_like(x, 0.0));
-      out.push_back(smallest(where(left, abs(y) / (abs(x) + 1.0), full_like(y, 1.0))));
+    } else if (n.op == FuzzOp::Pow && is_complex(arg(0).dtype())) {
+      out.push_back(cut_margin(arg(0), kLogCut));
     } else if (n.op == FuzzOp::Astype && n.dtype == DType::I64 && !is_complex(arg(0).dtype())) {
       // Conversion truncates: it jumps at every integer.
-      const Traced x = astype(arg(0), DType::F64);
-      const Traced frac = abs(x - astype(astype(x, DType::I64), DType::F64));
-      out.push_back(smallest(minimum(frac, 1.0 - frac)));
+      out.push_back(distance_to_integer(arg(0)));
     } else if ((kinks || n.op == FuzzOp::Argmax || n.op == FuzzOp::Argmin) && !is_complex(arg(0).dtype())) {
       auto gap = [&](const Traced& a, const Traced& b) {
         return smallest(abs(a - b) / (abs(a) + abs(b) + 1.0));
@@ -176,7 +240,7 @@ std::vector<Traced> jump_margins(const RandomProgram& p, const std::vector<Trace
       } else if (n.op == FuzzOp::Clamp) {
         out.push_back(gap(arg(0), arg(1)));
         out.push_back(gap(arg(0), arg(2)));
-      } else if (n.op == FuzzOp::Abs || n.op == FuzzOp::Relu || n.op == FuzzOp::I0e || n.op == FuzzOp::I1e) {
+      } else if (n.op == FuzzOp::Relu) {
         out.push_back(smallest(abs(arg(0))));
       } else if (extremum_op(n.op) && arg(0).type().numel() > 1) {
         // The gap between the extremum and the runner-up (0 when it is attained twice).

@@ -21,6 +21,7 @@
 //   with an ADRuleError naming the op and operand otherwise).
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -157,13 +158,47 @@ enum class Layout : std::uint8_t {
 /// Where tests draw an elementwise op's operands (the last operand's, for a binary op): a region
 /// well inside where the op is smooth, so that finite differences check its derivative. The
 /// coverage test derives an op's case from it (tests/op_coverage_test.cpp), from operands a, b
-/// of the checker's random values.
+/// of the checker's random values; the random programs (tenferro/testing) draw the operands of
+/// the op list's functions by it (exp(a) for Positive, ...: generate.cpp).
 enum class Domain : std::uint8_t {
   Any,       ///< smooth everywhere: the values as drawn
-  Positive,  ///< away from 0 and the negative axis (log2, lgamma): a + 2
+  Positive,  ///< away from 0 and the negative axis (log2, lgamma; a divisor: fmod): a + 2
   AboveOne,  ///< above 1 (acosh): a + 3
   Centered,  ///< well inside (-1, 1) (asin, atanh, erfinv): 0.3 a
+  NearOne,   ///< well inside (0, 2) (erfcinv): 1 + 0.5 a
   Steps,     ///< piecewise constant (floor, round): 3 a, its derivative 0 between the jumps
+};
+
+/// Where an elementwise op is not smooth on real operands in its Domain (OpDef::discontinuity):
+/// the random programs (tenferro/testing/src/indicators.cpp) evaluate, at every point of a
+/// central difference, which side of each jump or kink the operands lie on, and compare the
+/// difference with a derivative only where no point crossed one; they also skip comparing two
+/// computations of a program whose operands lie within rounding of a jump. A claim of fewer jumps
+/// than the op has fails the test ListedFunctions.EachIsSmoothWhereItsTraitsSaySo (central
+/// differences against the op's JVP wherever the trait says the op is smooth). Isolated points
+/// of the complex plane (abs at 0) need no entry; a binary op's singular point does where a
+/// program meets it along a line (hypot(x, x) = sqrt(2) |x|).
+enum class Discontinuity : std::uint8_t {
+  None,                     ///< continuously differentiable
+  KinkAtZero,               ///< the derivative jumps where an operand crosses 0 (abs, i0e;
+                            ///< hypot(x, x) = sqrt(2) |x|)
+  JumpAtZero,               ///< the value jumps where the operand crosses 0 (sign)
+  JumpsAtIntegers,          ///< the value jumps where the operand crosses an integer (floor,
+                            ///< ceil, trunc, frac)
+  JumpsAtHalfIntegers,      ///< ... crosses an integer plus 1/2 (round)
+  JumpsAtQuotientIntegers,  ///< where a / b crosses an integer (fmod, remainder)
+  JumpsAtNegativeXAxis,     ///< (a, b) as the point (b, a): where b < 0, the value jumps as a
+                            ///< crosses 0 (atan2's cut)
+};
+
+/// A complex function's branch cut (OpDef::branch_cut): its value jumps where a complex operand
+/// crosses the real axis (`imaginary`: the imaginary axis) outside [from, to] (log: the real
+/// axis left of 0; asin: outside [-1, 1]; atan: the imaginary axis outside [-i, i]). Read as
+/// Discontinuity is, and checked by the same test.
+struct BranchCut {
+  bool imaginary = false;
+  double from = 0;
+  double to = std::numeric_limits<double>::infinity();
 };
 
 /// How each element of an op's float results depends on the elements of its operands: what
@@ -203,6 +238,11 @@ struct OpDef {
   std::optional<ElementFormula> formula = {};
   /// Where tests draw the operands of an elementwise op (Domain).
   Domain domain = Domain::Any;
+  /// Where an elementwise op is not smooth: on real operands (Discontinuity) and, for an op that
+  /// takes complex operands, its branch cut (none: holomorphic, or smooth as a real function, on
+  /// the whole plane but for isolated points).
+  Discontinuity discontinuity = Discontinuity::None;
+  std::optional<BranchCut> branch_cut = {};
   /// Traits the executor's passes read (exec/): how the op fuses, whether it only rearranges its
   /// operand, whether it is the identity on values (stop_gradient), whether its result is all
   /// zeros, and what it computes on rank-0 operands where that is an elementwise formula

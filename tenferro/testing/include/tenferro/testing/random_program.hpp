@@ -10,26 +10,35 @@
 // The loss of a program is a real scalar: the sum over its outputs of sum(v) (complex: real plus
 // imaginary part of the sum; integer and bool: converted to the program's real dtype first). Its
 // "y" is the first output itself, the vector-valued function that jvp, vjp, jacfwd and jacrev see.
+//
+// How an op joins: a function of the op list that is one op (a U or B entry of
+// tenferro/op_list.hpp) needs nothing here; it is drawn as FuzzOp::Unary or FuzzOp::Binary, with
+// its dtypes, operand domain and jumps read from its op's definition (listed_functions.hpp). Any
+// other call of the traced API is a FuzzOp of its own: a case in fuzz_ops.cpp (apply_node,
+// node_cpp, fuzz_op_name), its operands in generate.cpp, and in indicators.cpp if it has a kink
+// or a jump.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tenferro/ops/op_kind.hpp"
 #include "tenferro/tenferro.hpp"
+#include "tenferro/testing/listed_functions.hpp"
 
 namespace tenferro::testing {
 
-/// One call of the traced API (Trigamma is polygamma(1, x)). The spelling of each is to_cpp's; ops.cpp's table lists them.
+/// One call of the traced API. The spelling of each is to_cpp's; fuzz_ops.cpp's table lists them.
 enum class FuzzOp : std::uint8_t {
-  // elementwise, unary
-  Neg, Exp, Log, Sin, Cos, Tanh, Sqrt, Rsqrt, Expm1, Log1p, Abs, Sign, Conj, Real, Imag,
-  Sigmoid, Relu, Softplus,
-  // tenferro/math.hpp: smooth ones, ones on a restricted domain, and piecewise constant ones
-  Sinh, Cosh, Atan, Asinh, Asin, Atanh, Erf, Erfc, Exp2, Log2, Log10, Floor, Round,
-  Lgamma, Digamma, Erfinv, I1, Tan, Acos, Acosh, Cbrt, Ceil, Trunc, Frac, I0, I0e, I1e, Trigamma,
+  // a function of the op list (a U or B entry of tenferro/op_list.hpp: tf::exp(x), tf::atan2(a, b),
+  // ...), the one whose op is the node's `function` (listed_functions.hpp)
+  Unary, Binary,
+  // elementwise functions that are not one op of the list: composites, and trigamma,
+  // polygamma(1, x)
+  Sigmoid, Relu, Softplus, Trigamma,
   // (x - stop_gradient(x)) + stop_gradient(x): x, through a detached value
   DetachedIdentity,
   // elementwise, binary (broadcasting)
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Atan2, Hypot, Logaddexp, Remainder, Fmod,
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Logaddexp,
   Eq, Ne, Lt, Le, Gt, Ge,
   // with a double on one side: a + s, a - s, a * s, a / s, s - a, s / a
   AddScalar, SubScalar, MulScalar, DivScalar, ScalarSub, ScalarDiv,
@@ -65,18 +74,23 @@ enum class FuzzOp : std::uint8_t {
   DotGeneral, Matmul, CrossEntropy,
 };
 
-/// The API name of an op ("exp", "dot_general", ...).
+/// The API name of an op ("sigmoid", "dot_general", ...); "unary" and "binary" for the op list's
+/// functions, whose names fuzz_name gives.
 const char* fuzz_op_name(FuzzOp op);
 
 /// A call: `args` index the program's values (its inputs first, then one value per earlier node).
 struct FuzzNode {
-  FuzzOp op = FuzzOp::Neg;
+  FuzzOp op = FuzzOp::Unary;
   std::vector<int> args;
   std::vector<std::int64_t> ints;  // axes, a permutation, a shape, or slice/pad's three lists
   DotDims dims;                    // dot_general
   DType dtype = DType::F64;        // astype
   double scalar = 0;               // scalar ops and full_like
+  OpKind function = OpKind::Neg;   // Unary and Binary: the op of the op list's function called
 };
+
+/// The API name of a node's call: fuzz_op_name, or for Unary and Binary the function's ("exp").
+const char* fuzz_name(const FuzzNode& node);
 
 struct RandomProgram {
   std::uint64_t seed = 0;
