@@ -11,10 +11,11 @@
 //             itself; libxsmm_?gemm would hand shapes above its threshold to the linked BLAS, that
 //             is to OpenBLAS again.
 //
-// Each shape is row-major C[M, N] = A[M, K] B[K, N] (the NN form of the traced shapes; OpenBLAS and
-// BLIS pack transposed operands the same way). A provider's result is checked against OpenBLAS's
-// before timing. Prints one line per shape and provider:
-//   case=gemm_provider impl=<provider> size=<dtype>_<M>x<N>x<K> median_s=... gflops=... ratio_vs_openblas=...
+// Each shape is row-major C[M, N] = op(A) B, in the two layouts libxsmm takes: A B (A stored
+// [M, K]) and A^T B (A stored [K, M]). A provider's result is checked against OpenBLAS's before
+// timing. Prints one line per shape, layout and provider:
+//   case=gemm_provider impl=<provider> size=<dtype>_<M>x<N>x<K> layout=AB|AtB median_s=... gflops=...
+//   ratio_vs_openblas=...
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -57,6 +58,9 @@ const Shape kShapes[] = {
     {"f64", 64, 112, 576, "conv f64 (im2col)"},
     {"f32", 128, 128, 128, "vmap rk4"},
     {"f32", 8, 784, 144, "vmap cnn (per example)"},
+    {"f32", 32, 896, 144, "cnn step"},
+    {"f32", 16, 448, 288, "cnn step"},
+    {"f32", 32, 128, 144, "cnn step"},
     {"f64", 64, 64, 64, "small"},
     {"f64", 32, 32, 32, "small"},
     {"f64", 16, 16, 16, "small"},
@@ -98,7 +102,7 @@ T max_relative_difference(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 template <class T>
-void run_shape(const Shape& s, const Blis& blis, double budget) {
+void run_shape(const Shape& s, bool ta, const Blis& blis, double budget) {
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<T> a(static_cast<std::size_t>(s.m) * s.k), b(static_cast<std::size_t>(s.k) * s.n);
@@ -120,16 +124,20 @@ void run_shape(const Shape& s, const Blis& blis, double budget) {
   } else {
     blis_gemm = blis.sgemm;
   }
-  // libxsmm's kernels are column-major: C^T[N, M] = B^T[N, K] A^T[K, M], which is row-major
-  // C = A B with the operands swapped.
-  const libxsmm_blasint m = s.n, n = s.m, k = s.k;
+  // libxsmm's kernels are column-major: C^T[N, M] = B^T[N, K] op(A)^T[K, M], which is row-major
+  // C = op(A) B with the operands swapped; A stored [K, M] (ta) is the kernel's transposed second
+  // operand.
+  const libxsmm_blasint m = s.n, n = s.m, k = s.k, la = s.n, lb = ta ? s.m : s.k, lc = s.n;
+  const int flags = ta ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
+  const int lda = ta ? s.m : s.k;
+  const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans;
   void (*xsmm)(const T*, const T*, T*, ...) = nullptr;
   if constexpr (dbl) {
     const double alpha = 1, beta = 0;
-    xsmm = libxsmm_dmmdispatch(m, n, k, nullptr, nullptr, nullptr, &alpha, &beta, nullptr, nullptr);
+    xsmm = libxsmm_dmmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, nullptr);
   } else {
     const float alpha = 1, beta = 0;
-    xsmm = libxsmm_smmdispatch(m, n, k, nullptr, nullptr, nullptr, &alpha, &beta, nullptr, nullptr);
+    xsmm = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, nullptr);
   }
 
   struct Provider {
@@ -138,19 +146,19 @@ void run_shape(const Shape& s, const Blis& blis, double budget) {
   };
   std::vector<Provider> providers;
   providers.push_back({"openblas", [&] {
-                         openblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), s.k,
-                                       b.data(), s.n, T(0), c.data(), s.n);
+                         openblas_gemm(CblasRowMajor, op_a, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), lda, b.data(),
+                                       s.n, T(0), c.data(), s.n);
                        }});
   if (blis_gemm) {
     providers.push_back({"blis", [&] {
-                           blis_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), s.k,
-                                     b.data(), s.n, T(0), c.data(), s.n);
+                           blis_gemm(CblasRowMajor, op_a, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), lda, b.data(),
+                                     s.n, T(0), c.data(), s.n);
                          }});
   }
   if (xsmm) providers.push_back({"libxsmm", [&] { xsmm(b.data(), a.data(), c.data()); }});
 
-  openblas_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), s.k, b.data(), s.n, T(0),
-                c_ref.data(), s.n);
+  openblas_gemm(CblasRowMajor, op_a, CblasNoTrans, s.m, s.n, s.k, T(1), a.data(), lda, b.data(), s.n, T(0), c_ref.data(),
+                s.n);
   const double tolerance = dbl ? 1e-12 : 1e-4;
   std::vector<bool> correct;
   for (const Provider& p : providers) {
@@ -179,8 +187,8 @@ void run_shape(const Shape& s, const Blis& blis, double budget) {
   const double base = bench::median(times[0]);
   for (std::size_t i = 0; i < providers.size(); ++i) {
     const double t = bench::median(times[i]);
-    std::printf("case=gemm_provider impl=%s size=%s_%dx%dx%d median_s=%.4g gflops=%.2f ratio_vs_openblas=%.3f%s from=\"%s\"\n",
-                providers[i].name, s.dtype, s.m, s.n, s.k, t, flops / t * 1e-9, t / base,
+    std::printf("case=gemm_provider impl=%s size=%s_%dx%dx%d layout=%s median_s=%.4g gflops=%.2f ratio_vs_openblas=%.3f%s from=\"%s\"\n",
+                providers[i].name, s.dtype, s.m, s.n, s.k, ta ? "AtB" : "AB", t, flops / t * 1e-9, t / base,
                 correct[i] ? "" : " wrong=1", s.from);
   }
   if (!blis_gemm) std::printf("case=gemm_provider impl=blis size=%s_%dx%dx%d skipped=1\n", s.dtype, s.m, s.n, s.k);
@@ -200,9 +208,9 @@ int main(int argc, char** argv) {
   if (!blis.why_not.empty()) std::fprintf(stderr, "gemm_providers: no BLIS: %s\n", blis.why_not.c_str());
   for (const Shape& s : kShapes) {
     if (std::strcmp(s.dtype, "f64") == 0) {
-      run_shape<double>(s, blis, budget);
+      for (const bool ta : {false, true}) run_shape<double>(s, ta, blis, budget);
     } else {
-      run_shape<float>(s, blis, budget);
+      for (const bool ta : {false, true}) run_shape<float>(s, ta, blis, budget);
     }
   }
   libxsmm_finalize();

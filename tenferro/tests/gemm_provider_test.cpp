@@ -126,4 +126,38 @@ TEST(GemmProvider, LibxsmmProductsAreTheSameOnOneThreadAndOnTwo) {
   EXPECT_LT(worst, 1e-12);
 }
 
+// The policy against the measurements it comes from (docs/tenferro.md, "GEMM providers"; time of
+// libxsmm over OpenBLAS on one thread): libxsmm wherever it was clearly faster, OpenBLAS where it
+// was clearly slower; within 3% (run-to-run noise here) either may take the shape.
+TEST(GemmProvider, ThePolicyPicksTheMeasuredFasterProvider) {
+  struct Measured {
+    bool f64;
+    std::int64_t m, n, k;
+    double ratio_avx2_openblas;    // libxsmm / OpenBLAS on AVX2 kernels (OPENBLAS_CORETYPE=Haswell)
+    double ratio_avx512_openblas;  // libxsmm / OpenBLAS on its own AVX-512 kernels
+  };
+  const Measured table[] = {
+      {false, 256, 512, 784, 0.70, 1.29}, {false, 256, 512, 512, 0.56, 1.02}, {true, 256, 512, 784, 0.60, 0.94},
+      {true, 576, 576, 576, 0.72, 0.89},  {true, 256, 256, 256, 0.45, 0.76},  {true, 1000, 1600, 64, 0.53, 0.91},
+      {true, 1000, 500, 20, 0.49, 0.75},  {false, 32, 1024, 256, 0.58, 0.64}, {false, 64, 224, 576, 0.47, 0.80},
+      {true, 64, 112, 576, 0.43, 0.65},   {false, 128, 128, 128, 0.47, 0.83}, {true, 64, 64, 64, 0.41, 0.97},
+      {true, 32, 32, 32, 0.37, 0.96},     {true, 16, 16, 16, 0.33, 0.75},     {true, 8, 8, 8, 0.33, 0.60},
+      {false, 16, 16, 16, 0.38, 0.67},   {false, 8, 784, 144, 0.36, 1.00},
+  };
+  auto check = [](bool picked, double ratio) {
+    if (std::abs(ratio - 1.0) > 0.03) {
+      EXPECT_EQ(picked, ratio < 1.0) << "measured ratio " << ratio;
+    }
+  };
+  for (const Measured& r : table) {
+    SCOPED_TRACE(std::string(r.f64 ? "f64 " : "f32 ") + std::to_string(r.m) + "x" + std::to_string(r.n) + "x" +
+                 std::to_string(r.k));
+    check(tf::detail::policy_picks_libxsmm(r.f64, r.m, r.n, r.k, false, true), r.ratio_avx2_openblas);
+    check(tf::detail::policy_picks_libxsmm(r.f64, r.m, r.n, r.k, true, true), r.ratio_avx512_openblas);
+  }
+  // Without AVX-512 on either side (not measured here): libxsmm for the small products only.
+  EXPECT_TRUE(tf::detail::policy_picks_libxsmm(true, 64, 64, 64, false, false));
+  EXPECT_FALSE(tf::detail::policy_picks_libxsmm(true, 65, 64, 64, false, false));
+}
+
 }  // namespace

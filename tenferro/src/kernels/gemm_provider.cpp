@@ -16,6 +16,8 @@ namespace {
 
 /// Products up to this many multiply-adds are "small": split_gemm runs them as one block.
 constexpr double kSmallWork = 262144.0;  // 2^18
+/// f32 products above this many multiply-adds go to OpenBLAS's AVX-512 kernels.
+constexpr double kLargeF32Work = 16777216.0;  // 2^24
 
 std::atomic<GemmProvider> forced{GemmProvider::Auto};
 
@@ -37,8 +39,8 @@ bool openblas_runs_avx512() {
 
 struct Policy {
   GemmProvider environment = GemmProvider::Auto;
-  /// libxsmm generates AVX-512 code and OpenBLAS does not: libxsmm for products of any size.
-  bool libxsmm_wider = false;
+  bool openblas_avx512 = false;
+  bool libxsmm_avx512 = false;
 };
 
 const Policy& policy() {
@@ -46,29 +48,37 @@ const Policy& policy() {
     libxsmm_init();
     Policy q;
     q.environment = from_environment();
-    q.libxsmm_wider = libxsmm_get_target_archid() >= LIBXSMM_X86_AVX512 && !openblas_runs_avx512();
+    q.openblas_avx512 = openblas_runs_avx512();
+    q.libxsmm_avx512 = libxsmm_get_target_archid() >= LIBXSMM_X86_AVX512;
     return q;
   }();
   return p;
 }
 
-bool picks_libxsmm(std::int64_t m, std::int64_t n, std::int64_t k) {
+bool picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) {
   const Policy& p = policy();
   GemmProvider choice = forced.load(std::memory_order_relaxed);
   if (choice == GemmProvider::Auto) choice = p.environment;
   if (choice != GemmProvider::Auto) return choice == GemmProvider::Libxsmm;
-  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  return work <= kSmallWork || p.libxsmm_wider;
+  return policy_picks_libxsmm(f64, m, n, k, p.openblas_avx512, p.libxsmm_avx512);
 }
 
 }  // namespace
 
 GemmProvider set_gemm_provider(GemmProvider provider) { return forced.exchange(provider); }
 
+bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
+                          bool libxsmm_avx512) {
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (libxsmm_avx512 && !openblas_avx512) return true;
+  if (libxsmm_avx512 && openblas_avx512) return f64 || work <= kLargeF32Work;
+  return work <= kSmallWork;
+}
+
 template <class T>
 bool libxsmm_gemm(bool a_transposed, std::int64_t whole_m, std::int64_t whole_n, std::int64_t whole_k, int M, int N,
                   int K, const T* a, int lda, const T* b, int ldb, bool accumulate, T* c, int ldc) {
-  if (M == 0 || N == 0 || K == 0 || !picks_libxsmm(whole_m, whole_n, whole_k)) return false;
+  if (M == 0 || N == 0 || K == 0 || !picks_libxsmm(std::is_same_v<T, double>, whole_m, whole_n, whole_k)) return false;
   // Column-major: C^T [N, M] = B^T [N, K] op(A)^T [K, M]. The row-major buffers of B and A read
   // column-major are B^T and A^T (or, for a stored A^T, op(A)^T transposed: the kernel's
   // transposed second operand).

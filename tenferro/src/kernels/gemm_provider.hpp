@@ -4,14 +4,14 @@
 // kernels first; OpenBLAS runs what libxsmm does not take.
 //
 // The policy comes from measurements of both libraries on one thread (`scripts/bench gemm`,
-// docs/tenferro.md "GEMM providers"), per shape class of the whole product:
-//   - small products (m n k <= 2^18, which split_gemm never splits): libxsmm. Its kernels for the
-//     exact shape beat OpenBLAS's blocked code at 8^3 to 64^3 (0.60-0.98x the time against
-//     OpenBLAS's AVX-512 kernels);
-//   - larger products: libxsmm only where OpenBLAS runs narrower vector kernels than libxsmm
-//     (OpenBLAS told to use AVX2 kernels, OPENBLAS_CORETYPE=Haswell, on an AVX-512 CPU: libxsmm
-//     took 0.45-0.71x the time up to 576^3); OpenBLAS where both run AVX-512 (it is 1.0-1.3x
-//     faster there).
+// docs/tenferro.md "GEMM providers"), per dtype and size of the whole product (its m n k):
+//   - where OpenBLAS runs narrower vector kernels than libxsmm generates (OpenBLAS told to use
+//     AVX2 kernels, OPENBLAS_CORETYPE=Haswell, on an AVX-512 CPU): libxsmm, at every size (it
+//     took 0.33-0.72x OpenBLAS's time from 8^3 to 576^3);
+//   - where both run AVX-512: libxsmm for f64 at every size (0.60-0.97x) and for f32 up to 2^24
+//     multiply-adds (0.64-1.00x); OpenBLAS for larger f32 products (libxsmm took 1.02-1.29x);
+//   - otherwise (not measured: a CPU without AVX-512): libxsmm for small products only (m n k <=
+//     2^18, which split_gemm never splits), what libxsmm is made for.
 // The choice depends on the whole product's shape and on the process, never on how the product
 // is split over threads, and a libxsmm kernel sums each element over k in order whatever the
 // block's width, so results stay independent of the thread count (parallel_test).
@@ -30,6 +30,12 @@ enum class GemmProvider : std::uint8_t { Auto, OpenBlas, Libxsmm };
 /// Forces a provider (Auto: the policy above) for the calls that follow; returns the previous
 /// setting. For tests and benchmarks.
 GemmProvider set_gemm_provider(GemmProvider provider);
+
+/// The policy above as a function of what it reads: whether an f64 (else f32) product of m n k
+/// multiply-adds goes to libxsmm, given whether OpenBLAS's kernels and libxsmm's generated code
+/// are AVX-512 ones.
+bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
+                          bool libxsmm_avx512);
 
 /// Runs the row-major block C[M, N] = op(A) B (C += op(A) B with `accumulate`), op(A) = A^T when
 /// `a_transposed`, of a product whose whole shape is [whole_m, whole_n, whole_k], through a libxsmm
