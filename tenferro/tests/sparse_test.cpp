@@ -335,6 +335,22 @@ TEST(SparseJacobian, RefusesWhatItCannotDo) {
   EXPECT_THROW(tf::jacobian_sparsity([](const T& a) { return std::vector<T>{a, a}; }, {x}), tf::ShapeError);
 }
 
+// Detection replays only the operations the result depends on: a dense intermediate the function
+// computes and discards neither trips max_nonzeros nor widens the pattern (it threw, naming the
+// discarded product).
+TEST(SparseJacobian, DiscardedValuesDoNotCount) {
+  auto f = [](const T& a) {
+    const T discarded = tf::sum(a) * a;  // a dense Jacobian, 10^4 entries
+    (void)discarded;
+    return tf::sin(a) * 2.0;
+  };
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {100}}, 59);
+  const auto p = tf::jacobian_sparsity(f, {x}, {.max_nonzeros = 1000});
+  EXPECT_EQ(p->nnz(), 100);
+  for (std::int64_t i = 0; i < 100; ++i) EXPECT_TRUE(p->contains(i, i));
+  EXPECT_TRUE(equal_to_dense(tf::sparse_jacobian(f, {.max_nonzeros = 1000})(x), tf::jacfwd(f)(x), 1e-12));
+}
+
 TEST(SparseJacobian, EmptyArgumentsAndResults) {
   // No argument elements: a 3 x 0 Jacobian, no products.
   auto f = [](const T& a) { return tf::broadcast_to(tf::reshape(tf::sum(a), {1}), {3}) + 1.0; };

@@ -373,6 +373,24 @@ class Detector {
 
 }  // namespace
 
+namespace {
+/// Which operations of `g` the value `out` depends on. Detection replays only those: an operation
+/// whose result the function discards costs no time and cannot trip max_nonzeros.
+std::vector<std::uint8_t> operations_reaching(const computegraph::Graph<StdTensorOp>& g, std::uint32_t out) {
+  const auto& ops = g.operations();
+  std::vector<std::uint8_t> needed_value(g.values().size(), 0), needed(ops.size(), 0);
+  needed_value[out] = 1;
+  for (std::size_t i = ops.size(); i-- > 0;) {
+    for (const auto v : ops[i].outputs) needed[i] = needed[i] || needed_value[v];
+    if (!needed[i]) continue;
+    for (const auto v : g.local_operands(static_cast<computegraph::LocalOperationId>(i))) {
+      if (v != computegraph::Graph<StdTensorOp>::kExternalOperand) needed_value[v] = 1;
+    }
+  }
+  return needed;
+}
+}  // namespace
+
 SparsityPattern jacobian_pattern(const computegraph::Graph<StdTensorOp>& g, std::size_t wrt, std::span<const Tensor> args,
                                  std::int64_t max_nonzeros) {
   const auto& inputs = g.inputs();
@@ -395,11 +413,15 @@ SparsityPattern jacobian_pattern(const computegraph::Graph<StdTensorOp>& g, std:
   }
   seeds[wrt].sets = std::make_shared<ElementSets>(ElementSets::identity(cols));
   const Detector detector(max_nonzeros);
-  const auto values = computegraph::replay_values(
-      g, std::span<const Dep>(seeds),
+  std::vector<std::optional<Dep>> values(g.values().size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) values[inputs[i]] = seeds[i];
+  const std::vector<std::uint8_t> needed = operations_reaching(g, g.outputs()[0]);
+  computegraph::replay_into(
+      g, values,
       [&detector](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Dep> operands) {
         return detector.record(op, operands);
-      });
+      },
+      [&needed](std::size_t index, const auto&) { return needed[index] != 0; });
   const Dep& y = *values[g.outputs()[0]];
   SparsityPattern p;
   p.rows = y.type.numel();
