@@ -13,6 +13,10 @@
 
 #include "tenferro/tenferro.hpp"
 
+/// tenferro::Shape converts like a std::vector<int64>: from any sequence of ints, to a list.
+template <>
+struct pybind11::detail::type_caster<tenferro::Shape> : list_caster<tenferro::Shape, std::int64_t> {};
+
 namespace tenferro::python {
 
 namespace py = pybind11;

@@ -8,8 +8,31 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 namespace tenferro {
+
+void Shape::grow(size_type n) {
+  n = std::max<size_type>(n, kInline);
+  if (n > UINT32_MAX) throw std::length_error("Shape: rank " + std::to_string(n) + " is too large");
+  auto* block = new std::int64_t[n];
+  std::copy(data_, data_ + size_, block);
+  if (data_ != inline_) delete[] data_;
+  data_ = block;
+  capacity_ = static_cast<std::uint32_t>(n);
+}
+
+Shape::size_type Shape::make_gap(const_iterator pos, size_type n) {
+  const auto at = static_cast<size_type>(pos - data_);
+  reserve(size_ + n);
+  for (size_type i = size_; i-- > at;) data_[i + n] = data_[i];
+  size_ += static_cast<std::uint32_t>(n);
+  return at;
+}
+
+void Shape::throw_out_of_range(size_type i) const {
+  throw std::out_of_range("Shape::at: index " + std::to_string(i) + " of a shape of rank " + std::to_string(size_));
+}
 
 std::string shape_to_string(const Shape& shape) {
   std::string s = "[";
@@ -45,6 +68,11 @@ Tensor::Tensor(TensorType type) : type_(std::move(type)) {
     if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_to_string(type_.shape));
   }
   storage_ = allocate(nbytes());
+}
+
+void detail::repoint_view(Tensor& view, void* data) {
+  // The aliasing move keeps the owner's control block: no reference count changes.
+  view.storage_ = std::shared_ptr<std::byte>(std::move(view.storage_), static_cast<std::byte*>(data));
 }
 
 Tensor Tensor::wrap(TensorType type, void* data, std::shared_ptr<void> owner) {

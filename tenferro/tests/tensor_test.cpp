@@ -1,9 +1,12 @@
 // Tensor: construction, storage sharing, element access, printing, and its errors; and the check
-// that a StdTensorOp refuses operands of other types than it was built for.
+// that a StdTensorOp refuses operands of other types than it was built for; Shape against
+// std::vector as the model of what it must do.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
+#include <vector>
 
 #include "tenferro/ops/make.hpp"
 #include "tenferro/tensor.hpp"
@@ -148,4 +151,96 @@ TEST(Tensor, IntegerArithmeticWrapsInsteadOfOverflowing) {
   const Tensor* one[] = {&t};
   ops::unary(OpKind::Neg, t.type()).eval(ctx, one, std::span<Tensor>(&out, 1));
   EXPECT_EQ(out.at<std::int64_t>({1}), std::numeric_limits<std::int64_t>::min());
+}
+
+// Shape keeps short shapes inside itself and must behave as std::vector<int64_t> otherwise: the
+// same random edits applied to both, across the inline capacity in both directions, must leave
+// the same dimensions after every step.
+TEST(Shape, BehavesAsAVectorAcrossItsInlineCapacity) {
+  std::mt19937 rng(7);
+  auto draw = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int trial = 0; trial < 200; ++trial) {
+    Shape s;
+    std::vector<std::int64_t> v;
+    for (int step = 0; step < 40; ++step) {
+      const std::int64_t d = draw(100);
+      const auto at = static_cast<std::size_t>(draw(static_cast<int>(v.size()) + 1));
+      switch (draw(9)) {
+        case 0: s.push_back(d); v.push_back(d); break;
+        case 1: s.insert(s.begin() + at, d); v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), d); break;
+        case 2: {  // a range from the shape itself, which the insertion may move
+          const std::vector<std::int64_t> copy = v;
+          s.insert(s.begin() + at, s.begin(), s.end());
+          v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), copy.begin(), copy.end());
+          break;
+        }
+        case 3:
+          if (at < v.size()) {
+            s.erase(s.begin() + at);
+            v.erase(v.begin() + static_cast<std::ptrdiff_t>(at));
+          }
+          break;
+        case 4: {
+          const auto n = static_cast<std::size_t>(draw(12));
+          s.resize(n, d);
+          v.resize(n, d);
+          break;
+        }
+        case 5: {  // copies and moves, from inline and from heap storage
+          Shape copy = s;
+          Shape moved = std::move(copy);
+          EXPECT_TRUE(copy.empty());
+          s = moved;
+          break;
+        }
+        case 6: {
+          Shape other{1, 2, 3, 4, 5, 6, 7, 8};
+          other = s;
+          s = std::move(other);
+          break;
+        }
+        case 7:
+          if (!v.empty()) {
+            s.pop_back();
+            v.pop_back();
+          }
+          break;
+        default: {
+          const auto n = std::min<std::size_t>(at, v.size());
+          s.erase(s.begin(), s.begin() + n);
+          v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+          break;
+        }
+      }
+      ASSERT_EQ(std::vector<std::int64_t>(s), v) << "trial " << trial << " step " << step;
+      ASSERT_EQ(s.size(), v.size());
+    }
+  }
+}
+
+TEST(Shape, ShortShapesLiveInsideTheObject) {
+  const Shape four{2, 3, 4, 5};
+  const Shape copy = four;
+  const auto* begin = reinterpret_cast<const std::byte*>(&copy);
+  const auto* data = reinterpret_cast<const std::byte*>(copy.data());
+  EXPECT_TRUE(data >= begin && data < begin + sizeof copy);
+  EXPECT_EQ(copy.capacity(), Shape::kInline);
+  // Past the inline capacity the dimensions move to the heap; a copy of that is equal.
+  Shape long_shape(Shape::kInline + 3, 2);
+  const Shape long_copy = long_shape;
+  EXPECT_NE(long_copy.data(), long_shape.data());
+  EXPECT_EQ(long_copy, long_shape);
+}
+
+TEST(Shape, ComparesAndConvertsLikeAVector) {
+  const Shape a{2, 3}, b{2, 4}, c{2, 3, 1};
+  EXPECT_EQ(a, (Shape{2, 3}));
+  EXPECT_NE(a, b);
+  EXPECT_LT(a, b);
+  EXPECT_LT(a, c);  // a prefix orders first, as std::vector does
+  const std::vector<std::int64_t> v = c;
+  EXPECT_EQ(Shape(v), c);
+  EXPECT_EQ(a.at(1), 3);
+  EXPECT_THROW((void)a.at(2), std::out_of_range);
+  EXPECT_EQ(shape_to_string(c), "[2, 3, 1]");
 }

@@ -20,6 +20,14 @@
 
 namespace tenferro {
 
+class Tensor;
+namespace detail {
+/// Internal (loops over the steps of a stacked tensor): points `view`, a tensor over part of
+/// another tensor's storage (Tensor::wrap with that tensor as owner), at `data`, another place in
+/// the same storage, keeping its type and owner. What a new wrap would give, without allocating.
+void repoint_view(Tensor& view, void* data);
+}  // namespace detail
+
 class Tensor {
  public:
   /// A rank-0 f64 zero.
@@ -121,6 +129,8 @@ class Tensor {
   [[noreturn]] static void throw_unsigned_above_i64(unsigned long long value);
   [[noreturn]] static void throw_ragged_rows(std::size_t length, std::size_t cols);
   std::int64_t flat_index(std::initializer_list<std::int64_t> index) const;
+
+  friend void detail::repoint_view(Tensor& view, void* data);
 
   TensorType type_;
   std::shared_ptr<std::byte> storage_;

@@ -145,12 +145,23 @@ void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
     }
   }
   std::vector<Tensor> into(nc + ny);
+  // The views of step t of each xs and ys are made once and moved along the stacked storage
+  // (detail::repoint_view): a new view per step cost a shape and a reference count each, and a
+  // gradient's scans stack dozens of values per step.
+  auto step_address = [&](const Tensor& stacked, std::int64_t t) {
+    const auto* base = static_cast<const std::byte*>(stacked.raw_data());
+    return const_cast<std::byte*>(base) + static_cast<std::size_t>(t) * (stacked.nbytes() / static_cast<std::size_t>(s.length));
+  };
+  if (s.length > 0) {
+    for (std::size_t j = 0; j < nx; ++j) args[nc + j] = step_of(*in[nc + j], 0, xs_owner[j]);
+    for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], 0, ys_owner[j]);
+  }
   for (std::int64_t step = 0; step < s.length; ++step) {
     const std::int64_t t = s.reverse ? s.length - 1 - step : step;
-    for (std::size_t j = 0; j < nx; ++j) args[nc + j] = step_of(*in[nc + j], t, xs_owner[j]);
+    for (std::size_t j = 0; j < nx; ++j) detail::repoint_view(args[nc + j], step_address(*in[nc + j], t));
     auto& next = buffers[step % 2];
     for (std::size_t i = 0; i < nc; ++i) into[i] = next[i];
-    for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], t, ys_owner[j]);
+    for (std::size_t j = 0; j < ny; ++j) detail::repoint_view(into[nc + j], step_address(out[nc + j], t));
     body.run(args, into);
     for (std::size_t i = 0; i < nc; ++i) args[i] = next[i];
   }
