@@ -496,3 +496,22 @@ TEST(Exec, AFormulaOpFusesWithItsNeighboursAndRunsItsBlockForm) {
     EXPECT_TRUE(tf::allclose(fused, reference_run(primal, args)[0], dtype == tf::DType::F64 ? 1e-14 : 1e-6, 0.0));
   }
 }
+
+// A broadcast of a broadcast (a constant broadcast to a row and then over a batch, as vmap makes
+// them) is read through one composed access: the scalar c as a scalar and the vector v along the
+// innermost axis, with neither intermediate matrix materialized.
+TEST(ExecGolden, ABroadcastOfABroadcastIsReadAsOne) {
+  auto f = [](tf::Traced x, tf::Traced c, tf::Traced v) {
+    const tf::Traced cc = tf::broadcast_to(tf::broadcast_to(c, {2, 3}), {4, 2, 3});
+    const tf::Traced vv = tf::broadcast_to(tf::broadcast_to(v, {2, 3}), {4, 2, 3});
+    return x * cc + vv;
+  };
+  const std::vector<tf::Tensor> args = {random_tensor({4, 2, 3}, 31), random_tensor({}, 32), random_tensor({3}, 33)};
+  auto [primal, grad] = programs(f, args);
+  const auto fused = golden_runs(primal, args, "broadcast_of_broadcast");
+  const double* x = args[0].data<double>();
+  const double c = args[1].item<double>();
+  const double* v = args[2].data<double>();
+  const double* y = fused[0].data<double>();
+  for (std::int64_t e = 0; e < 24; ++e) EXPECT_EQ(y[e], x[e] * c + v[e % 3]) << e;
+}

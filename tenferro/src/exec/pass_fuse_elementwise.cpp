@@ -33,10 +33,10 @@ bool is_reduction(const Step& s) {
 /// The input access that reads broadcast_in_dim(operand) without materializing it: scalar, inner
 /// or outer when the operand fills the trailing or leading axes, else strided (the output's axes
 /// merged where the operand steps over them consistently), if at most kMaxStridedRank axes remain.
-std::optional<FusedInput> broadcast_access(const StdTensorOp& op, const TensorType& operand) {
-  const auto& dims = op.attrs.get<BroadcastDims>().dims;
-  const Shape& out = op.out.shape;
+/// `dims` maps the operand's axes to those of the result, of shape `out`.
+std::optional<FusedInput> broadcast_access(const std::vector<std::int64_t>& dims, const Shape& out, const TensorType& operand) {
   const std::int64_t n = operand.numel();
+  const std::int64_t out_numel = numel(out);
   FusedInput in;
   if (n == 1) {
     in.access = Access::Scalar;
@@ -50,7 +50,7 @@ std::optional<FusedInput> broadcast_access(const StdTensorOp& op, const TensorTy
   }
   if (trailing || leading) {
     in.access = trailing ? Access::Inner : Access::Outer;
-    in.period = trailing ? n : op.out.numel() / n;
+    in.period = trailing ? n : out_numel / n;
     return in;
   }
   std::vector<std::int64_t> stride(out.size(), 0);  // the operand's stride along each output axis
@@ -232,11 +232,24 @@ class KernelBuilder {
           if (r && r->kind == StepKind::Op && r->op.def->layout == Layout::Broadcast) b = r;
         }
         if (b && b->kind == StepKind::Op && b->op.def->layout == Layout::Broadcast) {
-          const TensorType& operand = p_.types[b->in[0]];
-          auto a = broadcast_access(b->op, operand);
+          // A broadcast of a broadcast is one broadcast: operand axis i lands on the outer
+          // result's axis dims[inner dims[i]] (a constant broadcast to a matrix and then over a
+          // batch, as vmap makes them, is read as a scalar instead of from a materialized matrix).
+          ValueId operand_id = b->in[0];
+          std::vector<std::int64_t> dims = b->op.attrs.get<BroadcastDims>().dims;
+          for (const Step* inner = producer_[operand_id];
+               inner && inner->kind == StepKind::Op && inner->op.def->layout == Layout::Broadcast;
+               inner = producer_[operand_id]) {
+            std::vector<std::int64_t> composed;
+            for (std::int64_t d : inner->op.attrs.get<BroadcastDims>().dims) composed.push_back(dims[static_cast<std::size_t>(d)]);
+            dims = std::move(composed);
+            operand_id = inner->in[0];
+          }
+          const TensorType& operand = p_.types[operand_id];
+          auto a = broadcast_access(dims, b->op.out.shape, operand);
           // Never read through a broadcast of a value this kernel computes itself.
-          if (a && readable_as(operand.dtype, k.dtype) && !produced.count(b->in[0])) {
-            source = b->in[0];
+          if (a && readable_as(operand.dtype, k.dtype) && !produced.count(operand_id)) {
+            source = operand_id;
             access = *a;
           }
         }
