@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace tf = tenferro;
 
@@ -120,6 +123,15 @@ TEST_F(BufferPool, TrimEmptiesEveryThreadsCache) {
   EXPECT_EQ(tf::buffer_pool_stats().cached_bytes, 0u);
   trimmed = true;
   holder.join();
+}
+
+// The documented default (buffer_pool.hpp): a quarter of physical memory, at least 1 GiB, so that a
+// program whose tensors peak at a few GB reuses its buffers instead of faulting them in per run.
+TEST(BufferPoolDefault, CapacityIsAQuarterOfMemoryAndAtLeastOneGiB) {
+  const std::size_t capacity = tf::buffer_pool_stats().capacity;
+  if (capacity == 0) GTEST_SKIP() << "pooling is off in sanitizer builds";
+  const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(capacity, std::max(std::size_t{1} << 30, physical / 4));
 }
 
 TEST_F(BufferPool, CapacityZeroKeepsNothing) {

@@ -8,8 +8,10 @@
 // the next instruction, or the next run of the same program, reuses the buffer instead of asking
 // the system for fresh pages: repeated runs allocate nothing from the system once warm.
 //
-// The pool keeps at most `capacity` bytes of free buffers in its shared part (default 1 GiB; 0
-// disables pooling: sanitizer builds use 0 so that AddressSanitizer sees every use after free).
+// The pool keeps at most `capacity` bytes of free buffers in its shared part (default a quarter of
+// physical memory, at least 1 GiB: what a program keeps is at most what it once had live, and a
+// program that peaks above the capacity faults its large buffers in anew on every run; 0 disables
+// pooling: sanitizer builds use 0 so that AddressSanitizer sees every use after free).
 // Thread-safe. Each thread also keeps a few recently freed buffers of up to 1 MiB in a cache of its
 // own (at most 4 MiB, or the capacity if smaller), taken and refilled without the shared lock;
 // they count in the stats, and trim_buffer_pool and set_buffer_pool_capacity empty them too.
