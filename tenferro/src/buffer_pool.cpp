@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,22 @@ std::size_t size_class(std::size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+/// A lock that spins: a thread cache's lock is almost never contended (only trim and capacity
+/// changes take another thread's), and a std::mutex's lock and unlock around every allocation and
+/// release cost a tenth of a small loop body's step.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    while (held_.exchange(true, std::memory_order_acquire)) {
+      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
+  }
+  void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 /// One thread's free buffers (see the file comment).
 struct ThreadCache {
   struct Bin {
@@ -67,7 +84,7 @@ struct ThreadCache {
     std::size_t count = 0;
     std::byte* buffers[kPerSmallBin] = {};
   };
-  std::mutex mutex;
+  SpinLock mutex;
   Bin bins[kBins];
   std::size_t bytes = 0;
   std::uint64_t hits = 0;

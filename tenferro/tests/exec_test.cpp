@@ -326,6 +326,28 @@ TEST(Exec, OutputsAreWrittenIntoProvidedStorage) {
   EXPECT_THROW(exe.run(in, wrong), tf::ShapeError);
 }
 
+// The executor reads the caller's input tensors in place and computes elementwise results into a
+// dying operand's buffer when nothing else holds it: an input the caller holds alone must still
+// never be written, and an input returned as a result comes back as it is.
+TEST(Exec, InputsTheCallerHoldsAloneAreNeverWritten) {
+  auto f = [](tf::Traced x, tf::Traced y) { return std::vector<tf::Traced>{tf::exp(x) + 1.0, y}; };
+  const std::vector<tf::Tensor> like = {random_tensor({300}, 14), random_tensor({7}, 15)};
+  auto [primal, grad] = programs(f, like);
+  tf::exec::Executable exe(primal, {});
+  for (int run = 0; run < 2; ++run) {
+    std::vector<tf::Tensor> in = {like[0].clone(), like[1].clone()};  // the only references
+    ASSERT_TRUE(in[0].unique_storage());
+    const auto out = exe.run(in);
+    EXPECT_TRUE(bitwise_equal(in[0], like[0])) << "the input was overwritten";
+    EXPECT_TRUE(bitwise_equal(out[1], like[1]));
+    EXPECT_TRUE(out[1].shares_storage_with(in[1]));
+    for (std::int64_t i = 0; i < 300; ++i) {  // the vector exp is within a few ulp of libm's
+      const double want = std::exp(like[0].data<double>()[i]) + 1.0;
+      EXPECT_NEAR(out[0].data<double>()[i], want, 1e-14 * want);
+    }
+  }
+}
+
 TEST(Exec, BadInputsGiveTypedErrors) {
   auto [primal, grad] = programs(elem_chain, {random_tensor({5}, 13)});
   tf::exec::Executable exe(primal, {});

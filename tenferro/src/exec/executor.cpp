@@ -235,6 +235,7 @@ namespace {
 /// lease hands back its vectors empty of tensors, so nothing outlives a run.
 struct RunScratch {
   std::vector<std::optional<Tensor>> slots;
+  std::vector<const Tensor*> value;
   std::vector<const Tensor*> dest;
   std::vector<const Tensor*> args;
   std::vector<Tensor*> outs;
@@ -294,9 +295,15 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
     results = scalar_->run(inputs);
   } else {
     RunScratchLease lease;
+    // value[v] is where value v lives: the caller's input tensor (read in place: copying each
+    // input cost two atomic reference-count updates per run, most of a small loop body's run),
+    // or slots[v], which holds the values this run computes. `slots` is sized once, so pointers
+    // into it stay valid.
     std::vector<std::optional<Tensor>>& slots = lease->slots;
     slots.resize(program_.types.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) slots[program_.inputs[i]] = inputs[i];
+    std::vector<const Tensor*>& value = lease->value;
+    value.assign(program_.types.size(), nullptr);
+    for (std::size_t i = 0; i < inputs.size(); ++i) value[program_.inputs[i]] = &inputs[i];
     // Outputs the caller provides storage for, by value (the first occurrence of each).
     std::vector<const Tensor*>& dest = lease->dest;
     dest.assign(program_.types.size(), nullptr);
@@ -308,17 +315,21 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
       const Step& s = program_.steps[i];
       args.clear();
-      for (auto v : s.in) args.push_back(&*slots[v]);
+      for (auto v : s.in) args.push_back(value[v]);
       // Operands have the op's built types (inputs were checked above; every other value is a
       // result of its step's built type), so the kernel runs without re-deriving them.
       if (s.kind == StepKind::Op && s.out.size() == 1) {
         Tensor result[1] = {unset_result()};
         s.op.run_kernel(args, result);
         slots[s.out[0]] = std::move(result[0]);
+        value[s.out[0]] = &*slots[s.out[0]];
       } else if (s.kind == StepKind::Op) {  // a multi-output op
         std::vector<Tensor> results_of_op(s.out.size(), unset_result());
         s.op.run_kernel(args, results_of_op);
-        for (std::size_t o = 0; o < s.out.size(); ++o) slots[s.out[o]] = std::move(results_of_op[o]);
+        for (std::size_t o = 0; o < s.out.size(); ++o) {
+          slots[s.out[o]] = std::move(results_of_op[o]);
+          value[s.out[o]] = &*slots[s.out[o]];
+        }
       } else {
         const auto& dying = releases_[i];
         for (std::size_t o = 0; o < s.out.size(); ++o) {
@@ -326,21 +337,23 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
           const TensorType& type = program_.types[v];
           if (dest[v]) {
             slots[v] = *dest[v];
+            value[v] = &*slots[v];
             continue;
           }
           // In place: a full-access operand of the same type that dies here and that nothing
-          // outside this run holds (the caller's inputs are shared, so never reused).
+          // outside this run holds (never the caller's inputs, which have no slot).
           for (std::size_t a = 0; a < s.in.size() && !slots[v]; ++a) {
             const ValueId w = s.in[a];
-            if (s.fused->inputs[a].access != Access::Full || slots[w]->type() != type) continue;
+            if (!slots[w] || s.fused->inputs[a].access != Access::Full || slots[w]->type() != type) continue;
             if (std::find(dying.begin(), dying.end(), w) == dying.end() || !slots[w]->unique_storage()) continue;
             if (std::count(s.in.begin(), s.in.end(), w) != 1) continue;
             slots[v] = *slots[w];  // now shared: no second output can take it
           }
           if (!slots[v]) slots[v] = Tensor::uninitialized(type);
+          value[v] = &*slots[v];
         }
         args.clear();
-        for (auto w : s.in) args.push_back(&*slots[w]);
+        for (auto w : s.in) args.push_back(value[w]);
         outs.clear();
         for (auto v : s.out) outs.push_back(&*slots[v]);
         run_fused(*s.fused, args, outs);
@@ -351,7 +364,13 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
     std::vector<std::size_t>& remaining = lease->remaining;
     remaining.assign(program_.types.size(), 0);
     for (auto v : program_.outputs) ++remaining[v];
-    for (auto v : program_.outputs) results.push_back(--remaining[v] == 0 ? std::move(*slots[v]) : *slots[v]);
+    for (auto v : program_.outputs) {
+      if (!slots[v]) {
+        results.push_back(*value[v]);  // an input returned as it is
+      } else {
+        results.push_back(--remaining[v] == 0 ? std::move(*slots[v]) : *slots[v]);
+      }
+    }
   }
   for (std::size_t o = 0; o < into.size(); ++o) {
     if (!results[o].shares_storage_with(into[o])) std::memcpy(into[o].raw_data(), results[o].raw_data(), into[o].nbytes());
