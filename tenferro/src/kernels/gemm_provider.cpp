@@ -67,6 +67,8 @@ bool picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) {
 
 GemmProvider set_gemm_provider(GemmProvider provider) { return forced.exchange(provider); }
 
+bool libxsmm_takes(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) { return picks_libxsmm(f64, m, n, k); }
+
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
                           bool libxsmm_avx512) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

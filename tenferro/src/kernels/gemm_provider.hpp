@@ -17,7 +17,9 @@
 // block's width, so results stay independent of the thread count (parallel_test).
 //
 // Layouts: libxsmm's kernels are column-major and take a transposed second operand only, so of the
-// row-major products they run A B and A^T B; A B^T and A^T B^T go to OpenBLAS.
+// row-major products they run A B and A^T B. dot_general copies a B^T out untransposed when
+// libxsmm takes the product and A has enough rows to repay the copy; other A B^T and A^T B^T
+// products go to OpenBLAS.
 //
 // TENFERRO_GEMM=openblas (or libxsmm) in the environment forces one provider for every product
 // it can run, for comparisons; set_gemm_provider does the same from a test.
@@ -36,6 +38,11 @@ GemmProvider set_gemm_provider(GemmProvider provider);
 /// are AVX-512 ones.
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
                           bool libxsmm_avx512);
+
+/// Whether the policy (or a forced provider) gives an f64 (else f32) product of whole shape
+/// [m, n, k] to libxsmm: a caller whose B is stored transposed, which libxsmm cannot read, may
+/// then copy it out untransposed first (dot_general does, for m >= kTransposeCopyMinRows).
+bool libxsmm_takes(bool f64, std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// Runs the row-major block C[M, N] = op(A) B (C += op(A) B with `accumulate`), op(A) = A^T when
 /// `a_transposed`, of a product whose whole shape is [whole_m, whole_n, whole_k], through a libxsmm

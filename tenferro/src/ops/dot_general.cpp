@@ -185,6 +185,9 @@ MatrixView packed_view(const Tensor& t, const Axes& batch, const Axes& row_axes,
   return v;
 }
 
+/// The fewest rows of A for which dot_general copies a transposed B out for libxsmm (see gemm).
+constexpr std::int64_t kTransposeCopyMinRows = 16;
+
 template <class T>
 void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
           std::int64_t a_off, std::int64_t b_off) {
@@ -208,7 +211,21 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
     };
     // Plain variables, not structured bindings: the lambda below captures them (clang 14 cannot
     // capture a structured binding).
-    const std::pair<CBLAS_TRANSPOSE, blasint> la = layout(a), lb = layout(b);
+    const std::pair<CBLAS_TRANSPOSE, blasint> la = layout(a);
+    std::pair<CBLAS_TRANSPOSE, blasint> lb = layout(b);
+    // libxsmm reads B only untransposed: when it takes the product, a B stored transposed is
+    // copied out first, which costs k n element moves against m n k multiply-adds.
+    Tensor b_copy;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (lb.first == CblasTrans && m >= kTransposeCopyMinRows && libxsmm_takes(std::is_same_v<T, double>, m, n, k)) {
+        b_copy = Tensor::uninitialized(TensorType{dtype_of_v<T>, {k, n}});
+        const std::int64_t dst_strides[2] = {n, 1}, src_strides[2] = {b.rs, b.cs};
+        strided_copy(static_cast<std::byte*>(b_copy.raw_data()), dst_strides, reinterpret_cast<const std::byte*>(y),
+                     src_strides, Shape{k, n}, sizeof(T));
+        y = b_copy.data<T>();
+        lb = {CblasNoTrans, static_cast<blasint>(std::max<std::int64_t>(n, 1))};
+      }
+    }
     const CBLAS_TRANSPOSE ta = la.first, tb = lb.first;
     const blasint lda = la.second, ldb = lb.second;
     const auto K = static_cast<blasint>(k), LDC = static_cast<blasint>(n);
@@ -217,7 +234,7 @@ void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::i
     split_gemm(m, n, k, [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
       const auto M = static_cast<blasint>(i1 - i0), N = static_cast<blasint>(j1 - j0);
       const T* xb = x + i0 * a.rs;
-      const T* yb = y + j0 * b.cs;
+      const T* yb = y + j0 * (b_copy.rank() == 2 ? 1 : b.cs);
       T* cb = c + i0 * n + j0;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         if (tb == CblasNoTrans && libxsmm_gemm<T>(ta == CblasTrans, m, n, k, M, N, K, xb, lda, yb, ldb, false, cb, LDC)) return;
