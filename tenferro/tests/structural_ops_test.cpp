@@ -62,7 +62,9 @@ TensorType ty(DType d, Shape s) { return TensorType{d, std::move(s)}; }
 // ---- kernels -----------------------------------------------------------------------------------
 
 TEST(Transpose, MatchesIndexLoopInEveryDtype) {
-  const Shape shape{2, 3, 4};
+  // Shapes below, across and on the copy's 16 x 16 tiles (kernels/layout.cpp), for the tiled
+  // transpose of the two innermost axes and the plain loops.
+  for (const Shape& shape : {Shape{2, 3, 4}, Shape{3, 37, 53}, Shape{2, 16, 32}})
   for (DType d : kAllDtypes) {
     Tensor a = random_tensor(ty(d, shape), 1);
     for (ops::Axes perm : {ops::Axes{2, 0, 1}, {1, 0, 2}, {0, 1, 2}, {2, 1, 0}, {0, 2, 1}}) {
@@ -72,7 +74,8 @@ TEST(Transpose, MatchesIndexLoopInEveryDtype) {
         for (std::size_t k = 0; k < 3; ++k) src[static_cast<std::size_t>(perm[k])] = i[k];
         return std::optional(src);
       });
-      EXPECT_TRUE(near(eval_op(op, {a}), expected, 0)) << dtype_name(d) << " perm " << shape_to_string(perm);
+      EXPECT_TRUE(near(eval_op(op, {a}), expected, 0))
+          << dtype_name(d) << " shape " << shape_to_string(shape) << " perm " << shape_to_string(perm);
     }
   }
 }

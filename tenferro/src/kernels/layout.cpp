@@ -45,8 +45,31 @@ void copy_loop(std::byte* dst, const std::byte* src, std::vector<Dim> dims) {
   const std::size_t rank = dims.size();
   const Dim d0 = dims[rank - 3], d1 = dims[rank - 2], d2 = dims[rank - 1];
   const auto n = static_cast<std::int64_t>(N);
+  // A transpose of the two innermost dimensions (each side contiguous along a different one)
+  // moves tiles of kTile x kTile elements: read row by row, the strided side touched a new cache
+  // line per element, and a 576 x 576 f64 transpose's lines did not stay in L1 from one row to the
+  // next.
+  constexpr std::int64_t kTile = 16;
+  const bool transpose = ((d2.dst == 1 && d1.src == 1) || (d2.src == 1 && d1.dst == 1)) && d1.n >= kTile && d2.n >= kTile;
+  auto tiled = [&](std::byte* d, const std::byte* s) {
+    for (std::int64_t b0 = 0; b0 < d1.n; b0 += kTile) {
+      const std::int64_t b1 = std::min(d1.n, b0 + kTile);
+      for (std::int64_t i0 = 0; i0 < d2.n; i0 += kTile) {
+        const std::int64_t i1 = std::min(d2.n, i0 + kTile);
+        for (std::int64_t b = b0; b < b1; ++b) {
+          for (std::int64_t i = i0; i < i1; ++i) {
+            std::memcpy(d + (b * d1.dst + i * d2.dst) * n, s + (b * d1.src + i * d2.src) * n, N);
+          }
+        }
+      }
+    }
+  };
   auto block = [&](std::byte* d, const std::byte* s) {
     for (std::int64_t a = 0; a < d0.n; ++a, d += d0.dst * n, s += d0.src * n) {
+      if (transpose) {
+        tiled(d, s);
+        continue;
+      }
       std::byte* dd = d;
       const std::byte* ss = s;
       for (std::int64_t b = 0; b < d1.n; ++b, dd += d1.dst * n, ss += d1.src * n) {
