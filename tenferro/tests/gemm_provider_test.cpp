@@ -1,6 +1,6 @@
 // The GEMM providers (src/kernels/gemm_provider.hpp): with libxsmm and with OpenBLAS forced, every
 // layout of a real product (A B, A^T B, A B^T, A^T B^T; libxsmm takes the first two, and the last
-// two through a copy of B when A has at least 16 rows) equals a plain triple loop, small products
+// two through a copy of B when A has at least 128 rows) equals a plain triple loop, small products
 // and ones split over threads alike, and with libxsmm a product split over two threads has the
 // same bits as on one.
 #include <gtest/gtest.h>

@@ -185,8 +185,10 @@ MatrixView packed_view(const Tensor& t, const Axes& batch, const Axes& row_axes,
   return v;
 }
 
-/// The fewest rows of A for which dot_general copies a transposed B out for libxsmm (see gemm).
-constexpr std::int64_t kTransposeCopyMinRows = 16;
+/// The fewest rows of A for which dot_general copies a transposed B out for libxsmm (see gemm):
+/// an element moved costs about as much as 60 multiply-adds, so the copy repays itself only over
+/// many rows (an LSTM layer's 32-row gradient products took 1.27x as long with copies from 16 on).
+constexpr std::int64_t kTransposeCopyMinRows = 128;
 
 template <class T>
 void gemm(const MatrixView& a, const MatrixView& b, T* c, std::int64_t m, std::int64_t n, std::int64_t k,
