@@ -11,7 +11,12 @@
 //                           links of length 1) in 32 configurations, angles [32, 6]
 //   jacobian_helmholtz      the Helmholtz free energy of 32 mixtures of 10 species (Griewank and
 //                           Walther's test function; RT = 1, fixed b and symmetric A), x [32, 10]
-// Lines: case=jacobian_<fn> impl=tenferro with mode= (the automatic choice), products=,
+//   jacobian_bottleneck     a layer pair with a narrow middle, x [256] -> W1 (16 x 256) -> tanh(h)
+//                           sin(h) + exp(h / 10) -> W2 (256 x 16): dense, without structure for
+//                           the compressed modes; cross-country accumulation forms W2 D W1 without
+//                           pushing a 256 x 256 identity through W1
+// Lines: case=jacobian_<fn> impl=tenferro with mode= (the automatic choice; order= for
+// cross-country), products=,
 // ratio_vs_best_extreme and the extremes' times (jacfwd_s, jacrev_s); all three results are
 // compared before timing (stderr on a difference above 1e-12 relative).
 #include <cmath>
@@ -136,7 +141,9 @@ void run_one(const Options& options, const std::string& name, const std::string&
       measure({{"auto", [&] { autoj(x); }}, {"jacfwd", [&] { fwd(x); }}, {"jacrev", [&] { rev(x); }}}, options.budget_s);
   const double best = std::min(m[1].median_s, m[2].median_s);
   print_line(name, "tenferro", size, "f64", m[0].median_s, m[0].memory, m[0].repetitions,
-             std::string(" mode=") + tf::jacobian_mode_name(choice.mode) + field("products", static_cast<double>(choice.products)) +
+             std::string(" mode=") + tf::jacobian_mode_name(choice.mode) +
+                 (choice.mode == tf::JacobianMode::CrossCountry ? std::string(" order=") + tf::elimination_order_name(choice.order) : "") +
+                 field("products", static_cast<double>(choice.products)) +
                  field("ratio_vs_best_extreme", m[0].median_s / best) + field("jacfwd_s", m[1].median_s) + field("jacrev_s", m[2].median_s));
 }
 
@@ -171,6 +178,14 @@ void run_jacobian_auto(const Options& options) {
     }
     const tf::Tensor x = uniform({32, 10}, 0.01, 0.06, rng);  // b^T x < 1
     run_one(options, "jacobian_helmholtz", "32", [&](const T& v) { return helmholtz(v, b, a); }, x);
+  }
+  {
+    const tf::Tensor w1 = uniform({16, 256}, -0.1, 0.1, rng), w2 = uniform({256, 16}, -0.5, 0.5, rng);
+    auto bottleneck = [&](const T& x) {
+      const T h = tf::matmul(tf::constant(x, w1), x);
+      return tf::matmul(tf::constant(x, w2), tf::tanh(h) * tf::sin(h) + tf::exp(h * 0.1));
+    };
+    run_one(options, "jacobian_bottleneck", "256", bottleneck, uniform({256}, -1, 1, rng));
   }
 }
 

@@ -28,7 +28,7 @@ set(allowed_regions ir kernels)                        # bodies, derived bodies,
 set(allowed_ops regions ir kernels)                    # the op definitions
 set(allowed_exec regions ir kernels)                   # executor, passes, region runner
 set(allowed_api ops exec regions ir kernels)           # the user API, tracing bodies
-set(allowed_sparse api ops exec regions ir kernels)    # sparse derivatives: detection, coloring
+set(allowed_sparse api ops exec regions ir kernels)    # Jacobian accumulation: sparsity, coloring, cross-country
 set(allowed_einsum api ops exec regions ir kernels)    # einsum over the API
 set(allowed_optim "")                                  # optimizers: the public API only
 

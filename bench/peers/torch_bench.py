@@ -280,10 +280,17 @@ def run_jacobian_small(args):
         entropy = (x * torch.log(x / (1.0 - bx)[:, None])).sum(1)
         return entropy - xax / (math.sqrt(8.0) * bx) * torch.log((1 + (1 + s2) * bx) / (1 + (1 - s2) * bx))
 
+    w1, w2 = uniform((16, 256), -0.1, 0.1), uniform((256, 16), -0.5, 0.5)
+
+    def bottleneck(x):
+        h = w1 @ x
+        return w2 @ (torch.tanh(h) * torch.sin(h) + torch.exp(h * 0.1))
+
     jacobian = torch.autograd.functional.jacobian
     for name, size, f, x in (("black_scholes", 64, black_scholes, bs), ("roe_flux", 64, roe_flux, u),
                              ("robot_arm", 32, robot_arm, uniform((32, 6), -1.5, 1.5)),
-                             ("helmholtz", 32, helmholtz, uniform((32, 10), 0.01, 0.06))):
+                             ("helmholtz", 32, helmholtz, uniform((32, 10), 0.01, 0.06)),
+                             ("bottleneck", 256, bottleneck, uniform((256,), -1, 1))):
         results = [measure(lambda: jacobian(f, x, vectorize=True, strategy=s), args.budget)
                    for s in ("forward-mode", "reverse-mode")]
         best = min(results, key=lambda r: r[0])

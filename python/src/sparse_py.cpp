@@ -59,10 +59,19 @@ class PyJacobian {
 };
 
 JacobianMode jacobian_mode_of(const std::string& mode) {
-  for (JacobianMode m : {JacobianMode::Auto, JacobianMode::Forward, JacobianMode::Reverse, JacobianMode::Columns, JacobianMode::Rows}) {
+  for (JacobianMode m : {JacobianMode::Auto, JacobianMode::Forward, JacobianMode::Reverse, JacobianMode::Columns, JacobianMode::Rows,
+                         JacobianMode::CrossCountry}) {
     if (mode == jacobian_mode_name(m)) return m;
   }
-  throw py::value_error("mode='" + mode + "'; expected 'auto', 'forward', 'reverse', 'columns' or 'rows'");
+  throw py::value_error("mode='" + mode + "'; expected 'auto', 'forward', 'reverse', 'columns', 'rows' or 'cross_country'");
+}
+
+EliminationOrder elimination_order_of(const std::string& order) {
+  for (EliminationOrder o : {EliminationOrder::Best, EliminationOrder::Forward, EliminationOrder::Reverse, EliminationOrder::Markowitz,
+                             EliminationOrder::Search}) {
+    if (order == elimination_order_name(o)) return o;
+  }
+  throw py::value_error("order='" + order + "'; expected 'best', 'forward', 'reverse', 'markowitz' or 'search'");
 }
 
 }  // namespace
@@ -76,6 +85,8 @@ void bind_sparse(py::module_& m) {
                              "('forward', 3)\n")
       .def_property_readonly("mode", [](const JacobianChoice& c) { return jacobian_mode_name(c.mode); })
       .def_readonly("products", &JacobianChoice::products)
+      .def_property_readonly("order", [](const JacobianChoice& c) { return elimination_order_name(c.order); },
+                             "cross_country: the elimination order the plan runs ('best' for other modes).")
       .def_readonly("predicted_cost", &JacobianChoice::predicted_cost)
       .def_readonly("explain", &JacobianChoice::explain)
       .def("__str__", [](const JacobianChoice& c) { return c.explain; });
@@ -88,14 +99,16 @@ void bind_sparse(py::module_& m) {
       .def("__call__", &PyJacobian::call)
       .def("choice", &PyJacobian::choice, "The mode a call on these arguments runs, and why.");
   m.def("jacobian",
-        [](py::function f, std::size_t argnum, const std::string& mode) {
-          return PyJacobian(std::move(f), JacobianOptions{.argnum = argnum, .mode = jacobian_mode_of(mode)});
+        [](py::function f, std::size_t argnum, const std::string& mode, const std::string& order) {
+          return PyJacobian(std::move(f), JacobianOptions{.argnum = argnum, .mode = jacobian_mode_of(mode), .order = elimination_order_of(order)});
         },
-        py::arg("f"), py::arg("argnum") = 0, py::arg("mode") = "auto",
+        py::arg("f"), py::arg("argnum") = 0, py::arg("mode") = "auto", py::arg("order") = "best",
         "The dense Jacobian of f's one output with respect to args[argnum] (shape output + argument, as jacfwd).\n"
         "\n"
         "mode is 'forward', 'reverse', 'columns' or 'rows' (compressed by a coloring of the structural sparsity "
-        "pattern), or 'auto': the one with the fewest predicted products.\n"
+        "pattern), 'cross_country' (vertex elimination on the linearized graph, in elimination order `order`: "
+        "'forward', 'reverse', 'markowitz', 'search' or 'best', the cheapest by the cost model), or 'auto': the "
+        "cheapest by predicted cost.\n"
         "\n"
         ">>> tf.jacobian(lambda x: x * x)(np.array([1.0, 2.0])).numpy().tolist()\n"
         "[[2.0, 0.0], [0.0, 4.0]]\n"

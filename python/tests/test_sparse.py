@@ -82,3 +82,23 @@ def test_jacobian_auto_picks_the_compressed_mode_for_a_stencil():
                                    rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError):
         tf.jacobian(bratu, mode="diagonal")
+
+
+def test_jacobian_cross_country_in_every_order_equals_jacfwd():
+    rng = np.random.default_rng(5)
+    w1, w2 = rng.normal(size=(4, 32)), rng.normal(size=(32, 4))
+
+    def bottleneck(x):
+        h = tf.matmul(w1, x)
+        return tf.matmul(w2, tf.tanh(h) * tf.sin(h))
+
+    x = rng.normal(size=32)
+    expected = np.asarray(tf.jacfwd(bottleneck)(x))
+    for order in ("best", "forward", "reverse", "markowitz", "search"):
+        j = tf.jacobian(bottleneck, mode="cross_country", order=order)
+        assert j.choice(x).mode == "cross_country"
+        assert j.choice(x).order != "best"
+        np.testing.assert_allclose(np.asarray(j(x)), expected, rtol=1e-12, atol=1e-12)
+    assert tf.jacobian(bottleneck).choice(x).mode == "cross_country"
+    with pytest.raises(ValueError):
+        tf.jacobian(bottleneck, mode="cross_country", order="random")

@@ -1,11 +1,14 @@
 // jacobian (tenferro/jacobian.hpp): the choice between the extremes and the compressed modes.
 #include "tenferro/jacobian.hpp"
 
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <deque>
 #include <mutex>
 
 #include "sparse/coloring.hpp"
+#include "sparse/cross_country.hpp"
 #include "sparse/detect.hpp"
 #include "sparse/signature.hpp"
 #include "tenferro/program.hpp"
@@ -19,6 +22,18 @@ const char* jacobian_mode_name(JacobianMode mode) {
     case JacobianMode::Reverse: return "reverse";
     case JacobianMode::Columns: return "columns";
     case JacobianMode::Rows: return "rows";
+    case JacobianMode::CrossCountry: return "cross_country";
+  }
+  return "?";
+}
+
+const char* elimination_order_name(EliminationOrder order) {
+  switch (order) {
+    case EliminationOrder::Best: return "best";
+    case EliminationOrder::Forward: return "forward";
+    case EliminationOrder::Reverse: return "reverse";
+    case EliminationOrder::Markowitz: return "markowitz";
+    case EliminationOrder::Search: return "search";
   }
   return "?";
 }
@@ -27,14 +42,32 @@ namespace detail {
 namespace {
 
 /// Compressed modes must save at least this share of the better extreme's products: they pay a
-/// read-back of every nonzero into the dense result.
+/// read-back of every nonzero into the dense result. Cross-country accumulation must save as
+/// much: its cost is a prediction from sizes alone.
 constexpr double kCompressedGain = 0.8;
 
 struct Choice {
   sparse::ArgumentSignature signature;
   JacobianChoice choice;
   Shape shape;  // the Jacobian's: output... + argument...
+  std::shared_ptr<Program> cross_country;  // CrossCountry: the recorded elimination
 };
+
+/// Cross-country accumulation's predicted cost in forward products, against candidates that run
+/// their products batched: `products` of them (weighted) cost plan.batched_cost(products), which
+/// pays the operations' fixed cost once, so the comparison is made in element operations and
+/// converted back.
+double cross_country_products(const sparse::CrossCountryPlan& plan, double products) {
+  return products * plan.cost / plan.batched_cost(products);
+}
+
+/// Whether cross-country accumulation is taken over the better extreme (`extreme` forward
+/// products) and the best candidate so far (`best`).
+bool cross_country_wins(const sparse::CrossCountryPlan& plan, double extreme, double best) {
+  if (!plan.unsupported.empty()) return false;
+  const double cost = cross_country_products(plan, extreme);
+  return cost <= kCompressedGain * extreme && cost < best;
+}
 
 }  // namespace
 
@@ -80,7 +113,7 @@ class JacobianState {
     check_single_output("jacobian", g);
     const TensorType out = type_of(g->key(g->outputs()[0]));
     const Tensor& x = args[options.argnum];
-    Choice c{sparse::ArgumentSignature::of(args), {}, out.shape};
+    Choice c{sparse::ArgumentSignature::of(args), {}, out.shape, nullptr};
     c.shape.insert(c.shape.end(), x.shape().begin(), x.shape().end());
     JacobianChoice& j = c.choice;
     j.columns = x.numel();
@@ -116,6 +149,13 @@ class JacobianState {
     std::vector<Candidate> candidates = {{JacobianMode::Forward, j.columns, forward}, {JacobianMode::Reverse, j.rows, reverse}};
     if (column_colors >= 0) candidates.push_back({JacobianMode::Columns, column_colors, static_cast<double>(column_colors)});
     if (row_colors >= 0) candidates.push_back({JacobianMode::Rows, row_colors, kReverseCost * static_cast<double>(row_colors)});
+    // Cross-country: planned on the same graph; its cost in forward products.
+    std::optional<sparse::CrossCountryPlan> plan;
+    if (options.mode == JacobianMode::Auto || options.mode == JacobianMode::CrossCountry) {
+      plan = sparse::plan_cross_country(g, options.argnum, options.order);
+      if (options.mode == JacobianMode::CrossCountry && !plan->unsupported.empty()) throw DTypeError("jacobian: " + plan->unsupported);
+      if (plan->unsupported.empty()) candidates.push_back({JacobianMode::CrossCountry, 0, cross_country_products(*plan, std::min(forward, reverse))});
+    }
     const Candidate* pick = nullptr;
     if (options.mode == JacobianMode::Auto) {
       const Candidate& extreme = forward <= reverse ? candidates[0] : candidates[1];
@@ -123,6 +163,7 @@ class JacobianState {
       for (const Candidate& k : candidates) {
         const bool compressed_mode = k.mode == JacobianMode::Columns || k.mode == JacobianMode::Rows;
         if (compressed_mode && k.cost <= kCompressedGain * extreme.cost && k.cost < pick->cost) pick = &k;
+        if (k.mode == JacobianMode::CrossCountry && cross_country_wins(*plan, extreme.cost, pick->cost)) pick = &k;
       }
     } else {
       for (const Candidate& k : candidates) {
@@ -139,12 +180,28 @@ class JacobianState {
                                               std::move(coloring.color)},
                                out);
     }
+    if (j.mode == JacobianMode::CrossCountry) {
+      j.order = plan->order;
+      const sparse::CrossCountryPlan planned = *plan;
+      const std::size_t argnum = options.argnum;
+      c.cross_country = std::make_shared<Program>(trace_function(
+          [g, argnum, planned](const std::vector<Traced>& xs) { return std::vector<Traced>{sparse::record_cross_country(g, argnum, xs, planned)}; },
+          types_of(args)));
+    }
     j.predicted_cost = pick->cost;
-    j.explain = std::string(jacobian_mode_name(j.mode)) + ": " + std::to_string(j.products) + " products (";
+    // A candidate as the explanation names it: its products, or a cross-country plan's predicted
+    // cost in forward products and its order.
+    auto describe = [&](const Candidate& k) {
+      if (k.mode != JacobianMode::CrossCountry) return std::to_string(k.products) + " products";
+      char cost[32];
+      std::snprintf(cost, sizeof cost, "%.3g", k.cost);
+      return std::string(elimination_order_name(plan->order)) + " order, cost " + cost;
+    };
+    j.explain = std::string(jacobian_mode_name(j.mode)) + ": " + describe(*pick) + " (";
     bool first = true;
     for (const Candidate& k : candidates) {
       if (k.mode == j.mode) continue;
-      j.explain += std::string(first ? "" : ", ") + jacobian_mode_name(k.mode) + " " + std::to_string(k.products);
+      j.explain += std::string(first ? "" : ", ") + jacobian_mode_name(k.mode) + " " + describe(k);
       first = false;
     }
     j.explain += ")";
@@ -168,9 +225,43 @@ Tensor JacobianImpl::operator()(const Tensors& args) const {
     case JacobianMode::Reverse: return state_->dense.jacrev(args);
     case JacobianMode::Columns:
     case JacobianMode::Rows: return state_->compressed(c.choice.mode)(args).to_dense().reshaped(c.shape);
+    case JacobianMode::CrossCountry: return c.cross_country->run(args)[0];
     case JacobianMode::Auto: break;
   }
   throw Error("jacobian: no mode was chosen");
+}
+
+Traced JacobianImpl::traced(const std::vector<Traced>& args) const {
+  const JacobianOptions& options = state_->options;
+  if (options.mode == JacobianMode::Columns || options.mode == JacobianMode::Rows) {
+    throw BindingError(std::string("jacobian: mode ") + jacobian_mode_name(options.mode) +
+                       " reads argument values (the sparsity pattern); inside another transform use Auto, Forward, Reverse or CrossCountry");
+  }
+  using Kind = TransformedFunction::JacobianKind;
+  if (options.mode == JacobianMode::Forward) return state_->dense.jacobian_traced(args, Kind::Forward);
+  if (options.mode == JacobianMode::Reverse) return state_->dense.jacobian_traced(args, Kind::Reverse);
+  std::vector<TensorType> types;
+  for (const Traced& a : args) types.push_back(a.type());
+  if (options.argnum >= args.size()) {
+    throw BindingError("jacobian: argnum " + std::to_string(options.argnum) + " but the call has " + std::to_string(args.size()) + " arguments");
+  }
+  if (!is_inexact(types[options.argnum].dtype)) {
+    throw DTypeError("jacobian: argument " + std::to_string(options.argnum) + " is " + types[options.argnum].to_string() +
+                     "; only float or complex arguments are differentiated");
+  }
+  const GraphPtr g = trace_function(state_->f, types);
+  check_single_output("jacobian", g);
+  const sparse::CrossCountryPlan plan = sparse::plan_cross_country(g, options.argnum, options.order);
+  if (options.mode == JacobianMode::CrossCountry) {
+    if (!plan.unsupported.empty()) throw DTypeError("jacobian: " + plan.unsupported);
+    return sparse::record_cross_country(g, options.argnum, args, plan);
+  }
+  // Auto: cross-country against the better extreme, by the same rule as a call on values.
+  const TensorType out = type_of(g->key(g->outputs()[0]));
+  const double forward = static_cast<double>(types[options.argnum].numel()), reverse = kReverseCost * static_cast<double>(out.numel());
+  const double extreme = std::min(forward, reverse);
+  if (cross_country_wins(plan, extreme, extreme)) return sparse::record_cross_country(g, options.argnum, args, plan);
+  return state_->dense.jacobian_traced(args, forward <= reverse ? Kind::Forward : Kind::Reverse);
 }
 
 }  // namespace detail

@@ -1,0 +1,204 @@
+// Cross-country Jacobians (tenferro/jacobian.hpp, JacobianMode::CrossCountry): the cost model's
+// orders on closed-form examples, every order equal to jacfwd, derivatives of the accumulated
+// Jacobian, the automatic choice, and what the mode refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "op_test_util.hpp"
+#include "sparse/elimination.hpp"
+#include "tenferro/tenferro.hpp"
+
+namespace tf = tenferro;
+namespace sp = tenferro::sparse;
+using T = tf::Traced;
+
+namespace {
+
+/// A chain x -> v1 -> ... -> y of dense edges, vertex sizes `sizes` (x first).
+sp::JacobianGraph<sp::NoValues::Value> dense_chain(const std::vector<std::int64_t>& sizes) {
+  sp::JacobianGraph<sp::NoValues::Value> g;
+  sp::NoValues none;
+  for (const std::int64_t s : sizes) g.add_vertex(s);
+  for (std::size_t v = 0; v + 1 < sizes.size(); ++v) {
+    g.add_edge(static_cast<int>(v), static_cast<int>(v + 1), {sp::EdgeKind::Dense, 1, {}}, none);
+  }
+  return g;
+}
+
+// The matrix chain J4 J3 J2 J1 with J1 100 x 10, J2 5 x 100, J3 100 x 5, J4 10 x 100 (x of 10, y of
+// 10). Forward elimination is ((J4 (J3 (J2 J1)))): 5000 + 5000 + 10000 multiply-adds; reverse is
+// (((J4 J3) J2) J1): the same 20000. Cheapest first eliminates v1 (J2 J1: 5000), then v3 (J4 J3:
+// 5000), then v2 ((J4 J3)(J2 J1): 10 x 5 x 10 = 500): 10500, which neither extreme reaches.
+TEST(Elimination, CheapestFirstBracketsAMatrixChainBetterThanEitherExtreme) {
+  const auto g = dense_chain({10, 100, 5, 100, 10});
+  const std::vector<int> middle = {1, 2, 3};
+  const double ops = 3 * sp::kOpCost;
+  EXPECT_DOUBLE_EQ(sp::plan_order(g, middle, tf::EliminationOrder::Forward).cost, 20000 + ops);
+  EXPECT_DOUBLE_EQ(sp::plan_order(g, middle, tf::EliminationOrder::Reverse).cost, 20000 + ops);
+  const sp::PlannedOrder markowitz = sp::plan_order(g, middle, tf::EliminationOrder::Markowitz);
+  EXPECT_DOUBLE_EQ(markowitz.cost, 10500 + ops);
+  EXPECT_EQ(markowitz.vertices, (std::vector<int>{1, 3, 2}));
+  EXPECT_LE(sp::plan_order(g, middle, tf::EliminationOrder::Search).cost, markowitz.cost);
+  EXPECT_DOUBLE_EQ(sp::plan_order(g, middle, tf::EliminationOrder::Best).cost, 10500 + ops);
+}
+
+// Structured edges: a diagonal times a diagonal is a diagonal (m operations), identities cost
+// nothing, and a sum of two paths fills one edge.
+TEST(Elimination, StructuredProductsAndSumsCostTheirElements) {
+  sp::JacobianGraph<sp::NoValues::Value> g;
+  sp::NoValues none;
+  for (int v = 0; v < 4; ++v) g.add_vertex(50);
+  // x -> a (diag) -> y (diag), x -> b (identity) -> y (identity).
+  g.add_edge(0, 1, {sp::EdgeKind::Diagonal, 1, {}}, none);
+  g.add_edge(1, 3, {sp::EdgeKind::Diagonal, 1, {}}, none);
+  g.add_edge(0, 2, {sp::EdgeKind::Identity, 1, {}}, none);
+  g.add_edge(2, 3, {sp::EdgeKind::Identity, -1, {}}, none);
+  // Eliminating a: one diagonal product (50). Then b: an identity product (free) added to the
+  // diagonal edge x -> y (50).
+  EXPECT_DOUBLE_EQ(g.eliminate(1, none), sp::kOpCost + 50);
+  EXPECT_DOUBLE_EQ(g.eliminate(2, none), sp::kOpCost + 50);
+  ASSERT_EQ(g.out_edges(0).size(), 1u);
+  EXPECT_EQ(g.out_edges(0).at(3).kind, sp::EdgeKind::Diagonal);
+}
+
+T two_layer(const T& x, const tf::Tensor& w1, const tf::Tensor& w2) {
+  // A narrow middle: x [64] -> 8 -> elementwise -> 64.
+  const T h = tf::matmul(tf::constant(x, w1), x);
+  const T g = tf::tanh(h) * tf::sin(h) + tf::exp(h * 0.1);
+  return tf::matmul(tf::constant(x, w2), g);
+}
+
+struct Case {
+  const char* name;
+  std::function<T(const T&)> f;
+  tf::Shape shape;
+};
+
+std::vector<Case> cases() {
+  const tf::Tensor w1 = tf::test::random_tensor({tf::DType::F64, {8, 64}}, 3);
+  const tf::Tensor w2 = tf::test::random_tensor({tf::DType::F64, {64, 8}}, 5);
+  return {
+      {"two layers", [w1, w2](const T& x) { return two_layer(x, w1, w2); }, {64}},
+      // x read three times, with reshapes, a transpose, slices, a broadcast and reductions.
+      {"fan out and layout",
+       [](const T& x) {
+         const T m = tf::reshape(x, {3, 4});
+         const T s = tf::sum(m * m, {1});  // [3]
+         const T t = tf::transpose(m) * tf::broadcast_to(tf::reshape(s, {1, 3}), {4, 3});
+         return tf::reshape(tf::sin(t), {12}) + x * tf::exp(tf::slice(x, {0}, {1}));
+       },
+       {12}},
+      // A scan (cumsum), a checkpointed region and a product of two linear values.
+      {"regions",
+       [](const T& x) {
+         const T c = tf::cumsum(tf::sin(x), 0);
+         const T k = tf::checkpoint([](const T& a) { return tf::exp(a) * a; })(c);
+         return k * c + tf::sum(x * x);
+       },
+       {6}},
+      {"identity", [](const T& x) { return x; }, {5}},
+      {"negated reshape", [](const T& x) { return -tf::reshape(x, {6}); }, {2, 3}},
+      {"independent of x", [](const T& x) { return tf::full_like(x, 2.0); }, {4}},
+      {"scalar result", [](const T& x) { return tf::sum(tf::log1p(x * x)); }, {7}},
+  };
+}
+
+TEST(CrossCountry, EveryOrderEqualsJacfwd) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, c.shape}, 11);
+    const tf::Tensor expected = tf::jacfwd(c.f)(x);
+    for (const tf::EliminationOrder order : {tf::EliminationOrder::Best, tf::EliminationOrder::Forward, tf::EliminationOrder::Reverse,
+                                             tf::EliminationOrder::Markowitz, tf::EliminationOrder::Search}) {
+      SCOPED_TRACE(tf::elimination_order_name(order));
+      const auto j = tf::jacobian(c.f, {.mode = tf::JacobianMode::CrossCountry, .order = order});
+      const tf::JacobianChoice choice = j.choice(x);
+      EXPECT_EQ(choice.mode, tf::JacobianMode::CrossCountry);
+      if (order != tf::EliminationOrder::Best) {
+        EXPECT_EQ(choice.order, order);
+      }
+      EXPECT_NE(choice.order, tf::EliminationOrder::Best);
+      const tf::Tensor got = j(x);
+      EXPECT_EQ(got.shape(), expected.shape());
+      EXPECT_TRUE(tf::test::near(got, expected, 1e-12));
+    }
+  }
+}
+
+TEST(CrossCountry, FloatSingleAndOtherArguments) {
+  auto f = [](const T& a, const T& b) { return tf::matmul(b, tf::tanh(a)) * 3.0; };
+  const tf::Tensor a = tf::test::random_tensor({tf::DType::F32, {5}}, 13);
+  const tf::Tensor b = tf::test::random_tensor({tf::DType::F32, {4, 5}}, 17);
+  const auto by_a = tf::jacobian(f, {.mode = tf::JacobianMode::CrossCountry});
+  EXPECT_TRUE(tf::test::near(by_a(a, b), tf::jacfwd(f)(a, b), 1e-5));
+  const auto by_b = tf::jacobian(f, {.argnum = 1, .mode = tf::JacobianMode::CrossCountry});
+  EXPECT_TRUE(tf::test::near(by_b(a, b), tf::jacfwd(f, 1)(a, b), 1e-5));
+}
+
+// The accumulated Jacobian is a program of tensor operations: differentiated again (inside
+// jacfwd), the cross-country gradient of a scalar function gives its Hessian, and the
+// cross-country Jacobian of a vector function has central differences for derivative.
+TEST(CrossCountry, TheJacobianDifferentiatesAgain) {
+  auto loss = [](const T& x) { return tf::sum(tf::exp(x * 0.3) * tf::sin(x)) + tf::sum(x) * tf::sum(x * x); };
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {6}}, 19);
+  const auto gradient = tf::jacobian(loss, {.mode = tf::JacobianMode::CrossCountry});
+  const auto hessian = tf::jacfwd([&](const T& v) { return tf::reshape(gradient(v), {6}); });
+  EXPECT_TRUE(tf::test::near(hessian(x), tf::hessian(loss)(x), 1e-11));
+
+  const tf::Tensor w1 = tf::test::random_tensor({tf::DType::F64, {3, 5}}, 23);
+  const tf::Tensor w2 = tf::test::random_tensor({tf::DType::F64, {4, 3}}, 29);
+  auto f = [&](const T& v) { return two_layer(v, w1, w2); };
+  const auto j = tf::jacobian(f, {.mode = tf::JacobianMode::CrossCountry, .order = tf::EliminationOrder::Markowitz});
+  const tf::Tensor v0 = tf::test::random_tensor({tf::DType::F64, {5}}, 31);
+  const tf::Tensor dj = tf::jacfwd([&](const T& v) { return j(v); })(v0);  // [4, 5, 5]
+  const double h = 1e-5;
+  const auto j_of = [&](const tf::Tensor& v) { return j(v); };
+  for (std::int64_t k = 0; k < 5; ++k) {
+    tf::Tensor plus = v0.clone(), minus = v0.clone();
+    plus.data<double>()[k] += h;
+    minus.data<double>()[k] -= h;
+    const tf::Tensor jp = j_of(plus), jm = j_of(minus);
+    for (std::int64_t e = 0; e < 20; ++e) {
+      const double fd = (jp.data<double>()[e] - jm.data<double>()[e]) / (2 * h);
+      EXPECT_NEAR(dj.data<double>()[e * 5 + k], fd, 1e-6) << "entry " << e << ", direction " << k;
+    }
+  }
+}
+
+// Auto takes cross-country where the cost model predicts it saves a fifth of the better extreme's
+// cost (the narrow middle: both extremes multiply the first layer by an identity seed), and keeps
+// the compressed mode where the pattern is diagonal.
+TEST(CrossCountry, AutoChoosesItWhereTheModelPredictsASaving) {
+  const tf::Tensor w1 = tf::test::random_tensor({tf::DType::F64, {8, 64}}, 3);
+  const tf::Tensor w2 = tf::test::random_tensor({tf::DType::F64, {64, 8}}, 5);
+  auto f = [&](const T& x) { return two_layer(x, w1, w2); };
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {64}}, 37);
+  const auto j = tf::jacobian(f);
+  const tf::JacobianChoice choice = j.choice(x);
+  EXPECT_EQ(choice.mode, tf::JacobianMode::CrossCountry) << choice.explain;
+  EXPECT_NE(choice.explain.find("cross_country"), std::string::npos);
+  EXPECT_LE(choice.predicted_cost, 0.8 * 64) << choice.explain;
+  EXPECT_TRUE(tf::test::near(j(x), tf::jacfwd(f)(x), 1e-12));
+
+  auto elementwise = [](const T& a) { return tf::exp(a) * 2.0 + tf::sin(a); };
+  EXPECT_EQ(tf::jacobian(elementwise).choice(x).mode, tf::JacobianMode::Columns);
+}
+
+TEST(CrossCountry, RefusesWhatItCannotDo) {
+  auto square = [](const T& a) { return a * a; };
+  const tf::Tensor z = tf::test::random_tensor({tf::DType::C128, {4}}, 41);
+  EXPECT_THROW(tf::jacobian(square, {.mode = tf::JacobianMode::CrossCountry})(z), tf::DTypeError);
+  // A result of another dtype than the argument.
+  auto widened = [](const T& a) { return tf::astype(a * a, tf::DType::F64); };
+  const tf::Tensor x32 = tf::test::random_tensor({tf::DType::F32, {4}}, 43);
+  EXPECT_THROW(tf::jacobian(widened, {.mode = tf::JacobianMode::CrossCountry})(x32), tf::DTypeError);
+  // Auto falls back to the other modes for both.
+  EXPECT_TRUE(tf::test::near(tf::jacobian(widened)(x32), tf::jacfwd(widened)(x32), 1e-6));
+  // Compressed modes read argument values; inside another transform they are refused.
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {4}}, 47);
+  const auto rows = tf::jacobian(square, {.mode = tf::JacobianMode::Rows});
+  EXPECT_THROW(tf::jacfwd([&](const T& v) { return tf::reshape(rows(v), {16}); })(x), tf::BindingError);
+}
+
+}  // namespace
