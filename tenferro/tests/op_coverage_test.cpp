@@ -587,3 +587,43 @@ TEST(OpCoverage, EveryOpsSparsityPatternHoldsItsJacobian) {
     }
   }
 }
+
+// Cross-country Jacobians (tenferro/jacobian.hpp): for every op's case, vertex elimination on the
+// linearized program gives jacfwd's Jacobian to rounding with respect to each argument, in the
+// cost model's order and in Markowitz's. Each op's linear ops are read off here as identities,
+// diagonals or dense blocks; a wrong reading fails. Programs with another dtype on their way
+// (complex results) are refused with DTypeError, and counted so that the test sees most ops run.
+TEST(OpCoverage, EveryOpsCrossCountryJacobianIsJacfwds) {
+  auto all = cases();
+  int checked = 0, refused = 0;
+  for (const tf::OpDef* d : tf::registered_ops()) {
+    auto it = all.find(d->name);
+    if (it == all.end()) continue;
+    SCOPED_TRACE(d->name);
+    const Case& c = it->second;
+    const std::vector<tf::Tensor> args = {tf::test::random_tensor({tf::DType::F64, c.a}, 1),
+                                          tf::test::random_tensor({tf::DType::F64, c.b}, 2)};
+    auto f = [&](T x, T y) { return c.f(x, y); };
+    for (std::size_t argnum : {0, 1}) {
+      SCOPED_TRACE("argument " + std::to_string(argnum));
+      const tf::Tensor dense = tf::jacfwd(f, argnum)(args[0], args[1]);
+      const auto dv = values_of(dense);
+      for (const tf::EliminationOrder order : {tf::EliminationOrder::Best, tf::EliminationOrder::Markowitz}) {
+        const auto j = tf::jacobian(f, {.argnum = argnum, .mode = tf::JacobianMode::CrossCountry, .order = order});
+        try {
+          (void)j.choice(args[0], args[1]);
+        } catch (const tf::DTypeError&) {
+          ++refused;
+          continue;
+        }
+        const auto jv = values_of(j(args[0], args[1]));
+        ASSERT_EQ(jv.size(), dv.size());
+        for (std::size_t k = 0; k < dv.size(); ++k) {
+          EXPECT_LE(std::abs(jv[k] - dv[k]), 1e-12 * (1 + std::abs(dv[k]))) << elimination_order_name(order) << ", element " << k;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 8 * refused) << checked << " checked, " << refused << " refused";
+}
