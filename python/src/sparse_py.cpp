@@ -68,10 +68,10 @@ JacobianMode jacobian_mode_of(const std::string& mode) {
 
 EliminationOrder elimination_order_of(const std::string& order) {
   for (EliminationOrder o : {EliminationOrder::Best, EliminationOrder::Forward, EliminationOrder::Reverse, EliminationOrder::Markowitz,
-                             EliminationOrder::Search}) {
+                             EliminationOrder::Search, EliminationOrder::Edges}) {
     if (order == elimination_order_name(o)) return o;
   }
-  throw py::value_error("order='" + order + "'; expected 'best', 'forward', 'reverse', 'markowitz' or 'search'");
+  throw py::value_error("order='" + order + "'; expected 'best', 'forward', 'reverse', 'markowitz', 'search' or 'edges'");
 }
 
 }  // namespace
@@ -107,7 +107,7 @@ void bind_sparse(py::module_& m) {
         "\n"
         "mode is 'forward', 'reverse', 'columns' or 'rows' (compressed by a coloring of the structural sparsity "
         "pattern), 'cross_country' (vertex elimination on the linearized graph, in elimination order `order`: "
-        "'forward', 'reverse', 'markowitz', 'search' or 'best', the cheapest by the cost model), or 'auto': the "
+        "'forward', 'reverse', 'markowitz', 'search', 'edges' or 'best', the cheapest by the cost model), or 'auto': the "
         "cheapest by predicted cost.\n"
         "\n"
         ">>> tf.jacobian(lambda x: x * x)(np.array([1.0, 2.0])).numpy().tolist()\n"

@@ -94,7 +94,7 @@ def test_jacobian_cross_country_in_every_order_equals_jacfwd():
 
     x = rng.normal(size=32)
     expected = np.asarray(tf.jacfwd(bottleneck)(x))
-    for order in ("best", "forward", "reverse", "markowitz", "search"):
+    for order in ("best", "forward", "reverse", "markowitz", "search", "edges"):
         j = tf.jacobian(bottleneck, mode="cross_country", order=order)
         assert j.choice(x).mode == "cross_country"
         assert j.choice(x).order != "best"

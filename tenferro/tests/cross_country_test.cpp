@@ -40,7 +40,36 @@ TEST(Elimination, CheapestFirstBracketsAMatrixChainBetterThanEitherExtreme) {
   EXPECT_DOUBLE_EQ(markowitz.cost, 10500 + ops);
   EXPECT_EQ(markowitz.vertices, (std::vector<int>{1, 3, 2}));
   EXPECT_LE(sp::plan_order(g, middle, tf::EliminationOrder::Search).cost, markowitz.cost);
+  // Edge by edge, cheapest first: J2 J1, J4 J3 (from either side: a tie), then their product.
+  const sp::PlannedOrder edges = sp::plan_order(g, middle, tf::EliminationOrder::Edges);
+  EXPECT_DOUBLE_EQ(edges.cost, 10500 + ops);
+  EXPECT_EQ(edges.edges.size(), 3u);
   EXPECT_DOUBLE_EQ(sp::plan_order(g, middle, tf::EliminationOrder::Best).cost, 10500 + ops);
+}
+
+// Edge elimination empties every intermediate vertex and leaves the one edge x -> y; Best is
+// never dearer than any order.
+TEST(Elimination, FrontAndBackEliminationOfEveryEdgeLeavesTheJacobianEdge) {
+  // x -> a -> y and x -> b -> y with a and b also joined: a -> b.
+  sp::JacobianGraph<sp::NoValues::Value> g;
+  sp::NoValues none;
+  for (const std::int64_t size : {4, 3, 5, 2}) g.add_vertex(size);
+  for (const auto& [from, to] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}, {1, 3}, {2, 3}}) {
+    g.add_edge(from, to, {sp::EdgeKind::Dense, 1, {}}, none);
+  }
+  const sp::PlannedOrder edges = sp::plan_order(g, {1, 2}, tf::EliminationOrder::Edges);
+  auto left = g;
+  sp::apply_plan(left, edges, none);
+  for (const int v : {1, 2}) {
+    EXPECT_TRUE(left.in_edges(v).empty() && left.out_edges(v).empty()) << "vertex " << v << " keeps edges";
+  }
+  EXPECT_EQ(left.out_edges(0).size(), 1u);
+  EXPECT_TRUE(left.out_edges(0).contains(3));
+  const double best = sp::plan_order(g, {1, 2}, tf::EliminationOrder::Best).cost;
+  for (const tf::EliminationOrder o : {tf::EliminationOrder::Forward, tf::EliminationOrder::Reverse, tf::EliminationOrder::Markowitz,
+                                       tf::EliminationOrder::Search, tf::EliminationOrder::Edges}) {
+    EXPECT_LE(best, sp::plan_order(g, {1, 2}, o).cost) << tf::elimination_order_name(o);
+  }
 }
 
 // Structured edges: a diagonal times a diagonal is a diagonal (m operations), identities cost
@@ -110,7 +139,7 @@ TEST(CrossCountry, EveryOrderEqualsJacfwd) {
     const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, c.shape}, 11);
     const tf::Tensor expected = tf::jacfwd(c.f)(x);
     for (const tf::EliminationOrder order : {tf::EliminationOrder::Best, tf::EliminationOrder::Forward, tf::EliminationOrder::Reverse,
-                                             tf::EliminationOrder::Markowitz, tf::EliminationOrder::Search}) {
+                                             tf::EliminationOrder::Markowitz, tf::EliminationOrder::Search, tf::EliminationOrder::Edges}) {
       SCOPED_TRACE(tf::elimination_order_name(order));
       const auto j = tf::jacobian(c.f, {.mode = tf::JacobianMode::CrossCountry, .order = order});
       const tf::JacobianChoice choice = j.choice(x);

@@ -20,8 +20,8 @@
 // The fifth candidate is cross-country accumulation: vertex elimination on the linearized
 // program's graph of local Jacobians (scale * I for reshapes and additions, diagonals for
 // elementwise ops, dense blocks for contractions and the rest), in the order the cost model
-// finds cheapest among forward, reverse, Markowitz's cheapest-first rule and a randomized search
-// (EliminationOrder). It wins where the Jacobian is a product with a narrow or structured middle,
+// finds cheapest among forward, reverse, Markowitz's cheapest-first rule, a randomized search and
+// cheapest-first edge elimination (EliminationOrder). It wins where the Jacobian is a product with a narrow or structured middle,
 // which neither extreme exploits: both multiply the whole program by an identity seed. Costs are
 // predicted in element operations and reported in forward products (JacobianChoice). The
 // cross-country Jacobian is recorded as tensor operations, so a traced call (inside another
@@ -49,11 +49,12 @@ const char* jacobian_mode_name(JacobianMode mode);
 
 /// The order in which cross-country accumulation eliminates the intermediate values.
 enum class EliminationOrder : std::uint8_t {
-  Best,       ///< the cheapest of the four below, by the cost model
+  Best,       ///< the cheapest of the five below, by the cost model
   Forward,    ///< topological order: what forward mode computes
   Reverse,    ///< reverse topological order: what reverse mode computes
   Markowitz,  ///< cheapest first: at each step the value whose products cost least
   Search,     ///< the best of Markowitz's order and 16 randomized cheapest-first runs
+  Edges,      ///< edge elimination, cheapest first: one edge's products at a time, either side
 };
 const char* elimination_order_name(EliminationOrder order);
 

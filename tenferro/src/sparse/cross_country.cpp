@@ -427,9 +427,10 @@ CrossCountryPlan plan_cross_country(const GraphPtr& g, std::size_t argnum, Elimi
   plan.extraction_cost = local.extraction_cost;
   plan.linear_ops = local.linear_ops;
   plan.linear_elements = local.linear_elements;
-  // The randomized runs cost O(vertices^2) each: only for graphs of up to 2000 values.
+  // The randomized runs cost O(vertices^2) each: only for graphs of up to 2000 values; edge
+  // elimination O(edges^2): up to 1000 values, else Best leaves it out.
   const int runs = local.intermediates.size() <= 2000 ? 16 : 0;
-  const PlannedOrder planned = plan_order(local.graph, local.intermediates, order, runs);
+  const PlannedOrder planned = plan_order(local.graph, local.intermediates, order, runs, local.intermediates.size() <= 1000);
   plan.order = planned.order;
   const double densify = kOpCost + static_cast<double>(x.numel()) * static_cast<double>(y.numel());
   plan.cost = plan.extraction_cost + planned.cost + densify;
@@ -451,7 +452,7 @@ Traced record_cross_country(const GraphPtr& g, std::size_t argnum, const std::ve
   // The planned order, on this graph: the same vertices in the same numbering.
   const PlannedOrder planned = plan_order(structure_of(local.graph), local.intermediates, plan.order,
                                           local.intermediates.size() <= 2000 ? 16 : 0);
-  for (const int v : planned.vertices) local.graph.eliminate(v, algebra);
+  apply_plan(local.graph, planned, algebra);
   const auto& edges = local.graph.out_edges(local.independent);
   const auto it = edges.find(local.dependent);
   if (it == edges.end()) return astype(constant(args[0], Tensor::zeros(std::move(shape))), x.dtype);

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -71,6 +72,20 @@ inline double sum_cost(EdgeKind a, EdgeKind b, double m, double n) {
   const EdgeKind k = sum_kind(a, b);
   return k == EdgeKind::Identity ? 0 : kOpCost + (k == EdgeKind::Diagonal ? m : m * n);
 }
+
+/// What a candidate step of a cheapest-first order costs now: its products' element operations
+/// and, to break ties, its fill (the elements of the edges its products make), smaller first: a
+/// step that leaves small edges behind makes later products cheaper.
+struct StepCost {
+  double cost = 0;
+  double fill = 0;
+  void add(EdgeKind b, double b_scale, EdgeKind a, double a_scale, double m, double k, double n) {
+    cost += product_cost(b, b_scale, a, a_scale, m, k, n);
+    const EdgeKind p = product_kind(b, a);
+    fill += p == EdgeKind::Dense ? m * n : p == EdgeKind::Diagonal ? m : 0;
+  }
+  bool operator<(const StepCost& o) const { return cost < o.cost || (cost == o.cost && fill < o.fill); }
+};
 
 /// What eliminations compute on edge values. The cost model's algebra: values of no type.
 struct NoValues {
@@ -129,14 +144,11 @@ class JacobianGraph {
 
   /// The cost of eliminating v now, counting its products (not the sums with edges already
   /// there, which depend on the rest of the graph).
-  double product_costs(int v) const {
-    double cost = 0;
-    const double k = static_cast<double>(size(v));
+  StepCost product_costs(int v) const {
+    StepCost cost;
     for (const int u : in_edges(v)) {
       const Edge<P>& a = out_edges(u).at(v);
-      for (const auto& [w, b] : out_edges(v)) {
-        cost += product_cost(b.kind, b.scale, a.kind, a.scale, static_cast<double>(size(w)), k, static_cast<double>(size(u)));
-      }
+      for (const auto& [w, b] : out_edges(v)) cost.add(b.kind, b.scale, a.kind, a.scale, dsize(w), dsize(v), dsize(u));
     }
     return cost;
   }
@@ -153,27 +165,83 @@ class JacobianGraph {
       auto& u_out = out_[static_cast<std::size_t>(u)];
       const Edge<P> a = std::move(u_out.at(v));
       u_out.erase(v);
-      for (const auto& [w, b] : succs) {
-        const std::int64_t m = size(w), k = size(v), n = size(u);
-        cost += product_cost(b.kind, b.scale, a.kind, a.scale, static_cast<double>(m), static_cast<double>(k), static_cast<double>(n));
-        Edge<P> p{product_kind(b.kind, a.kind), 1, {}};
-        if (p.kind == EdgeKind::Identity) {
-          p.scale = b.scale * a.scale;
-        } else if (b.kind == EdgeKind::Identity && b.scale == 1) {
-          p.value = a.value;
-        } else if (a.kind == EdgeKind::Identity && a.scale == 1) {
-          p.value = b.value;
-        } else {
-          p.value = algebra.product(b, a, p.kind, m, k, n);
-        }
-        cost += add_edge(u, w, std::move(p), algebra);
-      }
+      for (const auto& [w, b] : succs) cost += add_product(u, v, w, b, a, algebra);
     }
     in_[static_cast<std::size_t>(v)].clear();
     return cost;
   }
 
+  /// Front-eliminates the edge u -> v (v an intermediate): for every successor w of v, J_wv J_vu
+  /// is added to u -> w, and the edge is dropped. A v left without predecessors carries nothing
+  /// any more and loses its out-edges. Eliminating every in-edge of v so eliminates v.
+  template <class Algebra>
+  double front_eliminate(int u, int v, Algebra& algebra) {
+    auto& u_out = out_[static_cast<std::size_t>(u)];
+    const Edge<P> a = std::move(u_out.at(v));
+    u_out.erase(v);
+    in_[static_cast<std::size_t>(v)].erase(u);
+    double cost = 0;
+    for (const auto& [w, b] : out_[static_cast<std::size_t>(v)]) cost += add_product(u, v, w, b, a, algebra);
+    if (in_[static_cast<std::size_t>(v)].empty()) drop_out_edges(v);
+    return cost;
+  }
+  /// Back-eliminates the edge v -> w (v an intermediate): for every predecessor u of v, J_wv J_vu
+  /// is added to u -> w, and the edge is dropped; a v left without successors loses its in-edges.
+  template <class Algebra>
+  double back_eliminate(int v, int w, Algebra& algebra) {
+    auto& v_out = out_[static_cast<std::size_t>(v)];
+    const Edge<P> b = std::move(v_out.at(w));
+    v_out.erase(w);
+    in_[static_cast<std::size_t>(w)].erase(v);
+    double cost = 0;
+    for (const int u : in_[static_cast<std::size_t>(v)]) cost += add_product(u, v, w, b, out_edges(u).at(v), algebra);
+    if (v_out.empty()) {
+      for (const int u : in_[static_cast<std::size_t>(v)]) out_[static_cast<std::size_t>(u)].erase(v);
+      in_[static_cast<std::size_t>(v)].clear();
+    }
+    return cost;
+  }
+  /// The cost of front-eliminating u -> v, or of back-eliminating v -> w, now (products only).
+  StepCost front_cost(int u, int v) const {
+    const Edge<P>& a = out_edges(u).at(v);
+    StepCost cost;
+    for (const auto& [w, b] : out_edges(v)) cost.add(b.kind, b.scale, a.kind, a.scale, dsize(w), dsize(v), dsize(u));
+    return cost;
+  }
+  StepCost back_cost(int v, int w) const {
+    const Edge<P>& b = out_edges(v).at(w);
+    StepCost cost;
+    for (const int u : in_edges(v)) {
+      const Edge<P>& a = out_edges(u).at(v);
+      cost.add(b.kind, b.scale, a.kind, a.scale, dsize(w), dsize(v), dsize(u));
+    }
+    return cost;
+  }
+
  private:
+  double dsize(int v) const { return static_cast<double>(size(v)); }
+  /// Adds J_wv J_vu (b after a) to the edge u -> w; returns the cost of the product and the sum.
+  template <class Algebra>
+  double add_product(int u, int v, int w, const Edge<P>& b, const Edge<P>& a, Algebra& algebra) {
+    const std::int64_t m = size(w), k = size(v), n = size(u);
+    double cost = product_cost(b.kind, b.scale, a.kind, a.scale, static_cast<double>(m), static_cast<double>(k), static_cast<double>(n));
+    Edge<P> p{product_kind(b.kind, a.kind), 1, {}};
+    if (p.kind == EdgeKind::Identity) {
+      p.scale = b.scale * a.scale;
+    } else if (b.kind == EdgeKind::Identity && b.scale == 1) {
+      p.value = a.value;
+    } else if (a.kind == EdgeKind::Identity && a.scale == 1) {
+      p.value = b.value;
+    } else {
+      p.value = algebra.product(b, a, p.kind, m, k, n);
+    }
+    return cost + add_edge(u, w, std::move(p), algebra);
+  }
+  void drop_out_edges(int v) {
+    for (const auto& [w, e] : out_[static_cast<std::size_t>(v)]) in_[static_cast<std::size_t>(w)].erase(v);
+    out_[static_cast<std::size_t>(v)].clear();
+  }
+
   std::vector<std::int64_t> size_;
   std::vector<std::map<int, Edge<P>>> out_;
   std::vector<std::set<int>> in_;
@@ -191,13 +259,31 @@ JacobianGraph<NoValues::Value> structure_of(const JacobianGraph<P>& g) {
   return s;
 }
 
-/// An order of the intermediate vertices (every vertex but `independent` and `dependent`) and
-/// what eliminating in it costs.
+/// One step of an edge elimination: front (the edge from -> to is pushed into to's successors)
+/// or back (into from's predecessors).
+struct EdgeStep {
+  int from = 0, to = 0;
+  bool front = true;
+  bool operator==(const EdgeStep&) const = default;
+};
+
+/// An elimination plan and what it costs: the intermediate vertices in order (vertex orders), or
+/// edge steps (EliminationOrder::Edges).
 struct PlannedOrder {
   EliminationOrder order = EliminationOrder::Forward;
   std::vector<int> vertices;
+  std::vector<EdgeStep> edges;
   double cost = 0;
 };
+
+/// Runs `plan` on g (the graph it was planned on, or one of the same structure); returns the cost.
+template <class P, class Algebra>
+double apply_plan(JacobianGraph<P>& g, const PlannedOrder& plan, Algebra& algebra) {
+  double cost = 0;
+  for (const int v : plan.vertices) cost += g.eliminate(v, algebra);
+  for (const EdgeStep& e : plan.edges) cost += e.front ? g.front_eliminate(e.from, e.to, algebra) : g.back_eliminate(e.from, e.to, algebra);
+  return cost;
+}
 
 /// The elimination cost of `order` on the structure `s` (which it consumes).
 inline double elimination_cost(JacobianGraph<NoValues::Value> s, const std::vector<int>& order) {
@@ -212,17 +298,18 @@ inline double elimination_cost(JacobianGraph<NoValues::Value> s, const std::vect
 /// one of the `spread` cheapest at random instead (the search's randomized runs).
 inline PlannedOrder greedy_order(JacobianGraph<NoValues::Value> s, const std::vector<int>& intermediates, std::mt19937* rng = nullptr,
                                  std::size_t spread = 1) {
-  PlannedOrder result{EliminationOrder::Markowitz, {}, 0};
+  PlannedOrder result{EliminationOrder::Markowitz, {}, {}, 0};
   NoValues none;
   std::vector<int> left = intermediates;
-  std::vector<double> cost(s.vertex_count(), 0);
+  std::vector<StepCost> cost(s.vertex_count());
   for (const int v : left) cost[static_cast<std::size_t>(v)] = s.product_costs(v);
-  std::vector<std::pair<double, std::size_t>> cheapest;
+  std::vector<std::pair<StepCost, std::size_t>> cheapest;
   while (!left.empty()) {
     cheapest.clear();
     for (std::size_t i = 0; i < left.size(); ++i) cheapest.emplace_back(cost[static_cast<std::size_t>(left[i])], i);
     const std::size_t take = std::min(spread, cheapest.size());
-    std::partial_sort(cheapest.begin(), cheapest.begin() + static_cast<std::ptrdiff_t>(take), cheapest.end());
+    std::partial_sort(cheapest.begin(), cheapest.begin() + static_cast<std::ptrdiff_t>(take), cheapest.end(),
+                      [](const auto& a, const auto& b) { return a.first < b.first || (!(b.first < a.first) && a.second < b.second); });
     std::size_t pick = 0;
     if (rng && take > 1) pick = std::uniform_int_distribution<std::size_t>(0, take - 1)(*rng);
     const std::size_t at = cheapest[pick].second;
@@ -239,20 +326,49 @@ inline PlannedOrder greedy_order(JacobianGraph<NoValues::Value> s, const std::ve
   return result;
 }
 
+/// Cheapest first over edges: at each step the front or back elimination of one edge at an
+/// intermediate vertex whose products cost least now, until no intermediate vertex has an edge.
+/// Vertex elimination is the special case that takes all of a vertex's in-edges in a row; edge
+/// steps may also split a vertex's work between its two sides. O(steps x edges).
+inline PlannedOrder greedy_edge_order(JacobianGraph<NoValues::Value> s, const std::vector<int>& intermediates) {
+  PlannedOrder result{EliminationOrder::Edges, {}, {}, 0};
+  NoValues none;
+  for (;;) {
+    EdgeStep best;
+    std::optional<StepCost> best_cost;
+    for (const int v : intermediates) {
+      for (const int u : s.in_edges(v)) {
+        const StepCost c = s.front_cost(u, v);
+        if (!best_cost || c < *best_cost) best_cost = c, best = {u, v, true};
+      }
+      for (const auto& [w, e] : s.out_edges(v)) {
+        const StepCost c = s.back_cost(v, w);
+        if (!best_cost || c < *best_cost) best_cost = c, best = {v, w, false};
+      }
+    }
+    if (!best_cost) break;
+    result.edges.push_back(best);
+    result.cost += best.front ? s.front_eliminate(best.from, best.to, none) : s.back_eliminate(best.from, best.to, none);
+  }
+  return result;
+}
+
 /// The orders of EliminationOrder for the graph with the given intermediate vertices (in
-/// topological order): Forward, Reverse, Markowitz, and Search (the best of Markowitz's order and
-/// `search_runs` randomized cheapest-first runs, each step taking one of the three cheapest).
-/// Best is the cheapest of the four.
+/// topological order): Forward, Reverse, Markowitz, Search (the best of Markowitz's order and
+/// `search_runs` randomized cheapest-first runs, each step taking one of the three cheapest) and
+/// Edges (cheapest-first edge elimination). Best is the cheapest of the five (of the four vertex
+/// orders without `edges_in_best`).
 inline PlannedOrder plan_order(const JacobianGraph<NoValues::Value>& s, const std::vector<int>& intermediates, EliminationOrder order,
-                               int search_runs = 16) {
+                               int search_runs = 16, bool edges_in_best = true) {
   switch (order) {
-    case EliminationOrder::Forward: return {order, intermediates, elimination_cost(s, intermediates)};
+    case EliminationOrder::Forward: return {order, intermediates, {}, elimination_cost(s, intermediates)};
     case EliminationOrder::Reverse: {
       std::vector<int> reversed(intermediates.rbegin(), intermediates.rend());
       const double cost = elimination_cost(s, reversed);
-      return {order, std::move(reversed), cost};
+      return {order, std::move(reversed), {}, cost};
     }
     case EliminationOrder::Markowitz: return greedy_order(s, intermediates);
+    case EliminationOrder::Edges: return greedy_edge_order(s, intermediates);
     case EliminationOrder::Search: {
       PlannedOrder best = greedy_order(s, intermediates);
       std::mt19937 rng(20261128);
@@ -266,8 +382,9 @@ inline PlannedOrder plan_order(const JacobianGraph<NoValues::Value>& s, const st
     case EliminationOrder::Best: {
       PlannedOrder best;
       best.cost = std::numeric_limits<double>::infinity();
-      for (const EliminationOrder o :
-           {EliminationOrder::Forward, EliminationOrder::Reverse, EliminationOrder::Markowitz, EliminationOrder::Search}) {
+      for (const EliminationOrder o : {EliminationOrder::Forward, EliminationOrder::Reverse, EliminationOrder::Markowitz,
+                                       EliminationOrder::Search, EliminationOrder::Edges}) {
+        if (o == EliminationOrder::Edges && !edges_in_best) continue;
         PlannedOrder run = plan_order(s, intermediates, o, search_runs);
         if (run.cost < best.cost) best = std::move(run);
       }

@@ -34,6 +34,7 @@ const char* elimination_order_name(EliminationOrder order) {
     case EliminationOrder::Reverse: return "reverse";
     case EliminationOrder::Markowitz: return "markowitz";
     case EliminationOrder::Search: return "search";
+    case EliminationOrder::Edges: return "edges";
   }
   return "?";
 }

@@ -557,11 +557,11 @@ class Checker {
     // The automatic mode (tenferro/jacobian.hpp), whichever it picks.
     step_ = "jacobian(auto)";
     expect_near("jacobian(auto)", jacobian(y_of).call(x), jf, 1e-12);
-    // Cross-country elimination, in the cost model's cheapest order and in Markowitz's: other
-    // products, other sums, the same Jacobian. It takes one real dtype throughout and refuses
+    // Cross-country elimination, in the cost model's cheapest order, in Markowitz's and edge by
+    // edge: other products, other sums, the same Jacobian. It takes one real dtype throughout and refuses
     // other programs with a DTypeError (a program that converts to complex on its way).
     if (is_floating(x[0].dtype()) && y.dtype() == x[0].dtype()) {
-      for (const EliminationOrder order : {EliminationOrder::Best, EliminationOrder::Markowitz}) {
+      for (const EliminationOrder order : {EliminationOrder::Best, EliminationOrder::Markowitz, EliminationOrder::Edges}) {
         step_ = std::string("jacobian(cross_country, ") + elimination_order_name(order) + ")";
         const auto cross_country = jacobian(y_of, {.mode = JacobianMode::CrossCountry, .order = order});
         try {
