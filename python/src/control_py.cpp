@@ -181,12 +181,20 @@ void bind_control(py::module_& m) {
         "\n"
         ">>> tf.switch(1, [lambda x: x, lambda x: 2.0 * x, lambda x: 3.0 * x], np.array([1.0])).numpy().tolist()\n"
         "[2.0]\n");
-  m.def("_checkpoint_call", [branch](py::function f, const py::args& operands) {
+  m.def("_checkpoint_call", [branch](py::function f, const std::string& policy, const py::args& operands) {
     Operands ops(std::string("tenferro.checkpoint"));
     const Values o = operands_of<1>(ops, {Given{operands}})[0];
-    const TracedList r = checkpoint(branch(f), o.list);
+    CheckpointPolicy p = CheckpointPolicy::SaveNothing;
+    if (policy == "dots") {
+      p = CheckpointPolicy::SaveDots;
+    } else if (policy == "everything") {
+      p = CheckpointPolicy::SaveEverything;
+    } else if (policy != "nothing") {
+      throw py::value_error("tenferro.checkpoint: policy='" + policy + "'; expected 'nothing', 'dots' or 'everything'");
+    }
+    const TracedList r = checkpoint(branch(f), o.list, p);
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
-  }, py::arg("f"), "f(*operands) as a checkpoint (tenferro.checkpoint).");
+  }, py::arg("f"), py::arg("policy"), "f(*operands) as a checkpoint under a policy (tenferro.checkpoint).");
   m.def("_rematerialize_call", [branch](py::function f, std::size_t memory_limit, std::size_t checkpoints,
                                         const py::args& operands) {
     Operands ops(std::string("tenferro.rematerialize"));

@@ -74,10 +74,12 @@ def einsum(subscripts, *operands, optimize="auto", objective="flops", size_weigh
                    memory_limit=memory_limit, repeats=repeats, seed=seed, semiring=semiring)
 
 
-def checkpoint(f):
+def checkpoint(f, policy="nothing"):
     """f as a checkpoint (jax.checkpoint, torch.utils.checkpoint): called on Traced values, its
     values are computed as f's, and reverse mode keeps only its arguments, recomputing f's
-    intermediates in the backward pass. Values and gradients are f's.
+    intermediates in the backward pass. Values and gradients are f's. policy="dots" keeps the
+    results of contractions (matmul, einsum) too and recomputes only what lies between them
+    (jax.checkpoint_policies.dots_saveable); "everything" keeps all (no checkpoint).
 
     >>> f = tf.checkpoint(lambda x: tf.sin(tf.sin(x)))
     >>> round(tf.grad(lambda x: tf.sum(f(x)))(np.array([0.5])).item(), 4)
@@ -87,7 +89,7 @@ def checkpoint(f):
 
     @functools.wraps(f)
     def checkpointed(*args):
-        return _checkpoint_call(f, *args)
+        return _checkpoint_call(f, policy, *args)
     return checkpointed
 
 

@@ -92,3 +92,21 @@ def test_rematerialize_keeps_the_plan_within_the_limit():
         assert np.array_equal(np.asarray(a), np.asarray(b))
     with pytest.raises(tf.ValueError, match="the lowest is"):
         tf.grad(tf.rematerialize(net, 4096), argnums=1)(x, *ws)
+
+
+def test_checkpoint_policies_give_the_plain_gradients():
+    x = RNG.standard_normal((32, 16))
+    ws = [RNG.standard_normal((16, 16)) * 0.2 for _ in range(3)]
+
+    def net(h):
+        for w in ws:
+            m = tf.matmul(h, w)
+            h = tf.sin(m) * tf.tanh(m)
+        return h
+
+    expected = np.asarray(tf.grad(lambda a: tf.sum(net(a)))(x))
+    for policy in ("nothing", "dots", "everything"):
+        got = np.asarray(tf.grad(lambda a: tf.sum(tf.checkpoint(net, policy=policy)(a)))(x))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        tf.grad(lambda a: tf.sum(tf.checkpoint(net, policy="names")(a)))(x)

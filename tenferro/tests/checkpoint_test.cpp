@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -286,4 +287,92 @@ TEST(Checkpoint, EveryCutOfTheOperationsIsValid) {
     return tf::rematerialize(net, {.memory_limit = 1 << 20, .checkpoints = 2})(a, w0, w1, w2);
   };
   EXPECT_THROW(tf::trace(both, x, ws[0], ws[1], ws[2]), tf::ValueError);
+}
+
+namespace {
+/// Layers h -> act(h w) with an activation of several intermediates (what a plain gradient keeps
+/// per layer: sin, tanh, exp and their derivatives' factors), the weights captured from the
+/// enclosing trace, the whole net one checkpoint under `policy` (none: no checkpoint).
+T policy_net(const T& x, const std::vector<T>& ws, std::optional<tf::CheckpointPolicy> policy) {
+  auto net = [&ws](const T& h0) {
+    T h = h0;
+    for (const T& w : ws) {
+      const T m = tf::matmul(h, w);
+      h = tf::sin(m) * tf::tanh(m) + tf::exp(m * 0.1);
+    }
+    return h;
+  };
+  const T h = policy ? tf::checkpoint(net, *policy)(x) : net(x);
+  return tf::sum(h * h);
+}
+
+std::size_t count_of(const std::string& text, const std::string& word) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
+}
+}  // namespace
+
+// JAX's policies: SaveDots keeps the contractions' results and recomputes the activations between
+// them; the gradients are the plain ones (to rounding: a value read by two ranges adds its
+// cotangents in another order), no contraction runs twice, and the peak is lower than the plain
+// gradient's. SaveNothing recomputes the contractions too; SaveEverything is the plain program.
+TEST(Checkpoint, PoliciesSaveWhatTheySay) {
+  const tf::Tensor x = random_tensor({128, 48}, 11, 0.5);
+  const std::vector<tf::Tensor> ws = weights(6, 48, 12, 0.15);
+  using P = std::optional<tf::CheckpointPolicy>;
+  auto gradient = [](P p) {
+    return tf::grad([p](const T& a, const std::vector<T>& b) { return policy_net(a, b, p); }, tf::argnum<1>);
+  };
+  auto x_gradient = [](P p) { return tf::grad([p](const T& a, const std::vector<T>& b) { return policy_net(a, b, p); }); };
+  const auto plain = gradient(std::nullopt);
+  const std::vector<tf::Tensor> gw0 = plain(x, ws);
+  const tf::Tensor gx0 = x_gradient(std::nullopt)(x, ws);
+  for (const tf::CheckpointPolicy p : {tf::CheckpointPolicy::SaveNothing, tf::CheckpointPolicy::SaveDots, tf::CheckpointPolicy::SaveEverything}) {
+    SCOPED_TRACE(static_cast<int>(p));
+    const std::vector<tf::Tensor> gw = gradient(p)(x, ws);
+    EXPECT_TRUE(tf::test::near(x_gradient(p)(x, ws), gx0, 1e-12));
+    for (std::size_t s = 0; s < ws.size(); ++s) EXPECT_TRUE(tf::test::near(gw[s], gw0[s], 1e-12));
+  }
+  // The gradient programs, printed with their regions: how many contractions each runs.
+  auto printed = [&](P p) {
+    return tf::trace(
+               [p](T a, T w0, T w1, T w2, T w3, T w4, T w5) {
+                 const std::vector<T> w = {w0, w1, w2, w3, w4, w5};
+                 return tf::grad([p](const T& v, const std::vector<T>& b) { return policy_net(v, b, p); }, tf::argnum<1>)(a, w)[0];
+               },
+               x, ws[0], ws[1], ws[2], ws[3], ws[4], ws[5])
+        .print();
+  };
+  const std::size_t plain_dots = count_of(printed(std::nullopt), "dot_general");
+  EXPECT_EQ(count_of(printed(tf::CheckpointPolicy::SaveDots), "dot_general"), plain_dots);
+  EXPECT_GT(count_of(printed(tf::CheckpointPolicy::SaveNothing), "dot_general"), plain_dots);
+  EXPECT_THAT(printed(tf::CheckpointPolicy::SaveDots), testing::HasSubstr("cond[checkpoint"));
+  // Memory, measured: the plain gradient keeps several activations' worth per layer, SaveDots one.
+  const auto dots = gradient(tf::CheckpointPolicy::SaveDots);
+  plain(x, ws);
+  dots(x, ws);
+  tf::MemoryMeter meter;
+  plain(x, ws);
+  const std::size_t plain_peak = meter.peak_bytes();
+  meter.reset();
+  dots(x, ws);
+  const std::size_t dots_peak = meter.peak_bytes();
+  EXPECT_LT(dots_peak * 3, plain_peak * 2) << "plain " << plain_peak << " B, SaveDots " << dots_peak << " B";
+}
+
+// Without a contraction SaveDots is checkpoint(f); under vmap and at second order it is f.
+TEST(Checkpoint, SaveDotsComposes) {
+  auto f = [](const T& a) { return tf::sum(tf::sin(a) * a); };
+  const tf::Tensor x = random_tensor({5}, 13);
+  const std::string ir = tf::trace([&](T a) { return tf::checkpoint(f, tf::CheckpointPolicy::SaveDots)(a); }, x).print();
+  EXPECT_THAT(ir, testing::HasSubstr("cond[checkpoint, operands=1]"));
+  const tf::Tensor w = random_tensor({5, 5}, 14, 0.3);
+  auto g = [&](const T& a) {
+    return tf::checkpoint([&](const T& v) { return tf::sum(tf::tanh(tf::matmul(tf::constant(v, w), v)) * v); }, tf::CheckpointPolicy::SaveDots)(a);
+  };
+  auto plain = [&](const T& a) { return tf::sum(tf::tanh(tf::matmul(tf::constant(a, w), a)) * a); };
+  EXPECT_TRUE(tf::test::near(tf::hessian(g)(x), tf::hessian(plain)(x), 1e-12));
+  const tf::Tensor xs = random_tensor({3, 5}, 15);
+  EXPECT_TRUE(tf::test::near(tf::vmap(tf::grad(g))(xs), tf::vmap(tf::grad(plain))(xs), 1e-12));
 }

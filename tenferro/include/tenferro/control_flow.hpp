@@ -97,6 +97,22 @@ TracedList switch_case(const Traced& index, const std::vector<Branch>& branches,
 /// under vmap and inside loop bodies. Recorded as a one-branch cond marked as a checkpoint.
 TracedList checkpoint(const Branch& f, const TracedList& operands);
 
+/// What a checkpoint keeps for the backward pass besides its operands (JAX's checkpoint
+/// policies).
+enum class CheckpointPolicy : std::uint8_t {
+  SaveNothing,     ///< recompute everything inside (checkpoint(f) itself)
+  SaveDots,        ///< keep the results of contractions (dot_general: matmul, einsum) and
+                   ///< recompute only what lies between them
+  SaveEverything,  ///< no checkpoint: f as it is
+};
+/// checkpoint(f) under a policy. SaveDots traces f once (values of enclosing traces it reads
+/// become operands), cuts its operations after each contraction, and records each range as a
+/// checkpoint: the gradient keeps the range boundaries, i.e. the contractions' results (and any
+/// value read across one), and the backward pass recomputes the operations between them, not the
+/// contractions, whose recomputed results no derivative reads. Values and derivatives are those of
+/// f, to any order and under vmap. Without a contraction it is checkpoint(f).
+TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPolicy policy);
+
 namespace detail {
 /// f, a function of N Traced values returning a Traced or a list, as a Branch over a list of N
 /// (the callable forms of checkpoint and rematerialize).
@@ -133,6 +149,16 @@ auto checkpoint(F f) {
                   "tenferro::checkpoint(f): call it on Traced values");
     using R = std::invoke_result_t<const F&, decltype(args)...>;
     return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}));
+  };
+}
+/// The callable form under a policy: checkpoint(f, CheckpointPolicy::SaveDots)(x, w).
+template <class F>
+auto checkpoint(F f, CheckpointPolicy policy) {
+  return [f = std::move(f), policy](const auto&... args) {
+    static_assert((std::is_same_v<std::remove_cvref_t<decltype(args)>, Traced> && ...),
+                  "tenferro::checkpoint(f, policy): call it on Traced values");
+    using R = std::invoke_result_t<const F&, decltype(args)...>;
+    return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}, policy));
   };
 }
 

@@ -1,6 +1,6 @@
 // rematerialize (tenferro/control_flow.hpp): f traced once on its own, its operations cut into
 // consecutive checkpoints, as few as keep the planned peak of the gradient program within the
-// memory limit.
+// memory limit. checkpoint(f, policy) cuts the same way where its policy says what to keep.
 //
 // Why this works on any graph: the operations of a traced graph are in topological order, so any
 // cut of that order into consecutive ranges is a sequence of checkpoints, each taking the values
@@ -141,6 +141,34 @@ std::size_t planned_gradient_peak(const Graph& g, const std::vector<std::size_t>
 }
 
 }  // namespace
+
+TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPolicy policy) {
+  switch (policy) {
+    case CheckpointPolicy::SaveNothing: return checkpoint(f, operands);
+    case CheckpointPolicy::SaveEverything: return f(operands);
+    case CheckpointPolicy::SaveDots: break;
+  }
+  if (operands.empty()) throw ShapeError("checkpoint: needs at least one operand (the values f's intermediates are recomputed from)");
+  // f as a body of the enclosing trace: the values it reads from there become operands after
+  // f's own.
+  std::vector<TensorType> types;
+  for (const Traced& x : operands) types.push_back(x.type());
+  const auto parent = detail::innermost(std::span<const Traced>(operands), "checkpoint");
+  const detail::TracedBody body = detail::trace_body(
+      parent, types, [&f](std::span<const Traced> args) { return f(TracedList(args.begin(), args.end())); }, {}, "checkpoint");
+  const Graph& g = *body.region.graph();
+  // A cut after every contraction: each range ends with the contraction whose result it keeps.
+  const std::size_t n = g.operations().size();
+  std::vector<std::size_t> cuts{0};
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    if (g.operations()[i].operation.def->dot_dims_contraction) cuts.push_back(i + 1);
+  }
+  cuts.push_back(n);
+  if (cuts.size() == 2) return checkpoint(f, operands);
+  TracedList all = operands;
+  all.insert(all.end(), body.captures.begin(), body.captures.end());
+  return record_segmented(g, cuts, all);
+}
 
 TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptions options) {
   if (operands.empty()) throw ShapeError("rematerialize: needs at least one operand");
