@@ -181,20 +181,34 @@ void bind_control(py::module_& m) {
         "\n"
         ">>> tf.switch(1, [lambda x: x, lambda x: 2.0 * x, lambda x: 3.0 * x], np.array([1.0])).numpy().tolist()\n"
         "[2.0]\n");
-  m.def("_checkpoint_call", [branch](py::function f, const std::string& policy, const py::args& operands) {
+  m.def("_checkpoint_call", [branch](py::function f, const std::string& policy, const std::vector<std::string>& names,
+                                     const py::args& operands) {
     Operands ops(std::string("tenferro.checkpoint"));
     const Values o = operands_of<1>(ops, {Given{operands}})[0];
-    CheckpointPolicy p = CheckpointPolicy::SaveNothing;
+    CheckpointOptions options{.names = names};
     if (policy == "dots") {
-      p = CheckpointPolicy::SaveDots;
+      options.policy = CheckpointPolicy::SaveDots;
+    } else if (policy == "names") {
+      options.policy = CheckpointPolicy::SaveNamed;
     } else if (policy == "everything") {
-      p = CheckpointPolicy::SaveEverything;
+      options.policy = CheckpointPolicy::SaveEverything;
     } else if (policy != "nothing") {
-      throw py::value_error("tenferro.checkpoint: policy='" + policy + "'; expected 'nothing', 'dots' or 'everything'");
+      throw py::value_error("tenferro.checkpoint: policy='" + policy + "'; expected 'nothing', 'dots', 'names' or 'everything'");
     }
-    const TracedList r = checkpoint(branch(f), o.list, p);
+    const TracedList r = checkpoint(branch(f), o.list, options);
     return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));
-  }, py::arg("f"), py::arg("policy"), "f(*operands) as a checkpoint under a policy (tenferro.checkpoint).");
+  }, py::arg("f"), py::arg("policy"), py::arg("names"), "f(*operands) as a checkpoint under a policy (tenferro.checkpoint).");
+  m.def("checkpoint_name", [](const py::object& x, std::string name) {
+          Operands ops(std::string("tenferro.checkpoint_name"));
+          const Values o = operands_of<1>(ops, {Given{x, Slot::Value, false}})[0];
+          return ops.result(py::cast(checkpoint_name(o.list.at(0), std::move(name))));
+        }, py::arg("x"), py::arg("name"),
+        "x, named for tenferro.checkpoint(f, policy=\"names\") (jax.ad_checkpoint.checkpoint_name): the identity, "
+        "derivatives included.\n"
+        "\n"
+        ">>> f = tf.checkpoint(lambda x: tf.sin(tf.checkpoint_name(tf.sin(x), \"h\")), policy=\"names\")\n"
+        ">>> round(tf.grad(lambda x: tf.sum(f(x)))(np.array([0.5])).item(), 4)\n"
+        "0.7786\n");
   m.def("_rematerialize_call", [branch](py::function f, std::size_t memory_limit, std::size_t checkpoints,
                                         const py::args& operands) {
     Operands ops(std::string("tenferro.rematerialize"));

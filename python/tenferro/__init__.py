@@ -42,7 +42,7 @@ from ._tenferro import (  # noqa: F401
     diagonal, diag, stack, split, one_hot, sort, sort_with_indices, argsort, top_k, take_along_axis,
     cumprod, cummax, cummin, logcumsumexp, dynamic_slice, dynamic_update_slice, random, dropout,
     conv, avg_pool, max_pool, gather, scatter_add, scatter, scan, fori_loop, cond, switch, while_loop,
-    fixed_point, root, MemoryMeter,
+    fixed_point, root, MemoryMeter, checkpoint_name,
     sparse_jacobian, sparse_hessian, jacobian_sparsity, hessian_sparsity, SparseMatrix, SparsityPattern, SparseAnalysis,
     jacobian, JacobianChoice, JacobianTransformed,
     add, sub, mul, div, pow, power, neg, eq, ne, lt, le, gt, ge, clamp, clip, astype, fmod, remainder, round, trunc,
@@ -74,12 +74,13 @@ def einsum(subscripts, *operands, optimize="auto", objective="flops", size_weigh
                    memory_limit=memory_limit, repeats=repeats, seed=seed, semiring=semiring)
 
 
-def checkpoint(f, policy="nothing"):
+def checkpoint(f, policy="nothing", names=()):
     """f as a checkpoint (jax.checkpoint, torch.utils.checkpoint): called on Traced values, its
     values are computed as f's, and reverse mode keeps only its arguments, recomputing f's
     intermediates in the backward pass. Values and gradients are f's. policy="dots" keeps the
     results of contractions (matmul, einsum) too and recomputes only what lies between them
-    (jax.checkpoint_policies.dots_saveable); "everything" keeps all (no checkpoint).
+    (jax.checkpoint_policies.dots_saveable); "names" keeps the values named by
+    tf.checkpoint_name (those in `names`, or all); "everything" keeps all (no checkpoint).
 
     >>> f = tf.checkpoint(lambda x: tf.sin(tf.sin(x)))
     >>> round(tf.grad(lambda x: tf.sum(f(x)))(np.array([0.5])).item(), 4)
@@ -89,7 +90,7 @@ def checkpoint(f, policy="nothing"):
 
     @functools.wraps(f)
     def checkpointed(*args):
-        return _checkpoint_call(f, policy, *args)
+        return _checkpoint_call(f, policy, list(names), *args)
     return checkpointed
 
 

@@ -109,4 +109,14 @@ def test_checkpoint_policies_give_the_plain_gradients():
         got = np.asarray(tf.grad(lambda a: tf.sum(tf.checkpoint(net, policy=policy)(a)))(x))
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError):
-        tf.grad(lambda a: tf.sum(tf.checkpoint(net, policy="names")(a)))(x)
+        tf.grad(lambda a: tf.sum(tf.checkpoint(net, policy="random")(a)))(x)
+
+    def named(h):
+        for w in ws:
+            m = tf.checkpoint_name(tf.matmul(h, w), "m")
+            h = tf.sin(m) * tf.tanh(m)
+        return h
+
+    for names in ((), ("m",), ("other",)):
+        got = np.asarray(tf.grad(lambda a: tf.sum(tf.checkpoint(named, policy="names", names=names)(a)))(x))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)

@@ -503,6 +503,7 @@ CASES.update({
                            lambda a, b: np.tanh(a * b) + a, kinds=NO_LIST)],
     "checkpoint": [Case(lambda a, b: tf.checkpoint(lambda u, v: tf.tanh(u * v) + u)(a, b), [T(V), T(W)],
                         lambda a, b: np.tanh(a * b) + a, kinds=NO_LIST)],
+    "checkpoint_name": [Case(lambda a: tf.checkpoint_name(a, "a"), [T(V)], lambda a: a, kinds=NO_LIST)],
     "while_loop": [Case(lambda x: tf.while_loop(lambda c: tf.sum(c) < 10.0, lambda c: c * 2.0, x, max_trips=20),
                         [T(POS)], while_ref, kinds=NO_LIST)],
     "fixed_point": [Case(lambda x0, a: tf.fixed_point(lambda x, p: p * tf.cos(x), x0, a, tol=0.0, max_iter=500),

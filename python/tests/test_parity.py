@@ -155,7 +155,7 @@ OPTION_HEADERS = ("control_flow.hpp", "conv.hpp", "eager.hpp", "einsum.hpp", "ei
                   "linalg.hpp", "optim.hpp", "sparse.hpp", "vmap.hpp", "exec_options.hpp")
 # Each options struct -> the Python callables whose keyword parameters spell its fields.
 OPTION_TAKERS = {
-    "ScanOptions": ("scan",), "RematOptions": ("rematerialize",), "WhileOptions": ("while_loop",),
+    "ScanOptions": ("scan",), "RematOptions": ("rematerialize",), "WhileOptions": ("while_loop",), "CheckpointOptions": ("checkpoint",),
     "FixedPointOptions": ("fixed_point",), "RootOptions": ("root",), "ConvOptions": ("conv",),
     "BackwardOptions": ("EagerTensor.backward",), "Options": ("einsum", "einsum_path"),
     "PathOptions": ("einsum", "einsum_path"), "JacobianOptions": ("jacobian",), "SvdOptions": ("linalg.svd",),

@@ -376,3 +376,42 @@ TEST(Checkpoint, SaveDotsComposes) {
   const tf::Tensor xs = random_tensor({3, 5}, 15);
   EXPECT_TRUE(tf::test::near(tf::vmap(tf::grad(g))(xs), tf::vmap(tf::grad(plain))(xs), 1e-12));
 }
+
+// SaveNamed keeps the values named by checkpoint_name (those in `names`, or all) and recomputes
+// the rest: gradients are f's, and the kept values bound the ranges (one checkpoint per range).
+TEST(Checkpoint, SaveNamedKeepsTheNamedValues) {
+  const tf::Tensor x = random_tensor({16, 12}, 21, 0.5);
+  const std::vector<tf::Tensor> ws = weights(4, 12, 22, 0.2);
+  auto net = [](const T& x0, const std::vector<T>& w, std::optional<tf::CheckpointOptions> options) {
+    auto body = [&w](const T& h0) {
+      T h = h0;
+      for (std::size_t k = 0; k < w.size(); ++k) {
+        const T m = tf::checkpoint_name(tf::matmul(h, w[k]), k % 2 == 0 ? "even" : "odd");
+        h = tf::sin(m) * tf::tanh(m);
+      }
+      return h;
+    };
+    const T h = options ? tf::checkpoint(body, *options)(x0) : body(x0);
+    return tf::sum(h * h);
+  };
+  using O = std::optional<tf::CheckpointOptions>;
+  auto gradient = [&](O o) { return tf::grad([&net, o](const T& a, const std::vector<T>& b) { return net(a, b, o); }, tf::argnum<1>); };
+  const std::vector<tf::Tensor> expected = gradient(std::nullopt)(x, ws);
+  auto checkpoints = [&](O o) {
+    const std::string ir = tf::trace([&net, o](T a, T w0, T w1, T w2, T w3) { return net(a, {w0, w1, w2, w3}, o); }, x, ws[0], ws[1], ws[2], ws[3]).print();
+    return count_of(ir, "cond[checkpoint");
+  };
+  for (const O& o : {O{{.policy = tf::CheckpointPolicy::SaveNamed}}, O{{.policy = tf::CheckpointPolicy::SaveNamed, .names = {"odd"}}},
+                    O{{.policy = tf::CheckpointPolicy::SaveNamed, .names = {"none of them"}}}}) {
+    const std::vector<tf::Tensor> got = gradient(o)(x, ws);
+    for (std::size_t s = 0; s < ws.size(); ++s) EXPECT_TRUE(tf::test::near(got[s], expected[s], 1e-12));
+  }
+  // Four named values: four cuts, five ranges; the two named "odd": three ranges; no match: the
+  // plain checkpoint, one.
+  EXPECT_EQ(checkpoints(O{{.policy = tf::CheckpointPolicy::SaveNamed}}), 5u);
+  EXPECT_EQ(checkpoints(O{{.policy = tf::CheckpointPolicy::SaveNamed, .names = {"odd"}}}), 3u);
+  EXPECT_EQ(checkpoints(O{{.policy = tf::CheckpointPolicy::SaveNamed, .names = {"none of them"}}}), 1u);
+  // The name is printed and reads through: the value is its operand's.
+  const std::string ir = tf::trace([](T a) { return tf::checkpoint_name(a * 2.0, "twice"); }, x).print();
+  EXPECT_THAT(ir, testing::HasSubstr("checkpoint_name[\"twice\"]"));
+}

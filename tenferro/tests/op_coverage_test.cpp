@@ -131,6 +131,7 @@ std::map<std::string, Case> cases() {
     const T s = op1(ops::stop_gradient(a.type()), a);
     return tf::exp(a * b - s) * tf::exp(s);
   }};
+  c["checkpoint_name"] = {{3}, {3}, true, [](T a, T b) { return op1(ops::checkpoint_name(a.type(), "h"), a * a) * b; }};
   c["constant"] = {{3}, {3}, true, [](T a, T b) {
     return created(a, ops::constant(tf::Tensor::scalar(0.5, a.dtype()))) * a * b;
   }};

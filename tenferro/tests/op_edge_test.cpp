@@ -235,6 +235,7 @@ std::map<std::string, std::vector<Edge>> edge_cases() {
   c["trunc"] = unary(tf::trunc, {inf, -inf, nan, -1.5}, {inf, -inf, nan, -1});
   c["frac"] = unary(tf::frac, {inf, -inf, nan, -2.5, 3}, {nan, nan, nan, -0.5, 0});  // torch.frac: x - trunc(x)
   c["stop_gradient"] = unary(tf::stop_gradient, {inf, nan}, {inf, nan});
+  c["checkpoint_name"] = unary([](T x) { return tf::checkpoint_name(x, "x"); }, {inf, nan}, {inf, nan});
   // frexp: NumPy gives (x, 0) for NaN, infinities and zero.
   {
     auto f = many([](const std::vector<T>& a) {

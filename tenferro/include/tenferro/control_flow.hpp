@@ -103,15 +103,28 @@ enum class CheckpointPolicy : std::uint8_t {
   SaveNothing,     ///< recompute everything inside (checkpoint(f) itself)
   SaveDots,        ///< keep the results of contractions (dot_general: matmul, einsum) and
                    ///< recompute only what lies between them
+  SaveNamed,       ///< keep the values named by checkpoint_name (CheckpointOptions::names)
   SaveEverything,  ///< no checkpoint: f as it is
 };
-/// checkpoint(f) under a policy. SaveDots traces f once (values of enclosing traces it reads
-/// become operands), cuts its operations after each contraction, and records each range as a
-/// checkpoint: the gradient keeps the range boundaries, i.e. the contractions' results (and any
-/// value read across one), and the backward pass recomputes the operations between them, not the
-/// contractions, whose recomputed results no derivative reads. Values and derivatives are those of
-/// f, to any order and under vmap. Without a contraction it is checkpoint(f).
+struct CheckpointOptions {
+  CheckpointPolicy policy = CheckpointPolicy::SaveNothing;
+  /// SaveNamed: the names whose values are kept; empty: every named value.
+  std::vector<std::string> names = {};
+};
+/// checkpoint(f) under a policy. SaveDots and SaveNamed trace f once (values of enclosing traces
+/// it reads become operands), cut its operations after each contraction (after each named value)
+/// and record each range as a checkpoint: the gradient keeps the range boundaries, i.e. the kept
+/// values (and any value read across one), and the backward pass recomputes the operations
+/// between them. A contraction that ends a range is not recomputed: no derivative reads its
+/// result, so the backward pass drops it. Values and derivatives are those of f, to any order and
+/// under vmap. With nothing to keep it is checkpoint(f).
+TracedList checkpoint(const Branch& f, const TracedList& operands, const CheckpointOptions& options);
 TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPolicy policy);
+
+/// x, named for CheckpointPolicy::SaveNamed (jax.ad_checkpoint.checkpoint_name): the identity,
+/// derivatives included, recorded as an op `checkpoint_name["name"]` that the executor reads
+/// through (no copy).
+Traced checkpoint_name(const Traced& x, std::string name);
 
 namespace detail {
 /// f, a function of N Traced values returning a Traced or a list, as a Branch over a list of N
@@ -151,15 +164,20 @@ auto checkpoint(F f) {
     return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}));
   };
 }
-/// The callable form under a policy: checkpoint(f, CheckpointPolicy::SaveDots)(x, w).
+/// The callable form under a policy: checkpoint(f, CheckpointPolicy::SaveDots)(x, w), or
+/// checkpoint(f, {.policy = CheckpointPolicy::SaveNamed, .names = {"h"}})(x).
 template <class F>
-auto checkpoint(F f, CheckpointPolicy policy) {
-  return [f = std::move(f), policy](const auto&... args) {
+auto checkpoint(F f, CheckpointOptions options) {
+  return [f = std::move(f), options](const auto&... args) {
     static_assert((std::is_same_v<std::remove_cvref_t<decltype(args)>, Traced> && ...),
                   "tenferro::checkpoint(f, policy): call it on Traced values");
     using R = std::invoke_result_t<const F&, decltype(args)...>;
-    return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}, policy));
+    return detail::as_returned<R>(checkpoint(detail::as_branch<sizeof...(args)>(f), TracedList{args...}, options));
   };
+}
+template <class F>
+auto checkpoint(F f, CheckpointPolicy policy) {
+  return checkpoint(std::move(f), CheckpointOptions{.policy = policy});
 }
 
 struct RematOptions {

@@ -51,7 +51,7 @@
   /* triangular_solve.cpp */ X(TriangularSolve)                                                             \
   /* solve_lu.cpp */ X(Solve) X(Lu) X(LuPivotsToPermutation)                                                \
   /* expm.cpp */ X(Expm) X(ExpmFrechet)                                                                     \
-  /* stop_gradient.cpp */ X(StopGradient)                                                                   \
+  /* stop_gradient.cpp */ X(StopGradient) X(CheckpointName)                                               \
   /* scan.cpp */ X(Scan)                                                                                    \
   /* cond.cpp */ X(Cond)                                                                                    \
   /* while_loop.cpp */ X(WhileLoop)                                                                         \

@@ -15,6 +15,8 @@
 
 #include "api/trace_body.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/ops/builtin_attrs.hpp"
+#include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
 #include "tenferro/program.hpp"
 #include "tenferro/transforms.hpp"
@@ -143,10 +145,15 @@ std::size_t planned_gradient_peak(const Graph& g, const std::vector<std::size_t>
 }  // namespace
 
 TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPolicy policy) {
-  switch (policy) {
+  return checkpoint(f, operands, CheckpointOptions{.policy = policy});
+}
+
+TracedList checkpoint(const Branch& f, const TracedList& operands, const CheckpointOptions& options) {
+  switch (options.policy) {
     case CheckpointPolicy::SaveNothing: return checkpoint(f, operands);
     case CheckpointPolicy::SaveEverything: return f(operands);
-    case CheckpointPolicy::SaveDots: break;
+    case CheckpointPolicy::SaveDots:
+    case CheckpointPolicy::SaveNamed: break;
   }
   if (operands.empty()) throw ShapeError("checkpoint: needs at least one operand (the values f's intermediates are recomputed from)");
   // f as a body of the enclosing trace: the values it reads from there become operands after
@@ -157,11 +164,17 @@ TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPol
   const detail::TracedBody body = detail::trace_body(
       parent, types, [&f](std::span<const Traced> args) { return f(TracedList(args.begin(), args.end())); }, {}, "checkpoint");
   const Graph& g = *body.region.graph();
-  // A cut after every contraction: each range ends with the contraction whose result it keeps.
+  // A cut after every value the policy keeps: each range ends with the operation that makes it.
+  auto kept = [&options](const StdTensorOp& op) {
+    if (options.policy == CheckpointPolicy::SaveDots) return op.def->dot_dims_contraction;
+    if (op.kind != OpKind::CheckpointName) return false;
+    const std::string& name = op.attrs.get<CheckpointNameAttr>().name;
+    return options.names.empty() || std::find(options.names.begin(), options.names.end(), name) != options.names.end();
+  };
   const std::size_t n = g.operations().size();
   std::vector<std::size_t> cuts{0};
   for (std::size_t i = 0; i + 1 < n; ++i) {
-    if (g.operations()[i].operation.def->dot_dims_contraction) cuts.push_back(i + 1);
+    if (kept(g.operations()[i].operation)) cuts.push_back(i + 1);
   }
   cuts.push_back(n);
   if (cuts.size() == 2) return checkpoint(f, operands);
@@ -169,6 +182,8 @@ TracedList checkpoint(const Branch& f, const TracedList& operands, CheckpointPol
   all.insert(all.end(), body.captures.begin(), body.captures.end());
   return record_segmented(g, cuts, all);
 }
+
+Traced checkpoint_name(const Traced& x, std::string name) { return apply(ops::checkpoint_name(x.type(), std::move(name)), {x}); }
 
 TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptions options) {
   if (operands.empty()) throw ShapeError("rematerialize: needs at least one operand");

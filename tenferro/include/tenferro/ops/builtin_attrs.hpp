@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "tenferro/dimension_numbers.hpp"
@@ -68,6 +69,14 @@ struct ConvertTo {
   bool operator==(const ConvertTo&) const = default;
   std::size_t hash() const { return static_cast<std::size_t>(dtype); }
   void print(std::ostream& os) const;  // f32
+};
+
+/// checkpoint_name: the name a checkpoint policy keeps the value by.
+struct CheckpointNameAttr {
+  std::string name;
+  bool operator==(const CheckpointNameAttr&) const = default;
+  std::size_t hash() const { return std::hash<std::string>{}(name); }
+  void print(std::ostream& os) const { os << '"' << name << '"'; }
 };
 
 /// compare: the direction.

@@ -51,6 +51,7 @@ StdTensorOp embed_diag(const TensorType& a, std::int64_t axis1, std::int64_t axi
 
 /// The identity whose derivative is zero: its result carries no tangent and passes no cotangent.
 StdTensorOp stop_gradient(const TensorType& a);
+StdTensorOp checkpoint_name(const TensorType& a, std::string name);
 
 // constants
 StdTensorOp constant(Tensor value);
