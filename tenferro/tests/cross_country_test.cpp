@@ -231,3 +231,20 @@ TEST(CrossCountry, RefusesWhatItCannotDo) {
 }
 
 }  // namespace
+
+namespace {
+// Dense local Jacobians are read off by rows where the result is much smaller than the operand (a
+// sum of a large intermediate: 3 pullbacks, not 6000 pushforwards of a 6000 x 6000 identity), and
+// refused above 2^24 elements (a transpose of 4900 values would need 4900 x 4900): the forced mode
+// throws ValueError naming the op, and Auto takes another mode.
+TEST(CrossCountry, LargeIntermediatesAreReadByRowsOrRefused) {
+  const tf::Tensor x = tf::test::random_tensor({tf::DType::F64, {3}}, 51);
+  auto summed = [](const T& a) { return tf::sum(tf::sin(tf::broadcast_to(tf::reshape(a, {3, 1}), {3, 2000})), {1}); };
+  EXPECT_TRUE(tf::test::near(tf::jacobian(summed, {.mode = tf::JacobianMode::CrossCountry})(x), tf::jacfwd(summed)(x), 1e-12));
+  auto transposed = [](const T& a) {
+    return tf::sum(tf::sin(tf::transpose(tf::broadcast_to(tf::reshape(tf::sum(a), {1, 1}), {70, 70}))) * 2.0);
+  };
+  EXPECT_THROW(tf::jacobian(transposed, {.mode = tf::JacobianMode::CrossCountry})(x), tf::ValueError);
+  EXPECT_TRUE(tf::test::near(tf::jacobian(transposed)(x), tf::jacfwd(transposed)(x), 1e-12));
+}
+}  // namespace

@@ -89,6 +89,11 @@ Tensor constant_diagonal(const StdTensorOp& op, std::size_t k, std::span<const T
   return out[0];
 }
 
+/// The most elements a dense local Jacobian may have (2^24: 128 MiB of f64). A function whose
+/// linear program would need a larger one (a transpose of a large intermediate) is left to the
+/// other modes.
+constexpr double kMaxDenseBlock = 16777216.0;
+
 /// The coordinate vectors of a value of type t as a stack [n, t...] (in t's dtype).
 Tensor identity_basis(const TensorType& t) {
   const std::int64_t n = t.numel();
@@ -117,10 +122,28 @@ std::vector<Traced> dense_blocks(const StdTensorOp& op, std::size_t k, const Tra
   return blocks;
 }
 
-/// dense_blocks of an op with no fixed operand (zeros in its other linear operands), computed
-/// now: the blocks are constants of the program.
+/// The local Jacobian [m, n] of the single-result linear op with respect to operand k, by reverse
+/// mode on the op alone: one vjp per result element (an identity of m x m), for a result much
+/// smaller than the operand. `in`: the op's operands (operand k's value is not read: the op is
+/// linear in it).
+Traced reverse_block(const StdTensorOp& op, std::size_t k, const std::vector<Traced>& in) {
+  const detail::TracedFunction f = [&op](const std::vector<Traced>& xs) { return std::vector<Traced>{apply_outputs(op, xs)[0]}; };
+  const detail::TransformedFunction transformed(f, {k});
+  const Traced j = transformed.jacobian_traced(in, detail::TransformedFunction::JacobianKind::Reverse);
+  return reshape(j, {op.output_type(0).numel(), in[k].type().numel()});
+}
+
+/// Whether a dense local Jacobian is read off by reverse mode (reverse_block): for one result
+/// smaller than the operand, weighing a reverse product as kReverseCost forward ones.
+bool by_rows(const StdTensorOp& op, std::int64_t n) {
+  return op.output_count() == 1 && kReverseCost * static_cast<double>(op.output_type(0).numel()) < static_cast<double>(n);
+}
+
+/// The dense local Jacobians of an op with no fixed operand (zeros in its other linear operands),
+/// computed now: the blocks are constants of the program.
 std::vector<Tensor> constant_blocks(const StdTensorOp& op, std::size_t k, std::span<const TensorType> operands) {
-  const Tensor basis = identity_basis(operands[k]);
+  const bool rows = by_rows(op, operands[k].numel());
+  const Tensor seed = rows ? Tensor::zeros(operands[k].shape, operands[k].dtype) : identity_basis(operands[k]);
   const GraphPtr g = detail::trace_function(
       [&](const std::vector<Traced>& b) {
         auto operands_with = [&](const Traced& arg) {
@@ -130,10 +153,11 @@ std::vector<Tensor> constant_blocks(const StdTensorOp& op, std::size_t k, std::s
           }
           return in;
         };
+        if (rows) return std::vector<Traced>{reverse_block(op, k, operands_with(b[0]))};
         return dense_blocks(op, k, b[0], operands_with);
       },
-      {basis.type()});
-  return tenferro::Program(g).run({basis});
+      {seed.type()});
+  return tenferro::Program(g).run({seed});
 }
 
 /// An edge value when recording: a recorded tensor (none for an Identity edge).
@@ -184,6 +208,7 @@ struct LocalJacobians {
   std::size_t linear_ops = 0;
   double linear_elements = 0;
   std::string unsupported;
+  bool too_large = false;
 };
 
 /// Reads the local Jacobians off `jvp`. Recording (`args` given): the program's fixed values are
@@ -333,22 +358,36 @@ LocalJacobians<P> local_jacobians(const JvpProgram& jvp, const std::vector<Tenso
           continue;
         }
       }
-      // Any other linear op: applied to each coordinate vector of operand k at once. Without
-      // fixed operands (a transpose, a broadcast, a sum) the blocks are constants, computed now.
+      // Any other linear op: applied to each coordinate vector of operand k at once (or, for a
+      // result much smaller than the operand, each result element pulled back by reverse mode).
+      // Without fixed operands (a transpose, a broadcast, a sum) the blocks are constants,
+      // computed now. Dense blocks are refused above kMaxDenseBlock elements.
+      double block_elements = 0;
+      for (std::size_t j = 0; j < outs.size(); ++j) block_elements += static_cast<double>(op.output_type(j).numel()) * static_cast<double>(n);
+      if (block_elements > kMaxDenseBlock) {
+        result.too_large = true;
+        result.unsupported = "operation " + op.name() + " would need a dense local Jacobian of " + std::to_string(static_cast<std::int64_t>(block_elements)) +
+                             " elements (the limit is " + std::to_string(static_cast<std::int64_t>(kMaxDenseBlock)) + ")";
+        break;
+      }
+      const bool rows = by_rows(op, n);
       std::vector<P> columns(outs.size());
       if constexpr (kRecord) {
         if (!has_fixed) {
           const std::vector<Tensor> blocks = constant_blocks(op, k, types);
           for (std::size_t j = 0; j < outs.size(); ++j) columns[j] = constant((*args)[0], blocks[j]);
+        } else if (rows) {
+          columns[0] = reverse_block(op, k, operands_with(astype(constant((*args)[0], Tensor::zeros(types[k].shape)), types[k].dtype)));
         } else {
           const Traced basis = constant((*args)[0], identity_basis(types[k]));
           const std::vector<Traced> blocks = dense_blocks(op, k, basis, operands_with);
           for (std::size_t j = 0; j < outs.size(); ++j) columns[j] = blocks[j];
         }
       }
+      const double products = rows ? kReverseCost * static_cast<double>(m) : static_cast<double>(n);
       for (std::size_t j = 0; j < outs.size(); ++j) {
         const double mj = static_cast<double>(op.output_type(j).numel());
-        const double computed = (j == 0 ? kOpCost + static_cast<double>(n) * cost : 0) + mj * static_cast<double>(n);
+        const double computed = (j == 0 ? kOpCost + products * cost : 0) + mj * static_cast<double>(n);
         add(u, outs[j], Edge<P>{EdgeKind::Dense, 1, columns[j]}, has_fixed ? computed : 0);
       }
     }
@@ -421,6 +460,7 @@ CrossCountryPlan plan_cross_country(const GraphPtr& g, std::size_t argnum, Elimi
   const JvpProgram jvp = jvp_program_of(g, argnum);
   LocalJacobians<NoValues::Value> local = local_jacobians<NoValues::Value>(jvp, input_types(g), x, y, nullptr);
   plan.unsupported = local.unsupported;
+  plan.too_large = local.too_large;
   if (!plan.unsupported.empty()) return plan;
   plan.vertices = local.graph.vertex_count();
   plan.edges = local.graph.edge_count();
@@ -441,6 +481,7 @@ Traced record_cross_country(const GraphPtr& g, std::size_t argnum, const std::ve
   const TensorType x = type_of(g->key(g->inputs()[argnum])), y = output_type(g);
   const JvpProgram jvp = jvp_program_of(g, argnum);
   LocalJacobians<TracedValue> local = local_jacobians<TracedValue>(jvp, input_types(g), x, y, &args);
+  if (local.too_large) throw ValueError("jacobian: cross-country: " + local.unsupported);
   if (!local.unsupported.empty()) throw DTypeError("jacobian: cross-country: " + local.unsupported);
   const std::int64_t m = y.numel(), n = x.numel();
   TracedAlgebra algebra{args[0], x.dtype};

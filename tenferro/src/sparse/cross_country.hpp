@@ -27,8 +27,10 @@
 namespace tenferro::sparse {
 
 struct CrossCountryPlan {
-  /// Why the function's Jacobian cannot be accumulated so; empty when it can.
+  /// Why the function's Jacobian cannot be accumulated so; empty when it can. too_large: because a
+  /// dense local Jacobian would be too large (ValueError), else because of a dtype (DTypeError).
   std::string unsupported;
+  bool too_large = false;
   EliminationOrder order = EliminationOrder::Forward;  ///< the order chosen (never Best)
   /// The predicted cost in element operations (elimination.hpp): reading off the local Jacobians,
   /// eliminating in `order`, and writing the dense result.

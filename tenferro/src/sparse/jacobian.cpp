@@ -62,6 +62,12 @@ double cross_country_products(const sparse::CrossCountryPlan& plan, double produ
   return products * plan.cost / plan.batched_cost(products);
 }
 
+/// The forced cross-country mode on a function it cannot accumulate.
+[[noreturn]] void throw_unsupported(const sparse::CrossCountryPlan& plan) {
+  if (plan.too_large) throw ValueError("jacobian: cross_country: " + plan.unsupported);
+  throw DTypeError("jacobian: cross_country: " + plan.unsupported);
+}
+
 /// Whether cross-country accumulation is taken over the better extreme (`extreme` forward
 /// products) and the best candidate so far (`best`).
 bool cross_country_wins(const sparse::CrossCountryPlan& plan, double extreme, double best) {
@@ -154,7 +160,7 @@ class JacobianState {
     std::optional<sparse::CrossCountryPlan> plan;
     if (options.mode == JacobianMode::Auto || options.mode == JacobianMode::CrossCountry) {
       plan = sparse::plan_cross_country(g, options.argnum, options.order);
-      if (options.mode == JacobianMode::CrossCountry && !plan->unsupported.empty()) throw DTypeError("jacobian: " + plan->unsupported);
+      if (options.mode == JacobianMode::CrossCountry && !plan->unsupported.empty()) throw_unsupported(*plan);
       if (plan->unsupported.empty()) candidates.push_back({JacobianMode::CrossCountry, 0, cross_country_products(*plan, std::min(forward, reverse))});
     }
     const Candidate* pick = nullptr;
@@ -254,7 +260,7 @@ Traced JacobianImpl::traced(const std::vector<Traced>& args) const {
   check_single_output("jacobian", g);
   const sparse::CrossCountryPlan plan = sparse::plan_cross_country(g, options.argnum, options.order);
   if (options.mode == JacobianMode::CrossCountry) {
-    if (!plan.unsupported.empty()) throw DTypeError("jacobian: " + plan.unsupported);
+    if (!plan.unsupported.empty()) throw_unsupported(plan);
     return sparse::record_cross_country(g, options.argnum, args, plan);
   }
   // Auto: cross-country against the better extreme, by the same rule as a call on values.

@@ -37,6 +37,17 @@ const ListedFunction& listed_function(OpKind kind) {
 }
 
 namespace {
+/// What a checkpoint under a policy records: a contraction (x with itself over every axis, for
+/// SaveDots to keep) and a named value (h, for SaveNamed), among elementwise operations to
+/// recompute.
+Traced policy_function(const Traced& x) {
+  const Traced h = checkpoint_name(x * x, "h");
+  std::vector<std::int64_t> axes(x.rank());
+  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
+  const Traced s = dot_general(x, x, DotDims{{}, {}, axes, axes});
+  const double scale = 0.01 / static_cast<double>(std::max<std::int64_t>(1, numel(x.shape())));
+  return tanh(x) * x + sin(h) * 0.5 + x * s * scale;
+}
 /// Slices of x along `axis` at `positions` as gather/scatter operands: i64 indices [m, 1] and the
 /// dimension numbers that take (and write back) one slice per index, result [m, x's other axes].
 struct AxisPick {
@@ -217,11 +228,23 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
                                  [](const TracedList& o) { return TracedList{exp(o[0]) * 0.5}; }},
                          {a(0)})[0];
     }
-    case FuzzOp::Checkpoint:
-      return checkpoint([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; })(a(0));
-    case FuzzOp::Rematerialize:
-      return rematerialize([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; },
-                           {.checkpoints = static_cast<std::size_t>(n.ints.at(0))})(a(0));
+    case FuzzOp::Checkpoint: {
+      const std::int64_t policy = n.ints.empty() ? 0 : n.ints[0];
+      if (policy == 0) return checkpoint([](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; })(a(0));
+      return checkpoint(policy_function, policy == 1 ? CheckpointPolicy::SaveDots : CheckpointPolicy::SaveNamed)(a(0));
+    }
+    case FuzzOp::Rematerialize: {
+      auto f = [](const Traced& x) { return tanh(x) * x + sin(x) * 0.5; };
+      const std::int64_t budget = n.ints.size() > 1 ? n.ints[1] : 0;
+      if (budget == 0) return rematerialize(f, {.checkpoints = static_cast<std::size_t>(n.ints.at(0))})(a(0));
+      // A memory budget of 2^budget bytes; one no plan fits is refused with ValueError (a
+      // documented outcome), and the function is then recorded without checkpoints.
+      try {
+        return rematerialize(f, {.memory_limit = std::size_t{1} << budget})(a(0));
+      } catch (const ValueError&) {
+        return f(a(0));
+      }
+    }
     case FuzzOp::Gather: {
       const AxisPick p = axis_pick(a(0), n.ints.at(0), {n.ints.begin() + 1, n.ints.end()});
       return gather(a(0), p.indices, p.gather);
@@ -340,10 +363,17 @@ std::string node_cpp(const FuzzNode& n) {
            ").second[0]";
   }
   if (n.op == FuzzOp::Rematerialize) {
-    return "tf::rematerialize([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; }, {.checkpoints = " +
-           std::to_string(n.ints.at(0)) + "})(" + a(0) + ")";
+    const std::string options = n.ints.size() > 1 && n.ints[1] != 0 ? "{.memory_limit = std::size_t{1} << " + std::to_string(n.ints[1]) + "}"
+                                                                    : "{.checkpoints = " + std::to_string(n.ints.at(0)) + "}";
+    return "tf::rematerialize([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; }, " + options + ")(" + a(0) + ")";
   }
-  if (n.op == FuzzOp::Checkpoint) return "tf::checkpoint([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; })(" + a(0) + ")";
+  if (n.op == FuzzOp::Checkpoint) {
+    const std::int64_t policy = n.ints.empty() ? 0 : n.ints[0];
+    if (policy == 0) return "tf::checkpoint([](auto& x) { return tf::tanh(x) * x + tf::sin(x) * 0.5; })(" + a(0) + ")";
+    return std::string("tf::checkpoint([](auto& x) { auto h = tf::checkpoint_name(x * x, \"h\"); auto s = <dot_general of x with x over "
+                       "every axis>; return tf::tanh(x) * x + tf::sin(h) * 0.5 + x * s * (0.01 / max(1, numel(x))); }, ") +
+           (policy == 1 ? "tf::CheckpointPolicy::SaveDots" : "tf::CheckpointPolicy::SaveNamed") + ")(" + a(0) + ")";
+  }
   if (n.op == FuzzOp::Cond) {
     return name + "(<i64 " + std::to_string(n.ints.at(0)) + ">, {sin(o), o * o, exp(o) * 0.5}, {" + a(0) + "})[0]";
   }

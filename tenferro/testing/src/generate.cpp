@@ -408,9 +408,11 @@ class Generator {
       n.ints = {static_cast<std::int64_t>(below(5)) - 1};  // -1 and 3 are clamped
     } else if (op == FuzzOp::Checkpoint) {
       if (!is_inexact(ta.dtype)) return;
+      n.ints = {static_cast<std::int64_t>(below(3))};  // the policy: nothing, dots, names
     } else if (op == FuzzOp::Rematerialize) {
       if (!is_inexact(ta.dtype)) return;
-      n.ints = {1 + static_cast<std::int64_t>(below(4))};
+      // 1 to 4 ranges, or (one time in three) a memory budget of 2^12 to 2^27 bytes.
+      n.ints = {1 + static_cast<std::int64_t>(below(4)), chance(1.0 / 3) ? 12 + static_cast<std::int64_t>(below(16)) : 0};
     } else if (op == FuzzOp::Dropout) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(1000))};

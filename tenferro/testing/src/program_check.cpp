@@ -568,6 +568,8 @@ class Checker {
           (void)cross_country.choice(x);
         } catch (const DTypeError&) {
           return skip("jacobian:cross_country_dtypes");
+        } catch (const ValueError&) {
+          return skip("jacobian:cross_country_large_block");
         }
         expect_near("jacobian(cross_country)", cross_country.call(x), jf, 1e-12);
       }

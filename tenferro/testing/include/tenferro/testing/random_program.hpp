@@ -61,8 +61,11 @@ enum class FuzzOp : std::uint8_t {
   // control flow: a scan over x's leading axis (carry c from x[0]; c <- sin(c) x_t + c / 2, output
   // y_t = c x_t stacked; ints[0] = 1 scans in reverse), and a three-way switch on the constant
   // index ints[0] (clamped) between sin(x), x * x and exp(x) / 2; a checkpoint (tf::checkpoint) of
-  // tanh(x) * x + sin(x) / 2, whose derivative recomputes its values; the same function through
-  // tf::rematerialize cut into ints[0] (1 to 4) consecutive checkpoints
+  // tanh(x) * x + sin(x) / 2, whose derivative recomputes its values, or with ints[0] = 1 or 2 a
+  // checkpoint under CheckpointPolicy SaveDots or SaveNamed of a function with a contraction and
+  // a named value; the first function through tf::rematerialize cut into ints[0] (1 to 4)
+  // consecutive checkpoints or, where ints[1] is not 0, to a memory budget of 2^ints[1] bytes
+  // (without checkpoints where no plan fits it)
   Scan, Cond, Checkpoint, Rematerialize,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
