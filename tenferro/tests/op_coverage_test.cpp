@@ -556,16 +556,25 @@ TEST(OpCoverage, EveryOpBatchesLikeALoopOverItsExamples) {
 // Jacobian with respect to each argument holds every nonzero of jacfwd's dense Jacobian, and
 // sparse_jacobian's values equal it to rounding. An op whose Dependence claims less than it
 // reads fails here.
-TEST(OpCoverage, EveryOpsSparsityPatternHoldsItsJacobian) {
+/// Calls check(f, args) for every registered op's case (f the case's function of two Traced
+/// values, args its random f64 arguments), with the op's name in the trace of any failure. Ops
+/// without a case are EveryOpPassesCheckGradsToOrderTwo's to name.
+template <class Check>
+void for_each_case(Check&& check) {
   auto all = cases();
   for (const tf::OpDef* d : tf::registered_ops()) {
     auto it = all.find(d->name);
-    if (it == all.end()) continue;  // EveryOpPassesCheckGradsToOrderTwo names it
+    if (it == all.end()) continue;
     SCOPED_TRACE(d->name);
     const Case& c = it->second;
     const std::vector<tf::Tensor> args = {tf::test::random_tensor({tf::DType::F64, c.a}, 1),
                                           tf::test::random_tensor({tf::DType::F64, c.b}, 2)};
-    auto f = [&](T x, T y) { return c.f(x, y); };
+    check([&c](T x, T y) { return c.f(x, y); }, args);
+  }
+}
+
+TEST(OpCoverage, EveryOpsSparsityPatternHoldsItsJacobian) {
+  for_each_case([](const auto& f, const std::vector<tf::Tensor>& args) {
     for (std::size_t argnum : {0, 1}) {
       SCOPED_TRACE("argument " + std::to_string(argnum));
       const auto p = tf::jacobian_sparsity(f, args, {.argnum = argnum});
@@ -586,7 +595,7 @@ TEST(OpCoverage, EveryOpsSparsityPatternHoldsItsJacobian) {
         EXPECT_LE(std::abs(mv[k] - dv[k]), 1e-12 * (1 + std::abs(dv[k]))) << "element " << k;
       }
     }
-  }
+  });
 }
 
 // Cross-country Jacobians (tenferro/jacobian.hpp): for every op's case, vertex elimination on the
@@ -595,16 +604,8 @@ TEST(OpCoverage, EveryOpsSparsityPatternHoldsItsJacobian) {
 // diagonals or dense blocks; a wrong reading fails. Programs with another dtype on their way
 // (complex results) are refused with DTypeError, and counted so that the test sees most ops run.
 TEST(OpCoverage, EveryOpsCrossCountryJacobianIsJacfwds) {
-  auto all = cases();
   int checked = 0, refused = 0;
-  for (const tf::OpDef* d : tf::registered_ops()) {
-    auto it = all.find(d->name);
-    if (it == all.end()) continue;
-    SCOPED_TRACE(d->name);
-    const Case& c = it->second;
-    const std::vector<tf::Tensor> args = {tf::test::random_tensor({tf::DType::F64, c.a}, 1),
-                                          tf::test::random_tensor({tf::DType::F64, c.b}, 2)};
-    auto f = [&](T x, T y) { return c.f(x, y); };
+  for_each_case([&](const auto& f, const std::vector<tf::Tensor>& args) {
     for (std::size_t argnum : {0, 1}) {
       SCOPED_TRACE("argument " + std::to_string(argnum));
       const tf::Tensor dense = tf::jacfwd(f, argnum)(args[0], args[1]);
@@ -625,6 +626,6 @@ TEST(OpCoverage, EveryOpsCrossCountryJacobianIsJacfwds) {
         ++checked;
       }
     }
-  }
+  });
   EXPECT_GT(checked, 8 * refused) << checked << " checked, " << refused << " refused";
 }
