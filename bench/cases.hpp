@@ -69,8 +69,9 @@ void run_vmap(const Options& options);
 /// Checkpointing (cases_checkpoint.cpp, torch_bench.py's run_checkpoint): each gradient plain and
 /// with checkpoints, with the peak of tensor storage (tf::MemoryMeter) and peak_ratio /
 /// time_ratio on the checkpointed line: a 64-layer tanh MLP in 8 checkpoints of 8 layers
-/// (checkpoint_mlp64, against torch.utils.checkpoint.checkpoint_sequential), a 10^5-step scan
-/// with checkpoint_every = 316 (checkpoint_recurrence) and the TRG example with each RG step one
+/// (checkpoint_mlp64, against torch.utils.checkpoint.checkpoint_sequential), a 16-layer net under
+/// CheckpointPolicy::SaveDots (checkpoint_dots), a 10^5-step scan with checkpoint_every = 400
+/// (checkpoint_recurrence) and the TRG example with each RG step one
 /// checkpoint (checkpoint_trg).
 void run_checkpoint(const Options& options);
 

@@ -16,6 +16,11 @@
 //                           run_checkpoint times the same net plain and with
 //                           torch.utils.checkpoint.checkpoint_sequential in 8 segments
 //                           (ratio_vs_torch).
+//   checkpoint_dots         a policy: 16 layers h_l = sin(m) tanh(m) + exp(m / 10), m = h_{l-1} W_l
+//                           (width 256, batch 1024, f32), the gradient of sum(h_16^2) for all
+//                           weights, plain (l16_w256_b1024) and with the whole net one checkpoint
+//                           under CheckpointPolicy::SaveDots (l16_w256_b1024_dots): the products
+//                           m are kept, the activations recomputed; compared to 1e-5 relative.
 //   checkpoint_recurrence   h <- tanh(w * h + x_t) over 10^5 steps (h, w [4], xs [10^5, 4], f64),
 //                           y_t = sum(h): the value and gradient of sum(h_final) + sum(y^2) for w
 //                           and xs, one plain scan (1e5) and checkpoint_every = 400, a divisor of
@@ -34,6 +39,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,6 +199,38 @@ void run_checkpoint_mlp64(const Options& options) {
       /*print_plain=*/false);
 }
 
+// ---- checkpoint_dots ----
+
+constexpr std::int64_t kPolicyLayers = 16;
+
+/// sum(h^2) of the 16-layer net with a three-function activation, under `policy` (none: plain).
+T policy_loss(const T& x, const std::vector<T>& ws, std::optional<tf::CheckpointPolicy> policy) {
+  auto net = [&ws](const T& h0) {
+    T h = h0;
+    for (const T& w : ws) {
+      const T m = tf::matmul(h, w);
+      h = tf::sin(m) * tf::tanh(m) + tf::exp(m * 0.1);
+    }
+    return h;
+  };
+  const T h = policy ? tf::checkpoint(net, *policy)(x) : net(x);
+  return tf::sum(h * h);
+}
+
+void run_checkpoint_dots(const Options& options) {
+  std::mt19937 rng(6);
+  const tf::Tensor x = random_tensor<float>({kBatch, kWidth}, 1.0, rng);
+  std::vector<tf::Tensor> ws;
+  for (std::int64_t l = 0; l < kPolicyLayers; ++l) ws.push_back(random_tensor<float>({kWidth, kWidth}, 1.0 / 16, rng));
+  const auto plain = tf::grad([](const T& a, const std::vector<T>& w) { return policy_loss(a, w, std::nullopt); }, tf::argnum<1>);
+  const auto dots =
+      tf::grad([](const T& a, const std::vector<T>& w) { return policy_loss(a, w, tf::CheckpointPolicy::SaveDots); }, tf::argnum<1>);
+  compare(
+      "checkpoint_dots", "l16_w256_b1024", "l16_w256_b1024_dots", "f32", [&] { return plain(x, ws); }, [&] { return dots(x, ws); },
+      options,
+      [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) { return check_close_results("checkpoint_dots", c, p, 1e-5); });
+}
+
 // ---- checkpoint_recurrence ----
 
 constexpr std::int64_t kSteps = 100000, kState = 4, kEvery = 400;
@@ -267,6 +305,7 @@ void run_checkpoint_trg(const Options& options) {
 
 void run_checkpoint(const Options& options) {
   run_checkpoint_mlp64(options);
+  run_checkpoint_dots(options);
   run_checkpoint_recurrence(options);
   run_checkpoint_trg(options);
 }

@@ -195,3 +195,19 @@ TEST(ReduceIndex, DerivativesPassCheckGradsToOrderTwo) {
   EXPECT_TRUE(result.ok) << result.message;
   EXPECT_FALSE(result.checks.empty());
 }
+
+// A bad axis list is a ShapeError before an empty axis is a ValueError, as in NumPy (which reports
+// a repeated axis before it looks at the data): max and min of an empty operand over repeated
+// axes name the repeat. Found by the random invalid calls (min(f32[0], {0, 0, -1})).
+TEST(ReduceIndex, RepeatedAxesAreReportedBeforeEmptyOnes) {
+  const tf::Tensor empty = tf::Tensor::zeros({0}, tf::DType::F32);
+  for (auto reduce : {+[](tf::Traced a) { return tf::min(a, {0, 0, -1}); }, +[](tf::Traced a) { return tf::max(a, {0, -1}); }}) {
+    try {
+      tf::trace(reduce, empty);
+      FAIL() << "repeated axes accepted";
+    } catch (const tf::ShapeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("axes"));
+    }
+  }
+  EXPECT_THROW(tf::trace([](tf::Traced a) { return tf::min(a, {0}); }, empty), tf::ValueError);
+}

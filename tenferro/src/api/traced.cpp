@@ -7,6 +7,7 @@
 #include "api/trace_body.hpp"
 #include "eager_store.hpp"
 #include "reduce_identity.hpp"
+#include "kernels/layout.hpp"
 
 #include <algorithm>
 
@@ -333,8 +334,10 @@ Traced prod(const Traced& a, std::vector<std::int64_t> axes) {
 }
 namespace {
 /// NumPy raises for the maximum, minimum, argmax or argmin over an empty axis (there is no element
-/// to return); so do these, naming the op, the operand and the axis.
+/// to return); so do these, naming the op, the operand and the axis. A repeated axis is reported
+/// first (ShapeError), as NumPy reports it before it looks at the data.
 void require_nonempty_axes(const char* op, const Traced& a, const std::vector<std::int64_t>& axes) {
+  detail::check_axes(op, "axes", axes, static_cast<std::int64_t>(a.rank()), a.type().to_string());
   for (std::int64_t ax : axes) {
     if (a.shape()[static_cast<std::size_t>(ax)] == 0) {
       throw ValueError(std::string(op) + ": axis " + std::to_string(ax) + " of " + a.type().to_string() +

@@ -94,26 +94,24 @@ Tensor constant_diagonal(const StdTensorOp& op, std::size_t k, std::span<const T
 /// other modes.
 constexpr double kMaxDenseBlock = 16777216.0;
 
-/// The coordinate vectors of a value of type t as a stack [n, t...] (in t's dtype).
+/// The coordinate vectors of a value of type t (f32 or f64) as a stack [n, t...].
 Tensor identity_basis(const TensorType& t) {
   const std::int64_t n = t.numel();
-  std::vector<double> eye(static_cast<std::size_t>(n * n), 0.0);
-  for (std::int64_t c = 0; c < n; ++c) eye[static_cast<std::size_t>(c * n + c)] = 1.0;
   Shape shape = t.shape;
   shape.insert(shape.begin(), n);
-  Tensor basis = Tensor::from(eye, std::move(shape));
-  if (t.dtype == DType::F64) return basis;
-  return tenferro::Program(detail::trace_function([&](const std::vector<Traced>& b) { return std::vector<Traced>{astype(b[0], t.dtype)}; },
-                                        {basis.type()}))
-      .run({basis})[0];
+  auto eye = [&](auto zero) {
+    std::vector<decltype(zero)> values(static_cast<std::size_t>(n * n), zero);
+    for (std::int64_t c = 0; c < n; ++c) values[static_cast<std::size_t>(c * n + c)] = 1;
+    return Tensor::from(values, shape);
+  };
+  return t.dtype == DType::F32 ? eye(0.0f) : eye(0.0);
 }
 
-/// The local Jacobians [m_j, n] of each result j of the linear op with respect to operand k (of n
-/// elements), from `basis` (identity_basis) recorded in the trace: the op applied to every
-/// coordinate vector at once (vmap), other operands from operands_with(coordinate vector).
+/// The local Jacobians [m_j, n] of each result j of the linear op with respect to one operand (of
+/// n elements), from `basis` (identity_basis) recorded in the trace: the op applied to every
+/// coordinate vector at once (vmap), its operands from operands_with(coordinate vector).
 template <class OperandsWith>
-std::vector<Traced> dense_blocks(const StdTensorOp& op, std::size_t k, const Traced& basis, const OperandsWith& operands_with) {
-  (void)k;
+std::vector<Traced> dense_blocks(const StdTensorOp& op, const Traced& basis, const OperandsWith& operands_with) {
   const detail::TracedFunction apply_op = [&](const std::vector<Traced>& e) { return apply_outputs(op, operands_with(e[0])); };
   const std::vector<Traced> batched = detail::vmap_traced(apply_op, std::span<const Traced>(&basis, 1), VmapOptions{});
   const std::int64_t n = basis.shape()[0];
@@ -154,7 +152,7 @@ std::vector<Tensor> constant_blocks(const StdTensorOp& op, std::size_t k, std::s
           return in;
         };
         if (rows) return std::vector<Traced>{reverse_block(op, k, operands_with(b[0]))};
-        return dense_blocks(op, k, b[0], operands_with);
+        return dense_blocks(op, b[0], operands_with);
       },
       {seed.type()});
   return tenferro::Program(g).run({seed});
@@ -380,7 +378,7 @@ LocalJacobians<P> local_jacobians(const JvpProgram& jvp, const std::vector<Tenso
           columns[0] = reverse_block(op, k, operands_with(astype(constant((*args)[0], Tensor::zeros(types[k].shape)), types[k].dtype)));
         } else {
           const Traced basis = constant((*args)[0], identity_basis(types[k]));
-          const std::vector<Traced> blocks = dense_blocks(op, k, basis, operands_with);
+          const std::vector<Traced> blocks = dense_blocks(op, basis, operands_with);
           for (std::size_t j = 0; j < outs.size(); ++j) columns[j] = blocks[j];
         }
       }
