@@ -11,6 +11,10 @@
 //                           links of length 1) in 32 configurations, angles [32, 6]
 //   jacobian_helmholtz      the Helmholtz free energy of 32 mixtures of 10 species (Griewank and
 //                           Walther's test function; RT = 1, fixed b and symmetric A), x [32, 10]
+//   jacobian_exp_sum, jacobian_sin_w_exp, jacobian_tall, jacobian_sorted: small dense Jacobians
+//                           of exp(a) sum(a) (a [20]), sin(W exp(a)) (W 12 x 12), tanh^3(B a) (B
+//                           200 x 3) and sort(a) sum(a) (a [20]), where the automatic mode weighs
+//                           cross-country elimination against the better extreme
 //   jacobian_bottleneck     a layer pair with a narrow middle, x [256] -> W1 (16 x 256) -> tanh(h)
 //                           sin(h) + exp(h / 10) -> W2 (256 x 16): dense, without structure for
 //                           the compressed modes; cross-country accumulation forms W2 D W1 without
@@ -187,6 +191,20 @@ void run_jacobian_auto(const Options& options) {
     };
     run_one(options, "jacobian_bottleneck", "256", bottleneck, uniform({256}, -1, 1, rng));
   }
+  // Small dense Jacobians where the choice is between the better extreme and cross-country
+  // (docs/tenferro.md, "Cross-country Jacobians"): taken for the first three, not for the sort.
+  run_one(options, "jacobian_exp_sum", "20", [](const T& a) { return tf::exp(a) * tf::sum(a); }, uniform({20}, -1, 1, rng));
+  {
+    const tf::Tensor w = uniform({12, 12}, -0.5, 0.5, rng);
+    run_one(options, "jacobian_sin_w_exp", "12", [&](const T& a) { return tf::sin(tf::matmul(tf::constant(a, w), tf::exp(a))); },
+            uniform({12}, -1, 1, rng));
+  }
+  {
+    const tf::Tensor b = uniform({200, 3}, -0.5, 0.5, rng);
+    run_one(options, "jacobian_tall", "3", [&](const T& a) { return tf::tanh(tf::tanh(tf::tanh(tf::matmul(tf::constant(a, b), a)))); },
+            uniform({3}, -1, 1, rng));
+  }
+  run_one(options, "jacobian_sorted", "20", [](const T& a) { return tf::sort(a, 0) * tf::sum(a); }, uniform({20}, -1, 1, rng));
 }
 
 }  // namespace bench

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "golden_files.hpp"
 #include "op_test_util.hpp"
 #include "sparse/elimination.hpp"
 #include "tenferro/tenferro.hpp"
@@ -246,5 +247,23 @@ TEST(CrossCountry, LargeIntermediatesAreReadByRowsOrRefused) {
   };
   EXPECT_THROW(tf::jacobian(transposed, {.mode = tf::JacobianMode::CrossCountry})(x), tf::ValueError);
   EXPECT_TRUE(tf::test::near(tf::jacobian(transposed)(x), tf::jacfwd(transposed)(x), 1e-12));
+}
+}  // namespace
+
+namespace {
+// The recorded program of a cross-country Jacobian, printed: J = W2 diag(1 - tanh(W1 x)^2) W1 for
+// x [4], W1 [2, 4], W2 [3, 2]. Its elimination reads W1 and W2 off the contractions as they are
+// (no product with an identity, no copy), makes the diagonal from the tanh's derivative (1 - t^2,
+// times ones: the linear mul applied to ones), scales W2's columns by it (6 products; W1's rows
+// would take 8) and makes one 3 x 2 x 4 product: the golden file shows exactly those operations
+// after the primal ones (whose last, the unused primal result, the compiled program drops).
+TEST(CrossCountryGolden, ALayerPairIsTwoReadOffsAScalingAndOneProduct) {
+  const tf::Tensor w1 = tf::Tensor::from(std::vector<double>{0.1, 0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8}, {2, 4});
+  const tf::Tensor w2 = tf::Tensor::from(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2});
+  auto f = [&](const T& x) { return tf::matmul(tf::constant(x, w2), tf::tanh(tf::matmul(tf::constant(x, w1), x))); };
+  const auto j = tf::jacobian(f, {.mode = tf::JacobianMode::CrossCountry, .order = tf::EliminationOrder::Markowitz});
+  const tf::Tensor x = tf::Tensor::from({0.5, -1.0, 1.5, 2.0});
+  EXPECT_TRUE(tf::test::near(j(x), tf::jacfwd(f)(x), 1e-14));
+  EXPECT_TRUE(golden::matches(TENFERRO_GOLDEN_DIR, "cross_country_layer_pair.txt", tf::trace([&](const T& v) { return j(v); }, x).print()));
 }
 }  // namespace

@@ -351,7 +351,12 @@ LocalJacobians<P> local_jacobians(const JvpProgram& jvp, const std::vector<Tenso
       if (single) {
         if (const auto perm = contraction_layout(op, k, types)) {
           Edge<P> e{EdgeKind::Dense, 1, {}};
-          if constexpr (kRecord) e.value = reshape(transpose(*fixed[operands[1 - k]], *perm), {m, n});
+          if constexpr (kRecord) {
+            const Traced& held = *fixed[operands[1 - k]];
+            bool in_place = true;
+            for (std::size_t a = 0; a < perm->size(); ++a) in_place = in_place && (*perm)[a] == static_cast<std::int64_t>(a);
+            e.value = reshape(in_place ? held : transpose(held, *perm), {m, n});
+          }
           add(u, outs[0], std::move(e), kOpCost + static_cast<double>(m * n));
           continue;
         }
