@@ -629,3 +629,31 @@ TEST(OpCoverage, EveryOpsCrossCountryJacobianIsJacfwds) {
   });
   EXPECT_GT(checked, 8 * refused) << checked << " checked, " << refused << " refused";
 }
+
+// Every mode of tf::jacobian (tenferro/jacobian.hpp) gives jacfwd's Jacobian for every op's case
+// with respect to each argument: the extremes (as the program runs them: batched or swept), the
+// compressed modes by columns and by rows (real results; complex ones are refused with
+// DTypeError, as documented), and the automatic choice.
+TEST(OpCoverage, EveryJacobianModeIsJacfwds) {
+  for_each_case([](const auto& f, const std::vector<tf::Tensor>& args) {
+    for (std::size_t argnum : {0, 1}) {
+      SCOPED_TRACE("argument " + std::to_string(argnum));
+      const auto expected = values_of(tf::jacfwd(f, argnum)(args[0], args[1]));
+      const bool complex_result = tf::is_complex(tf::jacfwd(f, argnum)(args[0], args[1]).dtype());
+      for (const tf::JacobianMode mode : {tf::JacobianMode::Auto, tf::JacobianMode::Forward, tf::JacobianMode::Reverse,
+                                          tf::JacobianMode::Columns, tf::JacobianMode::Rows}) {
+        SCOPED_TRACE(tf::jacobian_mode_name(mode));
+        const auto j = tf::jacobian(f, {.argnum = argnum, .mode = mode});
+        if (complex_result && (mode == tf::JacobianMode::Columns || mode == tf::JacobianMode::Rows)) {
+          EXPECT_THROW(j(args[0], args[1]), tf::DTypeError);
+          continue;
+        }
+        const auto got = values_of(j(args[0], args[1]));
+        ASSERT_EQ(got.size(), expected.size());
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          EXPECT_LE(std::abs(got[k] - expected[k]), 1e-12 * (1 + std::abs(expected[k]))) << "element " << k;
+        }
+      }
+    }
+  });
+}
