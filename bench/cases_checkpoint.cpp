@@ -23,12 +23,14 @@
 //                           m are kept, the activations recomputed; compared to 1e-5 relative.
 //   checkpoint_recurrence   h <- tanh(w * h + x_t) over 10^5 steps (h, w [4], xs [10^5, 4], f64),
 //                           y_t = sum(h): the value and gradient of sum(h_final) + sum(y^2) for w
-//                           and xs, one plain scan (1e5) and checkpoint_every = 400, a divisor of
-//                           n near sqrt(n) (1e5_every400). w's gradient (w is closed over by the
-//                           body) differs in the last bits: the blocks add its per-step cotangents
-//                           up in another order. (316 ~ sqrt(n) leaves 144 steps after the last
-//                           full block, which cost a slice of xs and of its cotangent: more than
-//                           twice the peak of 400, measured.)
+//                           and xs, one plain scan (1e5), checkpoint_every = 400, a divisor of
+//                           n near sqrt(n) (1e5_every400), and binomial checkpointing with
+//                           checkpoint_snapshots = 17 (log2 n; 1e5_snapshots17) and 50
+//                           (1e5_snapshots50). Under checkpoint_every w's gradient (w is closed
+//                           over by the body) differs in the last bits: the blocks add its
+//                           per-step cotangents up in another order. (316 ~ sqrt(n) leaves 144
+//                           steps after the last full block, which cost a slice of xs and of its
+//                           cotangent: more than twice the peak of 400, measured.)
 //   checkpoint_trg          run_trg's lnZ/N with u and c (value_and_grad and hessian in K, K =
 //                           0.44, niter = 20) at chi 24, each RG step plain (chi24) and one
 //                           checkpoint (chi24_ckpt; examples/ising_trg_model.hpp's
@@ -236,12 +238,12 @@ void run_checkpoint_dots(const Options& options) {
 constexpr std::int64_t kSteps = 100000, kState = 4, kEvery = 400;
 
 /// sum(h_final) + sum(y^2) of h <- tanh(w h + x_t), y_t = sum(h), h_0 = 0.
-T recurrence_loss(const T& w, const T& xs, std::int64_t every) {
+T recurrence_loss(const T& w, const T& xs, tf::ScanOptions options) {
   auto step = [&w](const tf::TracedList& carry, const tf::TracedList& x) {
     const T h = tf::tanh(w * carry[0] + x[0]);
     return std::pair{tf::TracedList{h}, tf::TracedList{tf::sum(h)}};
   };
-  const auto result = tf::scan(step, {tf::full_like(w, 0.0)}, {xs}, {.checkpoint_every = every});
+  const auto result = tf::scan(step, {tf::full_like(w, 0.0)}, {xs}, options);
   return tf::sum(result.first[0]) + tf::sum(result.second[0] * result.second[0]);
 }
 
@@ -249,20 +251,29 @@ void run_checkpoint_recurrence(const Options& options) {
   std::mt19937 rng(6);
   const tf::Tensor w = tf::Tensor::from(std::vector<double>{0.5, 0.8, 1.1, -0.7}, {kState});
   const tf::Tensor xs = random_tensor<double>({kSteps, kState}, 0.5, rng);
-  const auto plain = tf::value_and_grad([](T a, T b) { return recurrence_loss(a, b, 0); }, {0, 1});
-  const auto checkpointed = tf::value_and_grad([](T a, T b) { return recurrence_loss(a, b, kEvery); }, {0, 1});
+  const auto plain = tf::value_and_grad([](T a, T b) { return recurrence_loss(a, b, {}); }, {0, 1});
   auto results = [](const std::pair<tf::Tensor, tf::Tensors>& r) {
     std::vector<tf::Tensor> out{r.first};
     out.insert(out.end(), r.second.begin(), r.second.end());
     return out;
   };
-  compare(
-      "checkpoint_recurrence", "1e5", "1e5_every" + std::to_string(kEvery), "f64", [&] { return results(plain(w, xs)); },
-      [&] { return results(checkpointed(w, xs)); }, options,
-      // w is closed over by the body: its per-step cotangents are summed block by block.
-      [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) {
-        return check_close_results("checkpoint_recurrence", c, p, 1e-12);
-      });
+  const std::pair<std::string, tf::ScanOptions> variants[] = {
+      {"1e5_every" + std::to_string(kEvery), {.checkpoint_every = kEvery}},
+      {"1e5_snapshots17", {.checkpoint_snapshots = 17}},
+      {"1e5_snapshots50", {.checkpoint_snapshots = 50}}};
+  bool first = true;
+  for (const auto& [size, scan_options] : variants) {
+    const auto checkpointed = tf::value_and_grad([o = scan_options](T a, T b) { return recurrence_loss(a, b, o); }, {0, 1});
+    compare(
+        "checkpoint_recurrence", "1e5", size, "f64", [&] { return results(plain(w, xs)); },
+        [&] { return results(checkpointed(w, xs)); }, options,
+        // w is closed over by the body: checkpoint_every sums its per-step cotangents block by block.
+        [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) {
+          return check_close_results("checkpoint_recurrence", c, p, 1e-12);
+        },
+        first);
+    first = false;
+  }
 }
 
 // ---- checkpoint_trg ----
@@ -304,10 +315,10 @@ void run_checkpoint_trg(const Options& options) {
 }  // namespace
 
 void run_checkpoint(const Options& options) {
-  run_checkpoint_mlp64(options);
-  run_checkpoint_dots(options);
-  run_checkpoint_recurrence(options);
-  run_checkpoint_trg(options);
+  if (selected(options, "checkpoint_mlp64")) run_checkpoint_mlp64(options);
+  if (selected(options, "checkpoint_dots")) run_checkpoint_dots(options);
+  if (selected(options, "checkpoint_recurrence")) run_checkpoint_recurrence(options);
+  if (selected(options, "checkpoint_trg")) run_checkpoint_trg(options);
 }
 
 }  // namespace bench

@@ -171,6 +171,18 @@ std::map<std::string, Case> cases() {
     }, {a}, {b});
     return last[0] * tf::sum(ys[0], {0});
   }};
+  // scan_adjoint: the traced gradient of a scan under binomial checkpointing (two snapshots for
+  // four steps), so that check_grads differentiates the reverse sweep itself.
+  c["scan_adjoint"] = {{3}, {4, 3}, true, [](T a, T b) {
+    auto loss = [](T h, T xs) {
+      auto [last, ys] = tf::scan([](const tf::TracedList& carry, const tf::TracedList& x) {
+        return std::pair{tf::TracedList{tf::sin(carry[0]) * x[0]}, tf::TracedList{carry[0] * carry[0]}};
+      }, {h}, {xs}, {.checkpoint_snapshots = 2});
+      return tf::sum(last[0] * last[0]) + tf::sum(ys[0]);
+    };
+    const auto g = tf::vjp(loss, {a, b}, tf::full_like(loss(a, b), 1.0)).second;
+    return g[0] * a + tf::sum(g[1] * b, {0});
+  }};
   c["cond"] = {{3}, {3}, true, [](T a, T b) {
     const T index = tf::constant(a, tf::Tensor::from(std::vector<std::int64_t>{1}, {}));
     return tf::switch_case(index, {[](const tf::TracedList& o) { return tf::TracedList{o[0]}; },

@@ -468,6 +468,20 @@ std::map<std::string, std::vector<Edge>> edge_cases() {
                   return TracedList{last[0], ys[0]};
                 }),
                 {vec({1, 2}), zeros({0, 2})}}};
+  // The gradient of sum(c * x_0 * ... ) under binomial checkpointing: over no steps the carry's
+  // cotangent passes through and xs get none; over one step each gets the other's value.
+  auto product_gradient = [](const std::vector<T>& a) {
+    auto loss = [](T h, T xs) {
+      auto [last, ys] = tf::scan([](const TracedList& carry, const TracedList& x) {
+        return std::pair{TracedList{carry[0] * x[0]}, TracedList{}};
+      }, {h}, {xs}, {.checkpoint_snapshots = 1});
+      return tf::sum(last[0]);
+    };
+    return tf::vjp(loss, {a[0], a[1]}, tf::full_like(loss(a[0], a[1]), 1.0)).second;
+  };
+  c["scan_adjoint"] = {{"gradient over length 0", {vec({1, 2}), zeros({0, 2})}, many(product_gradient), {ones({2}), zeros({0, 2})}},
+                       {"gradient over one step", {vec({1, 2}), tf::Tensor::from({{3.0, 4.0}})}, many(product_gradient),
+                        {vec({3, 4}), tf::Tensor::from({{1.0, 2.0}})}}};
   c["cond"] = {{"empty operands", {zeros({2, 0})}, one([](T x) {
                   return tf::cond(tf::constant(x, tf::Tensor::full({}, 1.0, tf::DType::Bool)),
                                   [](const TracedList& o) { return TracedList{tf::exp(o[0])}; },

@@ -52,7 +52,7 @@
   /* solve_lu.cpp */ X(Solve) X(Lu) X(LuPivotsToPermutation)                                                \
   /* expm.cpp */ X(Expm) X(ExpmFrechet)                                                                     \
   /* stop_gradient.cpp */ X(StopGradient) X(CheckpointName)                                               \
-  /* scan.cpp */ X(Scan)                                                                                    \
+  /* scan.cpp */ X(Scan) /* scan_adjoint.cpp */ X(ScanAdjoint)                                             \
   /* cond.cpp */ X(Cond)                                                                                    \
   /* while_loop.cpp */ X(WhileLoop)                                                                         \
   /* constants.cpp */ X(Constant) X(Iota) X(Zeros)

@@ -106,27 +106,6 @@ std::pair<TracedList, TracedList> scan_nested(const ScanBody& f, const TracedLis
   return {carry, ys};
 }
 
-/// The nested block sizes of ScanOptions::checkpoint_snapshots for `length` steps: the fewest
-/// levels L whose block factor b = ceil(length^(1/L)) keeps L * b carries within `snapshots`; the
-/// sizes are b^(L-1), ..., b. Each level's outer scan keeps at most b carries, and the backward
-/// pass recomputes each level once: about L * b carries for L extra forward sweeps.
-std::vector<std::int64_t> snapshot_schedule(std::int64_t length, std::int64_t snapshots) {
-  std::int64_t best = length;  // the fewest carries any level count needs, for the error message
-  for (std::int64_t levels = 1; levels <= 64; ++levels) {
-    auto b = static_cast<std::int64_t>(std::ceil(std::pow(static_cast<double>(length), 1.0 / static_cast<double>(levels))));
-    while (b > 1 && std::pow(static_cast<double>(b - 1), static_cast<double>(levels)) >= static_cast<double>(length)) --b;
-    while (std::pow(static_cast<double>(b), static_cast<double>(levels)) < static_cast<double>(length)) ++b;
-    best = std::min(best, levels * b);
-    if (levels * b > snapshots) continue;
-    std::vector<std::int64_t> sizes;
-    std::int64_t size = 1;
-    for (std::int64_t l = 1; l < levels; ++l) size *= b;
-    for (; size > 1; size /= b) sizes.push_back(size);
-    return sizes;
-  }
-  throw ValueError("scan: checkpoint_snapshots " + std::to_string(snapshots) + " is too few for " + std::to_string(length) +
-                   " steps; nested blocks need at least " + std::to_string(best));
-}
 }  // namespace
 
 std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init, const TracedList& xs,
@@ -138,16 +117,14 @@ std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init
   if (options.checkpoint_every > 0 && options.checkpoint_snapshots > 0) {
     throw ValueError("scan: give checkpoint_every or checkpoint_snapshots, not both");
   }
-  if (options.checkpoint_every > 0 || options.checkpoint_snapshots > 0) {
+  if (options.checkpoint_every > 0) {
     std::optional<std::int64_t> length = options.length;
     for (const Traced& x : xs) {
       if (x.rank() > 0) length = x.shape()[0];
     }
     if (!length) throw ShapeError("scan: without xs the length must be given (ScanOptions::length)");
     if (*length < 0) throw ShapeError("scan: the length " + std::to_string(*length) + " is negative");
-    const std::vector<std::int64_t> sizes = options.checkpoint_every > 0
-                                                ? std::vector<std::int64_t>{options.checkpoint_every}
-                                                : snapshot_schedule(*length, options.checkpoint_snapshots);
+    const std::vector<std::int64_t> sizes{options.checkpoint_every};
     // A reverse scan is the forward scan of the reversed xs, its ys reversed back.
     TracedList in = xs;
     if (options.reverse) {
@@ -190,7 +167,8 @@ std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init
   detail::TracedBody traced = detail::trace_body(parent, types, body, {}, "scan");
   operands.insert(operands.end(), traced.captures.begin(), traced.captures.end());
   ScanAttrs attrs{Body(traced.region), *length, options.reverse, static_cast<std::uint32_t>(init.size()),
-                  static_cast<std::uint32_t>(xs.size()), static_cast<std::uint32_t>(traced.captures.size())};
+                  static_cast<std::uint32_t>(xs.size()), static_cast<std::uint32_t>(traced.captures.size()),
+                  options.checkpoint_snapshots};
   const TracedList results = record(ops::scan(std::move(attrs), types_of(operands)), operands);
   const auto split = results.begin() + static_cast<std::ptrdiff_t>(init.size());
   return {TracedList(results.begin(), split), TracedList(split, results.end())};

@@ -39,11 +39,15 @@ std::size_t ScanAttrs::hash() const {
   h = hash_mix(h, reverse);
   h = hash_mix(h, n_carry);
   h = hash_mix(h, n_xs);
+  h = hash_mix(h, static_cast<std::size_t>(snapshots));
+  h = hash_mix(h, n_fixed_carry);
   return hash_mix(h, n_consts);
 }
 void ScanAttrs::print(std::ostream& os) const {
   os << "length=" << length << ", carry=" << n_carry << ", xs=" << n_xs << ", consts=" << n_consts;
   if (reverse) os << ", reverse";
+  if (snapshots > 0) os << ", snapshots=" << snapshots;
+  if (n_fixed_carry > 0) os << ", fixed_carry=" << n_fixed_carry;
 }
 
 namespace ops {
@@ -65,6 +69,8 @@ std::vector<TensorType> scan_shape(Types t, const OpAttrs& a) {
                      ", outputs " + types_list(out) + ")");
   };
   if (s.length < 0) fail("the length " + std::to_string(s.length) + " is negative");
+  if (s.snapshots < 0) fail("snapshots " + std::to_string(s.snapshots) + " is negative");
+  if (s.n_fixed_carry > s.n_carry) fail("more fixed carries than carries");
   if (in.size() != nc + nx + nk) fail("the body takes " + std::to_string(in.size()) + " inputs, expected " + std::to_string(nc + nx + nk));
   if (out.size() < nc) fail("the body returns fewer values than the carry has");
   std::vector<TensorType> results;
@@ -184,6 +190,8 @@ std::vector<bool> active_carries(const ScanAttrs& s, std::vector<bool> active) {
   }
 }
 
+Tangents jvp_checkpointed(const StdTensorOp& op, const JvpArgs& a, const std::vector<bool>& active, const JvpBody& jvp);
+
 Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   const auto& s = op.attrs.get<ScanAttrs>();
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
@@ -196,6 +204,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   bool any = false;
   for (std::size_t j = 0; j < nc + ny; ++j) any = any || jvp.present[j] || (j < nc && active[j]);
   if (!any) return result;
+  if (s.snapshots > 0) return jvp_checkpointed(op, a, active, jvp);
   Emit e(a.b);
   const Materialized& m = jvp.graph;
   // Partial evaluation of the body's JVP (computegraph::unzip): its primal half (what reads no
@@ -308,9 +317,189 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   return result;
 }
 
+/// The JVP of a checkpointed scan (ScanAttrs::snapshots >= 1): no residuals cross. One linear
+/// scan runs the whole JVP of the step, carrying the primal state as fixed carries beside the
+/// tangents; its transpose (scan_adjoint) recomputes that state by the binomial schedule. Body
+/// inputs [carry, tangent carries, x_t, tangent x_t, consts, tangent consts] (the tangents of the
+/// active ones), outputs [carry', tangent carries', tangent y_t (those present)].
+Tangents jvp_checkpointed(const StdTensorOp& op, const JvpArgs& a, const std::vector<bool>& active, const JvpBody& jvp) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
+  const auto in_types = region_input_types(s.body.region);
+  BodyBuilder lb;
+  std::vector<ValueId> primal, tangents;  // in the region's input order
+  std::vector<std::size_t> groups{0, nc, nc + nx, nc + nx + nk};
+  for (std::size_t g = 0; g < 3; ++g) {
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) primal.push_back(lb.input(in_types[i]));
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) if (active[i]) tangents.push_back(lb.input(in_types[i]));
+  }
+  std::vector<ValueId> outs = lb.replay(*s.body.region.graph(), primal);
+  outs.resize(nc);
+  std::vector<ValueId> args = primal;
+  args.insert(args.end(), tangents.begin(), tangents.end());
+  const auto tangent_outs = lb.replay(jvp.graph, args);
+  std::vector<std::optional<ValueId>> per_output(nc + ny);
+  for (std::size_t j = 0, next = 0; j < nc + ny; ++j) {
+    if (jvp.present[j]) per_output[j] = tangent_outs[next++];
+  }
+  std::size_t n_tc = 0;
+  for (std::size_t i = 0; i < nc; ++i) {
+    if (!active[i]) continue;
+    outs.push_back(per_output[i] ? *per_output[i] : lb.zeros(in_types[i]));
+    ++n_tc;
+  }
+  std::vector<std::size_t> ys_with_tangent;
+  for (std::size_t j = 0; j < ny; ++j) {
+    if (!per_output[nc + j]) continue;
+    outs.push_back(*per_output[nc + j]);
+    ys_with_tangent.push_back(j);
+  }
+
+  Emit e(a.b);
+  std::vector<PV> refs;
+  std::vector<bool> mask;
+  std::vector<TensorType> types;
+  std::size_t n_tangents[3] = {0, 0, 0};
+  for (std::size_t g = 0; g < 3; ++g) {
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
+      refs.push_back(Emit::ext(a.x[i]));
+      types.push_back(type_of(a.x[i]));
+      mask.push_back(false);
+    }
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
+      if (!active[i]) continue;
+      ++n_tangents[g];
+      types.push_back(type_of(a.x[i]));  // a tangent has its primal's type (xs stacked)
+      if (a.t[i]) {
+        refs.push_back(Emit::local(*a.t[i]));
+        mask.push_back(true);
+      } else {  // a carry that becomes active in the body
+        refs.push_back(e.zeros(in_types[i]));
+        mask.push_back(false);
+      }
+    }
+  }
+  ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse,
+                   static_cast<std::uint32_t>(nc + n_tangents[0]), static_cast<std::uint32_t>(nx + n_tangents[1]),
+                   static_cast<std::uint32_t>(nk + n_tangents[2]), s.snapshots, static_cast<std::uint32_t>(nc)};
+  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
+  Tangents result(op.output_count());
+  for (std::size_t i = 0, r = nc; i < nc; ++i) if (active[i]) result[i] = ids[r++];
+  for (std::size_t m = 0; m < ys_with_tangent.size(); ++m) result[nc + ys_with_tangent[m]] = ids[nc + n_tc + m];
+  return result;
+}
+
+/// The transpose of a checkpointed linear scan (n_fixed_carry >= 1): scan_adjoint, which
+/// recomputes the fixed carries by the binomial schedule. Its xs and consts must come fixed first,
+/// linear after (the layout jvp_checkpointed makes).
+Tangents transpose_checkpointed(const StdTensorOp& op, const TransposeArgs& a) {
+  const auto& s = op.attrs.get<ScanAttrs>();
+  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc, nfc = s.n_fixed_carry;
+  const auto in_types = region_input_types(s.body.region);
+  const auto out_types = region_output_types(s.body.region);
+  for (std::size_t i = 0; i < nfc; ++i) if (a.role.is_active(i)) not_linear(op, "a fixed carry is not linear");
+  for (std::size_t i = nfc; i < nc; ++i) {
+    if (!is_inexact(in_types[i].dtype)) not_linear(op, "an integer carry cannot be linear");
+  }
+  // Fixed xs and consts come first, the linear ones after: every linear x and const of such a
+  // scan is active (jvp_checkpointed passes only tangents that exist), so the split is at the
+  // first active one.
+  auto first_active = [&](std::size_t begin, std::size_t end) {
+    std::size_t k = begin;
+    while (k < end && !a.role.is_active(k)) ++k;
+    return k;
+  };
+  const std::size_t nfx = first_active(nc, nc + nx) - nc, nfk = first_active(nc + nx, nc + nx + nk) - nc - nx;
+  std::vector<bool> linear(nc + nx + nk, false);
+  for (std::size_t i = nfc; i < nc; ++i) linear[i] = true;
+  for (std::size_t j = nfx; j < nx; ++j) linear[nc + j] = true;
+  for (std::size_t q = nfk; q < nk; ++q) linear[nc + nx + q] = true;
+  for (std::size_t i = 0; i < linear.size(); ++i) {
+    if (a.role.is_active(i) && !linear[i]) not_linear(op, "a linear x or const before a fixed one");
+  }
+  const std::size_t nlc = nc - nfc, nlx = nx - nfx, nlk = nk - nfk;
+
+  // The primal body: the step on zero tangents, its fixed carries' results.
+  BodyBuilder pb;
+  std::vector<ValueId> pargs(nc + nx + nk);
+  for (std::size_t i = 0; i < pargs.size(); ++i) {
+    if (!linear[i]) pargs[i] = pb.input(in_types[i]);
+  }
+  for (std::size_t i = 0; i < pargs.size(); ++i) {
+    if (linear[i]) pargs[i] = pb.zeros(in_types[i]);
+  }
+  auto pout = pb.replay(*s.body.region.graph(), pargs);
+  pout.resize(nfc);
+  Body primal(pb.finish(std::move(pout), "scan"));
+
+  // The adjoint body: the transpose of the step's linear results.
+  BodyBuilder sb;
+  std::vector<ValueId> sargs;
+  for (const TensorType& t : in_types) sargs.push_back(sb.input(t));
+  auto sout = sb.replay(*s.body.region.graph(), sargs);
+  sout.erase(sout.begin(), sout.begin() + static_cast<std::ptrdiff_t>(nfc));
+  const TransposedBody tb = transpose_body(sb.finish(std::move(sout), "scan"), linear);
+  BodyBuilder bb;
+  std::vector<ValueId> ct_c, acc, ct_y, fixed;
+  for (std::size_t i = nfc; i < nc; ++i) ct_c.push_back(bb.input(in_types[i]));
+  for (std::size_t q = nfk; q < nk; ++q) acc.push_back(bb.input(in_types[nc + nx + q]));
+  for (std::size_t j = 0; j < ny; ++j) ct_y.push_back(bb.input(out_types[nc + j]));
+  for (std::size_t i = 0; i < linear.size(); ++i) if (!linear[i]) fixed.push_back(bb.input(in_types[i]));
+  std::vector<ValueId> targs = ct_c;
+  targs.insert(targs.end(), ct_y.begin(), ct_y.end());
+  targs.insert(targs.end(), fixed.begin(), fixed.end());
+  const auto cts = bb.replay(tb.graph, targs);
+  std::vector<std::optional<ValueId>> per_linear;  // over the linear inputs, in input order
+  for (std::size_t next = 0; bool reached : tb.reached) per_linear.push_back(reached ? std::optional<ValueId>(cts[next++]) : std::nullopt);
+  std::vector<ValueId> outs;
+  for (std::size_t i = 0; i < nlc; ++i) outs.push_back(per_linear[i] ? *per_linear[i] : bb.zeros(in_types[nfc + i]));
+  for (std::size_t m = 0; m < nlk; ++m) {
+    const auto& ct = per_linear[nlc + nlx + m];
+    outs.push_back(ct ? bb.add(acc[m], *ct) : acc[m]);
+  }
+  for (std::size_t m = 0; m < nlx; ++m) {
+    const auto& ct = per_linear[nlc + m];
+    outs.push_back(ct ? *ct : bb.zeros(in_types[nc + nfx + m]));
+  }
+  Body adjoint(bb.finish(std::move(outs), "scan"));
+
+  Emit e(a.b);
+  std::vector<PV> refs;
+  std::vector<bool> mask;
+  std::vector<TensorType> types;
+  auto operand = [&](PV v, bool is_active) {
+    types.push_back(e.type(v));
+    refs.push_back(std::move(v));
+    mask.push_back(is_active);
+  };
+  for (std::size_t i = 0; i < nfc; ++i) operand(a.x[i], false);
+  for (std::size_t i = nfc; i < nc; ++i) {
+    if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
+    else operand(e.zeros(in_types[i]), false);
+  }
+  for (std::size_t j = 0; j < ny; ++j) {
+    if (a.cts[nc + j]) operand(Emit::local(*a.cts[nc + j]), true);
+    else operand(e.zeros(op.output_type(nc + j)), false);
+  }
+  for (std::size_t j = 0; j < nfx; ++j) operand(a.x[nc + j], false);
+  for (std::size_t q = 0; q < nfk; ++q) operand(a.x[nc + nx + q], false);
+  ScanAdjointAttrs t{std::move(primal), std::move(adjoint), s.body, s.length, s.reverse,
+                     std::max<std::int64_t>(s.snapshots, 1), static_cast<std::uint32_t>(nfc), static_cast<std::uint32_t>(nlc),
+                     static_cast<std::uint32_t>(ny), static_cast<std::uint32_t>(nfx), static_cast<std::uint32_t>(nlx),
+                     static_cast<std::uint32_t>(nfk), static_cast<std::uint32_t>(nlk)};
+  const auto ids = a.b.add_primitive(ops::scan_adjoint(std::move(t), types), std::move(refs), tidu::linear_role(mask));
+  // Results: [ct linear carry, ct linear consts, ct linear xs].
+  Tangents result(nc + nx + nk);
+  for (std::size_t i = 0; i < nlc; ++i) if (a.role.is_active(nfc + i)) result[nfc + i] = ids[i];
+  for (std::size_t m = 0; m < nlk; ++m) if (a.role.is_active(nc + nx + nfk + m)) result[nc + nx + nfk + m] = ids[nlc + m];
+  for (std::size_t m = 0; m < nlx; ++m) if (a.role.is_active(nc + nfx + m)) result[nc + nfx + m] = ids[nlc + nlk + m];
+  return result;
+}
+
 /// The transpose of a scan linear in its carries and in the xs and consts the role marks active.
 Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
   const auto& s = op.attrs.get<ScanAttrs>();
+  if (s.n_fixed_carry > 0) return transpose_checkpointed(op, a);
   const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
   const auto in_types = region_input_types(s.body.region);
   const auto out_types = region_output_types(s.body.region);
@@ -422,7 +611,7 @@ std::vector<BatchedValue> batch_scan(const StdTensorOp& op, std::span<const Batc
     const auto split = r.begin() + static_cast<std::ptrdiff_t>(nc);
     return std::pair{TracedList(r.begin(), split), TracedList(split, r.end())};
   };
-  const auto r = scan(step, init, xs, ScanOptions{.length = s.length, .reverse = s.reverse});
+  const auto r = scan(step, init, xs, ScanOptions{.length = s.length, .reverse = s.reverse, .checkpoint_snapshots = s.snapshots});
   std::vector<BatchedValue> results;
   for (std::size_t i = 0; i < nc; ++i) results.push_back({r.first[i], batched[i]});
   for (std::size_t j = 0; j < r.second.size(); ++j) {
