@@ -219,7 +219,8 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
       auto body = [](const TracedList& c, const TracedList& xt) {
         return std::pair{TracedList{sin(c[0]) * xt[0] + c[0] * 0.5}, TracedList{c[0] * xt[0]}};
       };
-      return scan(body, {c0}, {x}, {.reverse = n.ints.at(0) != 0}).second.at(0);
+      const std::int64_t snapshots = n.ints.size() > 1 ? n.ints[1] : 0;
+      return scan(body, {c0}, {x}, {.reverse = n.ints.at(0) != 0, .checkpoint_snapshots = snapshots}).second.at(0);
     }
     case FuzzOp::Cond: {
       const Traced index = constant(a(0), Tensor::from(std::vector<std::int64_t>{n.ints.at(0)}, {}));
@@ -359,8 +360,8 @@ std::string node_cpp(const FuzzNode& n) {
   }
   if (n.op == FuzzOp::Scan) {
     return "tf::scan([](auto& c, auto& x) { return std::pair{TracedList{tf::sin(c[0]) * x[0] + c[0] * 0.5}, "
-           "TracedList{c[0] * x[0]}}; }, {<" + a(0) + "[0]>}, {" + a(0) + "}" + (n.ints.at(0) ? ", {.reverse = true}" : "") +
-           ").second[0]";
+           "TracedList{c[0] * x[0]}}; }, {<" + a(0) + "[0]>}, {" + a(0) + "}, {.reverse = " + (n.ints.at(0) ? "true" : "false") +
+           ", .checkpoint_snapshots = " + std::to_string(n.ints.size() > 1 ? n.ints[1] : 0) + "}).second[0]";
   }
   if (n.op == FuzzOp::Rematerialize) {
     const std::string options = n.ints.size() > 1 && n.ints[1] != 0 ? "{.memory_limit = std::size_t{1} << " + std::to_string(n.ints[1]) + "}"

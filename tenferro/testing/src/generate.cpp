@@ -401,8 +401,9 @@ class Generator {
       n.ints = {chance(0.3) ? 2 : 1, padding, dilation};
     } else if (op == FuzzOp::Scan) {
       // A leading axis with at least one step; float or complex values.
+      // Reverse or not; half the time binomial checkpointing with 1 to 3 snapshots.
       if (!is_inexact(ta.dtype) || ta.rank() == 0 || ta.shape[0] == 0) return;
-      n.ints = {chance(0.5) ? 1 : 0};
+      n.ints = {chance(0.5) ? 1 : 0, chance(0.5) ? 1 + static_cast<std::int64_t>(below(3)) : 0};
     } else if (op == FuzzOp::Cond) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(5)) - 1};  // -1 and 3 are clamped
