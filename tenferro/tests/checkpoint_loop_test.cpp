@@ -107,6 +107,7 @@ TEST(Revolve, TheScheduleIsValidAndRecomputesTheFewestSteps) {
       for (std::int64_t t = 0; t < steps; ++t) expected[static_cast<std::size_t>(t)] = steps - 1 - t;
       ASSERT_EQ(sim.turns, expected) << "every step once, last first";
       EXPECT_LE(sim.most_snapshots, snapshots);
+      EXPECT_LE(tf::detail::revolve_slots_used(steps, snapshots), snapshots + 1) << "snapshots and one scratch state";
       EXPECT_EQ(sim.advances, fewest_advances(steps, snapshots, memo));
       EXPECT_EQ(sim.advances, tf::detail::revolve_advances(steps, snapshots));
     }
@@ -223,4 +224,22 @@ TEST(CheckpointLoop, BadSnapshotCountsAreRefused) {
   };
   EXPECT_THROW(tf::trace(run({.checkpoint_snapshots = -1}), h0, xs), tf::ValueError);
   EXPECT_THROW(tf::trace(run({.checkpoint_every = 3, .checkpoint_snapshots = 2}), h0, xs), tf::ValueError);
+}
+
+// Program::memory_stats of a gradient under binomial checkpointing: the plan counts, while the
+// reverse sweep runs, its stored carries and the buffers it cycles besides its bodies' own
+// plans, so the measurement lies within [plan, 1.15 plan] as for every program
+// (checkpoint_test.cpp's PlannedAndMeasuredPeaks).
+TEST(CheckpointLoop, PlannedAndMeasuredPeaks) {
+  const tf::Tensor h0 = random_tensor({256, 64}, 11), xs = random_tensor({40, 64}, 12, 0.3), w = random_tensor({64}, 13);
+  for (std::int64_t s : {0, 2, 8}) {
+    SCOPED_TRACE("snapshots " + std::to_string(s));
+    auto gradient = [s](T a, T b, T c) {
+      auto loss = [s](T h, T x, T v) { return recurrence(h, x, v, {.checkpoint_snapshots = s}); };
+      return tf::vjp(loss, {a, b, c}, tf::full_like(loss(a, b, c), 1.0)).second[0];
+    };
+    const auto stats = tf::trace(gradient, h0, xs, w).memory_stats({h0, xs, w});
+    EXPECT_GE(stats.measured_peak_bytes, stats.planned_peak_bytes);
+    EXPECT_LE(static_cast<double>(stats.measured_peak_bytes), 1.15 * static_cast<double>(stats.planned_peak_bytes));
+  }
 }

@@ -196,7 +196,9 @@ std::size_t Executable::plan_peak() const {
     }
     // An op that runs bodies holds, while it runs, what its largest body holds beyond its results.
     std::size_t transient = 0;
-    if (s.kind == StepKind::Op && s.op.def->regions) {
+    if (s.kind == StepKind::Op && s.op.def->running_bytes) {
+      transient = s.op.def->running_bytes(s.op);
+    } else if (s.kind == StepKind::Op && s.op.def->regions) {
       for (const auto& g : s.op.def->regions(s.op)) transient = std::max(transient, detail::body_planned_transient_bytes(g));
     }
     peak = std::max(peak, live + transient);

@@ -195,6 +195,25 @@ void eval_scan_adjoint(const StdTensorOp& op, Operands in, std::span<Tensor> out
   for (std::size_t k = 0; k < g.lc + g.lk; ++k) out[k] = n == 0 && k < g.lc ? aargs[k].clone() : aargs[k];
 }
 
+/// What a run holds beyond its results (OpDef::running_bytes): the stored and scratch states, the
+/// advance's two state buffers, one of the two sets of carried cotangents and accumulators (the
+/// other ends as the results), and the larger of its bodies' plans (the kernel above).
+std::size_t running_bytes(const StdTensorOp& op) {
+  const auto& s = op.attrs.get<ScanAdjointAttrs>();
+  const Groups g(s);
+  const std::int64_t n = s.length;
+  auto bytes = [](const TensorType& t) { return static_cast<std::size_t>(numel(t.shape)) * dtype_size(t.dtype); };
+  const auto step_in = region_input_types(s.step.region);
+  std::size_t state = 0, carried = 0;
+  for (std::size_t i = 0; i < g.fc; ++i) state += bytes(step_in[i]);
+  for (std::size_t k = 0; k < g.lc + g.lk; ++k) carried += bytes(op.output_type(k));
+  const std::int64_t snapshots = std::min(s.snapshots, std::max<std::int64_t>(n - 1, 0));
+  std::size_t held = static_cast<std::size_t>(revolve_slots_used(n, snapshots)) * state;
+  if (n > 1) held += 2 * state;
+  if (n > 0) held += carried;  // the other set becomes the results
+  return held + std::max(body_planned_transient_bytes(s.primal.region.graph()), body_planned_transient_bytes(s.adjoint.region.graph()));
+}
+
 /// The op as plain scans (see the file's comment): the region from the operands to the results.
 Region expanded(const ScanAdjointAttrs& s) {
   const Groups g(s);
@@ -340,6 +359,7 @@ const OpDef& def_ScanAdjoint() {
         return std::vector<computegraph::GraphPtr<StdTensorOp>>{s.primal.region.graph(), s.adjoint.region.graph(),
                                                                 s.step.region.graph()};
       },
+      .running_bytes = running_bytes,
       .batch = batch_scan_adjoint};
   return d;
 }

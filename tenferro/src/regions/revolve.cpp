@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace tenferro::detail {
 namespace {
@@ -75,6 +76,15 @@ class Schedule {
 void reverse_with_snapshots(std::int64_t steps, std::int64_t snapshots, const ReverseSweep& sweep) {
   if (steps <= 0) return;
   Schedule(snapshots, sweep).reverse(0, steps, 0, 1, snapshots);
+}
+
+std::int64_t revolve_slots_used(std::int64_t steps, std::int64_t snapshots) {
+  std::vector<bool> written(static_cast<std::size_t>(std::max<std::int64_t>(snapshots, 0)) + 2, false);
+  ReverseSweep count;
+  count.advance = [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t into) { written[static_cast<std::size_t>(into)] = true; };
+  count.turn = [](std::int64_t, std::int64_t) {};
+  reverse_with_snapshots(steps, snapshots, count);
+  return std::count(written.begin(), written.end(), true);
 }
 
 std::int64_t revolve_advances(std::int64_t steps, std::int64_t snapshots) {

@@ -38,6 +38,10 @@ struct ReverseSweep {
 /// initial one.
 void reverse_with_snapshots(std::int64_t steps, std::int64_t snapshots, const ReverseSweep& sweep);
 
+/// The slots besides slot 0 that reverse_with_snapshots writes (snapshots and the scratch
+/// state): the states a loop that keeps each slot's state until the sweep ends holds at most.
+std::int64_t revolve_slots_used(std::int64_t steps, std::int64_t snapshots);
+
 /// The advances reverse_with_snapshots makes for `steps` steps and `snapshots` snapshots (the
 /// closed form above; saturates at INT64_MAX).
 std::int64_t revolve_advances(std::int64_t steps, std::int64_t snapshots);

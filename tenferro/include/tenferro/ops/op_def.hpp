@@ -265,6 +265,11 @@ struct OpDef {
   /// Ops that carry regions (computegraph/region.hpp: loop bodies, branches): their graphs, for
   /// printing and verification.
   std::function<std::vector<computegraph::GraphPtr<StdTensorOp>>(const StdTensorOp&)> regions = {};
+  /// Optional, for ops that run bodies and hold storage of their own meanwhile (scan_adjoint's
+  /// stored carries): the bytes an application holds at its peak beyond its results, its bodies'
+  /// own plans included, for the executor's planned peak. Without it the executor counts the
+  /// largest body's plan.
+  std::function<std::size_t(const StdTensorOp&)> running_bytes = {};
 
   /// How result elements depend on operand elements (Dependence), for sparsity detection.
   Dependence dependence = Dependence::Derived;
