@@ -138,15 +138,19 @@ void bind_control(py::module_& m) {
         ">>> carry, ys = tf.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))\n"
         ">>> carry.item(), ys.numpy().tolist()\n"
         "(6.0, [0.0, 2.0, 9.0])\n");
-  m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init) {
+  m.def("fori_loop", [](std::int64_t lower, std::int64_t upper, py::function body, const py::object& init,
+                        std::int64_t checkpoint_every, std::int64_t checkpoint_snapshots) {
     Operands ops(std::string("tenferro.fori_loop"));
     const Values c0 = operands_of<1>(ops, {Given{init}})[0];
     auto step = [&](const Traced& i, const TracedList& c) {
       return results_like(body(py::cast(i), to_python(c, c0.single)), c0, "fori_loop", "the returned carry");
     };
-    return ops.result(to_python(fori_loop(lower, upper, step, c0.list), c0.single));
-  }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"),
+    return ops.result(to_python(fori_loop(lower, upper, step, c0.list, {checkpoint_every, checkpoint_snapshots}), c0.single));
+  }, py::arg("lower"), py::arg("upper"), py::arg("body"), py::arg("init"), py::arg("checkpoint_every") = 0,
+     py::arg("checkpoint_snapshots") = 0,
         "body(i, carry) for i = lower, ..., upper - 1, starting from init (jax.lax.fori_loop).\n"
+        "\n"
+        "checkpoint_every and checkpoint_snapshots choose reverse mode's memory over the steps, as in scan.\n"
         "\n"
         ">>> tf.fori_loop(0, 3, lambda i, c: c * 2.0, np.array([1.0])).numpy().tolist()\n"
         "[8.0]\n");

@@ -121,3 +121,17 @@ def test_checkpoint_policies_give_the_plain_gradients():
     for names in ((), ("m",), ("other",)):
         got = np.asarray(tf.grad(lambda a: tf.sum(tf.checkpoint(named, policy="names", names=names)(a)))(x))
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_fori_loop_with_binomial_checkpointing():
+    x0 = np.array([1.0, -0.5])
+
+    def run(x, **options):
+        def step(i, c):
+            return c + 0.05 * tf.sin(c) * tf.cos(i.astype("f64") * 0.01)
+        return tf.sum(tf.fori_loop(0, 150, step, x, **options))
+
+    g0 = tf.grad(lambda x: run(x))(x0)
+    for options in ({"checkpoint_snapshots": 3}, {"checkpoint_every": 10}):
+        g1 = tf.grad(lambda x: run(x, **options))(x0)
+        assert np.array_equal(np.asarray(g0), np.asarray(g1))

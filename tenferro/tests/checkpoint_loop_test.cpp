@@ -243,3 +243,22 @@ TEST(CheckpointLoop, PlannedAndMeasuredPeaks) {
     EXPECT_LE(static_cast<double>(stats.measured_peak_bytes), 1.15 * static_cast<double>(stats.planned_peak_bytes));
   }
 }
+
+// fori_loop takes the same choices (LoopCheckpointing): a damped oscillator's 200 steps, whose
+// gradient in the initial state is the plain loop's bit for bit.
+TEST(CheckpointLoop, ForiLoopsTakeTheSameChoices) {
+  const tf::Tensor x0 = tf::Tensor::from(std::vector<double>{1.0, -0.5}, {2});
+  auto run = [](tf::LoopCheckpointing checkpointing) {
+    return [checkpointing](T x) {
+      auto step = [](const T& i, const L& c) {
+        const T t = tf::astype(i, tf::DType::F64) * 0.01;
+        const T p = tf::slice(c[0], {0}, {1}), q = tf::slice(c[0], {1}, {2});
+        return L{tf::concatenate({p + 0.05 * q, q - 0.05 * tf::sin(p) - 0.01 * q * tf::cos(t)}, 0)};
+      };
+      return tf::sum(tf::fori_loop(0, 200, step, {x}, checkpointing)[0]);
+    };
+  };
+  const tf::Tensor plain = tf::grad(run({}))(x0);
+  expect_bitwise(tf::grad(run({.snapshots = 4}))(x0), plain);
+  expect_bitwise(tf::grad(run({.every = 20}))(x0), plain);
+}

@@ -78,9 +78,16 @@ std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init
 
 /// A fori_loop body: (i, carry) -> carry' with i an i64 scalar.
 using ForiBody = Function<TracedList(const Traced& i, const TracedList& carry)>;
+/// Reverse mode's memory over a fori_loop's steps: ScanOptions' checkpoint_every and
+/// checkpoint_snapshots, with their meaning there.
+struct LoopCheckpointing {
+  std::int64_t every = 0;      ///< blocks of k steps, each a checkpoint (ScanOptions::checkpoint_every)
+  std::int64_t snapshots = 0;  ///< binomial checkpointing with s stored carries (checkpoint_snapshots)
+};
 /// carry after body(i, carry) for i = lower .. upper-1 (static bounds: lowers to a scan over
 /// the i64 steps). upper < lower is an error.
-TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init);
+TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init,
+                     LoopCheckpointing checkpointing = {});
 
 /// A branch: operands -> results (every branch returns results of the same types).
 using Branch = Function<TracedList(const TracedList& operands)>;

@@ -174,7 +174,8 @@ std::pair<TracedList, TracedList> scan(const ScanBody& f, const TracedList& init
   return {TracedList(results.begin(), split), TracedList(split, results.end())};
 }
 
-TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init) {
+TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& body, const TracedList& init,
+                     LoopCheckpointing checkpointing) {
   if (upper < lower) {
     throw ShapeError("fori_loop: upper bound " + std::to_string(upper) + " is below lower bound " + std::to_string(lower) +
                      " (a negative trip count)");
@@ -187,7 +188,7 @@ TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& bod
     TracedList next = body(x[0], carry);
     return std::pair{std::move(next), TracedList{}};
   };
-  return scan(step, init, {is}).first;
+  return scan(step, init, {is}, {.checkpoint_every = checkpointing.every, .checkpoint_snapshots = checkpointing.snapshots}).first;
 }
 
 TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands) {
