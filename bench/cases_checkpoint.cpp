@@ -32,9 +32,10 @@
 //                           steps after the last full block, which cost a slice of xs and of its
 //                           cotangent: more than twice the peak of 400, measured.)
 //   checkpoint_trg          run_trg's lnZ/N with u and c (value_and_grad and hessian in K, K =
-//                           0.44, niter = 20) at chi 24, each RG step plain (chi24) and one
-//                           checkpoint (chi24_ckpt; examples/ising_trg_model.hpp's
-//                           checkpoint_steps); rel_diff there is the largest relative difference
+//                           0.44, niter = 20) at chi 24, each RG step plain (chi24), one
+//                           checkpoint (chi24_ckpt) and one checkpoint that keeps the SVDs'
+//                           factors (chi24_ckpt_svd; examples/ising_trg_model.hpp's
+//                           StepCheckpoint); rel_diff there is the largest relative difference
 //                           of lnZ/N, u and c. Below --budget 0.5 (smoke runs) chi is 16.
 #include <algorithm>
 #include <cmath>
@@ -284,8 +285,8 @@ void run_checkpoint_trg(const Options& options) {
   // chi 24 is the case (as run_trg's larger size); a smoke run (--budget below 0.5) takes chi 16.
   const std::int64_t chi = options.budget_s < 0.5 ? 16 : 24;
   const tf::Tensor k = tf::Tensor::scalar(coupling);
-  auto variant = [&](bool checkpoint_steps) -> Run {
-    auto f = [chi, checkpoint_steps](T K) { return ising::lnz_per_site(K, chi, niter, checkpoint_steps); };
+  auto variant = [&](ising::StepCheckpoint checkpoint) -> Run {
+    auto f = [chi, checkpoint](T K) { return ising::lnz_per_site(K, chi, niter, checkpoint); };
     auto value_and_slope = tf::value_and_grad(f);
     auto curvature = tf::hessian(f);
     return [value_and_slope, curvature, &k] {
@@ -294,22 +295,24 @@ void run_checkpoint_trg(const Options& options) {
     };
   };
   const std::string size = "chi" + std::to_string(chi);
-  compare("checkpoint_trg", size, size + "_ckpt", "f64", variant(false), variant(true), options,
-          [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) {
-            // lnZ/N, u = -d lnZ/N / dK and c = K^2 d^2 lnZ/N / dK^2: each relative to itself.
-            double worst = 0;
-            for (std::size_t i = 0; i < 3; ++i) {
-              const double a = c.at(i).element(0).real(), b = p.at(i).element(0).real();
-              worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-300));
-            }
-            if (!(worst <= 1e-10)) {
-              std::fprintf(stderr, "bench: checkpoint_trg: checkpointed and plain lnZ/N, u, c differ by %g relative\n", worst);
-            }
-            const double u = -p.at(1).element(0).real(), heat = coupling * coupling * p.at(2).element(0).real();
-            char buffer[128];
-            std::snprintf(buffer, sizeof buffer, " niter=%d K=%g u=%.12g c=%.12g", niter, coupling, u, heat);
-            return buffer + field("rel_diff", worst);
-          });
+  auto check = [](const std::vector<tf::Tensor>& c, const std::vector<tf::Tensor>& p) {
+    // lnZ/N, u = -d lnZ/N / dK and c = K^2 d^2 lnZ/N / dK^2: each relative to itself.
+    double worst = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const double a = c.at(i).element(0).real(), b = p.at(i).element(0).real();
+      worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-300));
+    }
+    if (!(worst <= 1e-10)) {
+      std::fprintf(stderr, "bench: checkpoint_trg: checkpointed and plain lnZ/N, u, c differ by %g relative\n", worst);
+    }
+    const double u = -p.at(1).element(0).real(), heat = coupling * coupling * p.at(2).element(0).real();
+    char buffer[128];
+    std::snprintf(buffer, sizeof buffer, " niter=%d K=%g u=%.12g c=%.12g", niter, coupling, u, heat);
+    return buffer + field("rel_diff", worst);
+  };
+  const Run plain = variant(ising::StepCheckpoint::None);
+  compare("checkpoint_trg", size, size + "_ckpt", "f64", plain, variant(ising::StepCheckpoint::Recompute), options, check);
+  compare("checkpoint_trg", size, size + "_ckpt_svd", "f64", plain, variant(ising::StepCheckpoint::KeepSvd), options, check, false);
 }
 
 }  // namespace

@@ -25,8 +25,13 @@ inline tf::Traced sqrt_sv(const tf::Traced& s) {
 }
 
 /// The truncated split of matrix m [D^2, D^2] into (U sqrt(S) [D, D, k], sqrt(S) Vh [k, D, D]).
+/// The SVD's factors are named "svd" (tf::checkpoint_name, the identity) for a checkpoint policy
+/// that keeps them.
 inline std::pair<tf::Traced, tf::Traced> split(const tf::Traced& m, std::int64_t d, std::int64_t k) {
-  const auto [U, S, Vh] = tf::linalg::svd(m);
+  auto [U, S, Vh] = tf::linalg::svd(m);
+  U = tf::checkpoint_name(U, "svd");
+  S = tf::checkpoint_name(S, "svd");
+  Vh = tf::checkpoint_name(Vh, "svd");
   const tf::Traced s = sqrt_sv(tf::slice(S, {0}, {k}));
   const tf::Traced left = tf::slice(U, {0, 0}, {d * d, k}) * s;                     // columns scaled
   const tf::Traced right = tf::reshape(s, {k, 1}) * tf::slice(Vh, {0, 0}, {k, d * d});  // rows scaled
@@ -41,11 +46,17 @@ inline tf::Traced trg_step(const tf::Traced& t, std::int64_t chi) {
   return tf::einsum("xwa,yxb,czy,dwz->cdab", s1, s2, s3, s4);
 }
 
+/// How derivatives keep each RG step's values (the checkpoint benchmark,
+/// bench/cases_checkpoint.cpp); the values are the same.
+enum class StepCheckpoint {
+  None,       ///< every intermediate the derivatives read
+  Recompute,  ///< each step one tf::checkpoint: its input, recomputing its SVDs and contraction
+  KeepSvd,    ///< each step a checkpoint that keeps the SVDs' factors (CheckpointPolicy::SaveNamed)
+              ///< and recomputes what lies between them: the truncation, scaling and contraction
+};
+
 /// lnZ/N of the TRG with bond dimension chi after niter steps, as a function of the rank-0 K.
-/// `checkpoint_steps`: each RG step (trg_step) is one tf::checkpoint, so that derivatives keep
-/// each step's input tensor and recompute its SVDs and contraction instead of keeping them
-/// (the checkpoint benchmark, bench/cases_checkpoint.cpp); the values are the same.
-inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter, bool checkpoint_steps = false) {
+inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter, StepCheckpoint checkpoint = StepCheckpoint::None) {
   const tf::Traced lam = tf::concatenate({tf::reshape(2.0 * tf::cosh(K), {1}), tf::reshape(2.0 * tf::sinh(K), {1})}, 0);
   const tf::Traced q = tf::sqrt(lam);
   std::vector<double> even(16);  // 0.5 where r+u+l+d is even, row-major over [r,u,l,d]
@@ -57,7 +68,14 @@ inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter,
     const tf::Traced m = tf::max(tf::abs(t), {0, 1, 2, 3});
     t = t / m;
     lnz = lnz + tf::log(m) * weight;
-    t = checkpoint_steps ? tf::checkpoint([chi](const tf::Traced& a) { return trg_step(a, chi); })(t) : trg_step(t, chi);
+    auto step = [chi](const tf::Traced& a) { return trg_step(a, chi); };
+    switch (checkpoint) {
+      case StepCheckpoint::None: t = step(t); break;
+      case StepCheckpoint::Recompute: t = tf::checkpoint(step)(t); break;
+      case StepCheckpoint::KeepSvd:
+        t = tf::checkpoint(step, {.policy = tf::CheckpointPolicy::SaveNamed, .names = {"svd"}})(t);
+        break;
+    }
     weight *= 0.5;
   }
   return lnz + tf::log(tf::einsum("ijij->", t)) * weight;

@@ -397,3 +397,38 @@ TEST(Checkpoint, SaveNamedKeepsTheNamedValues) {
   const std::string ir = tf::trace([](T a) { return tf::checkpoint_name(a * 2.0, "twice"); }, x).print();
   EXPECT_THAT(ir, testing::HasSubstr("checkpoint_name[\"twice\"]"));
 }
+
+// A policy's ranges read the values they keep in their derivatives instead of recomputing them
+// (CondAttrs::reads_results): with an SVD's factors named and kept, the gradient program runs the
+// SVD once, as the plain one does, where the plain checkpoint runs it again; the gradient and the
+// Hessian equal the plain ones.
+TEST(Checkpoint, APolicysDerivativeReadsTheValuesItKeeps) {
+  const tf::Tensor x = random_tensor({6, 5}, 31);
+  auto f = [](const T& a) {
+    auto [u, s, vh] = tf::linalg::svd(a);
+    u = tf::checkpoint_name(u, "svd");
+    s = tf::checkpoint_name(s, "svd");
+    vh = tf::checkpoint_name(vh, "svd");
+    const T m = tf::matmul(u * tf::sin(s), vh);
+    return tf::sum(m * m * a);
+  };
+  auto loss = [&f](int mode) {
+    return [&f, mode](const T& a) {
+      if (mode == 0) return f(a);
+      if (mode == 1) return tf::checkpoint(f)(a);
+      return tf::checkpoint(f, {.policy = tf::CheckpointPolicy::SaveNamed, .names = {"svd"}})(a);
+    };
+  };
+  auto svds_in_gradient = [&](int mode) {
+    const std::string ir = tf::trace([&](T a) { return tf::vjp(loss(mode), {a}, tf::full_like(tf::sum(a), 1.0)).second[0]; }, x).print();
+    return count_of(ir, "= svd[");
+  };
+  EXPECT_EQ(svds_in_gradient(0), 1u);
+  EXPECT_EQ(svds_in_gradient(1), 2u) << "the plain checkpoint recomputes the SVD";
+  EXPECT_EQ(svds_in_gradient(2), 1u) << "the kept factors are read, not recomputed";
+  const tf::Tensor g0 = tf::grad(loss(0))(x), h0 = tf::hessian(loss(0))(x);
+  for (int mode : {1, 2}) {
+    EXPECT_TRUE(tf::test::near(tf::grad(loss(mode))(x), g0, 1e-12)) << "mode " << mode;
+    EXPECT_TRUE(tf::test::near(tf::hessian(loss(mode))(x), h0, 1e-10)) << "mode " << mode;
+  }
+}

@@ -221,9 +221,14 @@ auto rematerialize(F f, RematOptions options) {
 }
 
 namespace detail {
-/// switch_case, recording a cond marked as a checkpoint when `checkpoint` (vmap's rule for cond
-/// keeps the mark).
-TracedList switch_case_op(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands, bool checkpoint);
+/// switch_case, recording a cond marked as a checkpoint when `checkpoint`, whose derivative reads
+/// its results instead of recomputing them when `reads_results` (CondAttrs; vmap's rule for cond
+/// keeps both marks).
+TracedList switch_case_op(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands, bool checkpoint,
+                          bool reads_results = false);
+/// checkpoint(f) whose derivative reads its results (the values a checkpoint policy or the
+/// automatic schedule keeps) instead of recomputing them.
+TracedList checkpoint_reading_results(const Branch& f, const TracedList& operands);
 }  // namespace detail
 
 /// The condition of a while_loop: carry -> a bool scalar.

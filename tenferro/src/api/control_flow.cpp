@@ -200,8 +200,13 @@ TracedList checkpoint(const Branch& f, const TracedList& operands) {
   return detail::switch_case_op(constant(operands[0], Tensor::from(std::vector<std::int64_t>{0}, {})), {f}, operands, true);
 }
 
+TracedList detail::checkpoint_reading_results(const Branch& f, const TracedList& operands) {
+  if (operands.empty()) throw ShapeError("checkpoint: needs at least one operand (the values f's intermediates are recomputed from)");
+  return switch_case_op(constant(operands[0], Tensor::from(std::vector<std::int64_t>{0}, {})), {f}, operands, true, true);
+}
+
 TracedList detail::switch_case_op(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands,
-                                  bool checkpoint) {
+                                  bool checkpoint, bool reads_results) {
   if (branches.empty()) throw ShapeError("cond: needs at least one branch");
   const TensorType& it = index.type();
   if (it.rank() != 0 || !(it.dtype == DType::I64 || it.dtype == DType::Bool)) {
@@ -229,6 +234,7 @@ TracedList detail::switch_case_op(const Traced& index, const std::vector<Branch>
   for (Region& r : regions) attrs.branches.emplace_back(std::move(r));
   attrs.n_operands = static_cast<std::uint32_t>(all.size() - 1);
   attrs.checkpoint = checkpoint;
+  attrs.reads_results = reads_results;
   return record(ops::cond(std::move(attrs), types_of(all)), all);
 }
 

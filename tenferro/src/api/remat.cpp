@@ -85,7 +85,8 @@ TracedList record_segmented(const Graph& g, const std::vector<std::size_t>& cuts
         for (auto v : writes) out.push_back(*local[v]);
         return out;
       };
-      const TracedList out = checkpoint(branch, in);
+      // Each range's results are the values kept between ranges: its derivative reads them.
+      const TracedList out = detail::checkpoint_reading_results(branch, in);
       for (std::size_t k = 0; k < writes.size(); ++k) values[writes[k]] = out[k];
     }
   }

@@ -6,8 +6,9 @@
 // results of the same types. Only the chosen branch runs.
 //
 // Derivatives: the JVP is a cond, on the same index, of the branches' JVPs (each recomputes its
-// primal values from the operands), linear in the operands' tangents; a branch whose result has
-// no tangent returns zeros for it. The transpose of a linear cond is a cond of the transposed
+// primal values from the operands; a cond marked reads_results passes its results as operands too
+// and the JVP reads them instead of recomputing them), linear in the operands' tangents; a branch
+// whose result has no tangent returns zeros for it. The transpose of a linear cond is a cond of the transposed
 // branches. Both are conds again, so every order works.
 //
 // Batching (vmap): with one index for the whole batch, a cond of the batched branches; a result
@@ -16,6 +17,7 @@
 // same), so every branch runs for every example: values an untaken branch computes are dropped,
 // derivatives included (select passes none to the unselected side).
 #include <algorithm>
+#include <optional>
 
 #include "ir/batching.hpp"
 #include "ir/emit.hpp"
@@ -29,12 +31,13 @@ namespace tenferro {
 std::size_t CondAttrs::hash() const {
   std::size_t h = n_operands;
   if (checkpoint) h = hash_mix(h, 0x63686b70u);
+  if (reads_results) h = hash_mix(h, 0x72657375u);
   for (const Body& b : branches) h = hash_mix(h, b.region.hash());
   return h;
 }
 void CondAttrs::print(std::ostream& os) const {
   if (checkpoint) {
-    os << "checkpoint, operands=" << n_operands;
+    os << "checkpoint, " << (reads_results ? "reads_results, " : "") << "operands=" << n_operands;
   } else {
     os << "branches=" << branches.size() << ", operands=" << n_operands;
   }
@@ -91,6 +94,53 @@ void eval_cond(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   run_body(s.branches[static_cast<std::size_t>(b)], args, out);
 }
 
+/// Replays a branch's JVP graph (inputs [operands..., tangents...]) into `bb`, reading the
+/// branch's results from `results` (inputs of `bb` holding the cond's own results) instead of
+/// recomputing them: an operation all of whose results are branch results is not replayed. So a
+/// checkpoint's derivative recomputes only what lies between its operands and its results (an
+/// SVD whose factors a checkpoint returns is not run again for their derivative), and a branch's
+/// JVP never repeats work the primal cond has done. Returns the JVP graph's outputs.
+std::vector<ValueId> replay_reading_results(BodyBuilder& bb, const Materialized& jvp, std::span<const ValueId> args,
+                                            const Region& branch, std::span<const ValueId> results) {
+  std::vector<std::optional<ValueId>> values(jvp.values().size());
+  for (std::size_t i = 0; i < args.size(); ++i) values[jvp.inputs()[i]] = args[i];
+  // The keys the results hold, and through an identity op (checkpoint_name) the key of its operand
+  // too: the derivative of the op that computed a named value reads the operand, not the name.
+  const BodyGraph& g = *branch.graph();
+  std::vector<std::pair<TensorValueKey, ValueId>> known;
+  for (std::size_t j = 0; j < g.outputs().size(); ++j) {
+    ValueId v = g.outputs()[j];
+    for (;;) {
+      known.emplace_back(g.key(v), results[j]);
+      const auto& producer = g.values()[v].producer;
+      if (!producer) break;
+      const auto& node = g.operations()[producer->first];
+      if (!node.operation.def->identity_on_values || node.inputs.size() != 1 || !node.inputs[0].is_local()) break;
+      v = node.inputs[0].local_id();
+    }
+  }
+  std::vector<bool> given(values.size(), false);
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    if (values[v]) continue;  // an input stays an input
+    for (const auto& [key, result] : known) {
+      if (jvp.values()[v].key == key) {
+        values[v] = result;
+        given[v] = true;
+        break;
+      }
+    }
+  }
+  computegraph::replay_into(jvp, values, bb.recorder(), [&](std::size_t, const auto& node) {
+    for (std::uint32_t k = 0; k < node.output_count; ++k) {
+      if (!given[node.first_output + k]) return true;
+    }
+    return false;
+  });
+  std::vector<ValueId> outs;
+  for (auto o : jvp.outputs()) outs.push_back(*values[o]);
+  return outs;
+}
+
 Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
   const auto& s = op.attrs.get<CondAttrs>();
   const std::size_t n = s.n_operands, m = op.output_count();
@@ -107,15 +157,20 @@ Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
   const auto types = region_input_types(s.branches[0].region);
   CondAttrs linear;
   linear.checkpoint = s.checkpoint;
-  for (const JvpBody& jvp : jvps) {
-    // Branch inputs: [tangents of the active operands..., operands...].
+  for (std::size_t b = 0; b < jvps.size(); ++b) {
+    const JvpBody& jvp = jvps[b];
+    // Branch inputs: [tangents of the active operands..., operands..., the cond's results...].
     BodyBuilder bb;
-    std::vector<ValueId> tangents, operands;
+    std::vector<ValueId> tangents, operands, results_in;
     for (std::size_t i = 0; i < n; ++i) if (active[i]) tangents.push_back(bb.input(types[i]));
     for (std::size_t i = 0; i < n; ++i) operands.push_back(bb.input(types[i]));
+    if (s.reads_results) {
+      for (std::size_t j = 0; j < m; ++j) results_in.push_back(bb.input(op.output_type(j)));
+    }
     std::vector<ValueId> args = operands;
     args.insert(args.end(), tangents.begin(), tangents.end());
-    const auto outs = bb.replay(jvp.graph, args);
+    const auto outs = s.reads_results ? replay_reading_results(bb, jvp.graph, args, s.branches[b].region, results_in)
+                                      : bb.replay(jvp.graph, args);
     std::vector<ValueId> results;
     for (std::size_t j = 0, next = 0; j < m; ++j) {
       if (jvp.present[j]) {
@@ -140,6 +195,11 @@ Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
     refs.push_back(Emit::ext(a.x[1 + i]));
     mask.push_back(false);
     operand_types.push_back(types[i]);
+  }
+  for (std::size_t j = 0; j < m && s.reads_results; ++j) {
+    refs.push_back(Emit::ext(a.y[j]));
+    mask.push_back(false);
+    operand_types.push_back(op.output_type(j));
   }
   linear.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
   const auto ids = a.b.add_primitive(ops::cond(std::move(linear), operand_types), std::move(refs), tidu::linear_role(mask));
@@ -227,7 +287,7 @@ std::vector<BatchedValue> batch_cond(const StdTensorOp& op, std::span<const Batc
     }
     TracedList values;
     for (const BatchedValue& v : operands) values.push_back(v.value);
-    const TracedList r = switch_case_op(x[0].value, branches, values, s.checkpoint);
+    const TracedList r = switch_case_op(x[0].value, branches, values, s.checkpoint, s.reads_results);
     for (std::size_t j = 0; j < m; ++j) results.push_back({r[j], out[j]});
     return results;
   }

@@ -103,9 +103,17 @@ struct CondAttrs {
   /// branches' JVP and transpose bodies do), so the derivative keeps only the operands; the flag
   /// names that use. The conds derived from a checkpoint keep it.
   bool checkpoint = false;
+  /// The derivative reads the cond's results instead of recomputing them (the JVP cond takes them
+  /// as operands): set on the checkpoints whose results are kept anyway (the ranges of a
+  /// checkpoint policy and of the automatic schedule), so that an SVD a range ends with is not run
+  /// again for its derivative. Elsewhere reading them would keep them alive longer (a checkpointed
+  /// block inside a scan would stack its results), so derived conds and plain checkpoints
+  /// recompute.
+  bool reads_results = false;
 
   bool operator==(const CondAttrs& o) const {
-    return n_operands == o.n_operands && checkpoint == o.checkpoint && branches == o.branches;
+    return n_operands == o.n_operands && checkpoint == o.checkpoint && reads_results == o.reads_results &&
+           branches == o.branches;
   }
   std::size_t hash() const;
   void print(std::ostream& os) const;
