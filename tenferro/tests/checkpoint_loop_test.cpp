@@ -112,6 +112,28 @@ TEST(Revolve, TheScheduleIsValidAndRecomputesTheFewestSteps) {
       EXPECT_EQ(sim.advances, tf::detail::revolve_advances(steps, snapshots));
     }
   }
+  // The fewest snapshots for at most r recomputations per step: with them no step is advanced
+  // more than r times; with one fewer, some step is.
+  auto most_advances_of_a_step = [](std::int64_t steps, std::int64_t snapshots) {
+    std::vector<std::int64_t> count(static_cast<std::size_t>(steps), 0);
+    tf::detail::ReverseSweep sweep;
+    sweep.advance = [&](std::int64_t, std::int64_t from, std::int64_t to, std::int64_t) {
+      for (std::int64_t t = from; t < to; ++t) ++count[static_cast<std::size_t>(t)];
+    };
+    sweep.turn = [](std::int64_t, std::int64_t) {};
+    tf::detail::reverse_with_snapshots(steps, snapshots, sweep);
+    return *std::max_element(count.begin(), count.end());
+  };
+  for (std::int64_t steps : {3, 10, 100, 1000}) {
+    for (std::int64_t r : {1, 2, 3, 6}) {
+      const std::int64_t s = tf::detail::revolve_snapshots_for(steps, r);
+      SCOPED_TRACE(std::to_string(steps) + " steps, r " + std::to_string(r) + ": " + std::to_string(s) + " snapshots");
+      EXPECT_LE(most_advances_of_a_step(steps, s), r);
+      if (s > 1) {
+        EXPECT_GT(most_advances_of_a_step(steps, s - 1), r);
+      }
+    }
+  }
   // Long loops: the closed form, at most r steps recomputed per step (r = 4 for 10^5 steps in 50
   // snapshots, 6 in 17).
   for (auto [steps, snapshots, r] : {std::tuple{100000, 50, 4}, std::tuple{100000, 17, 6}, std::tuple{100000, 100, 3}}) {
@@ -261,4 +283,32 @@ TEST(CheckpointLoop, ForiLoopsTakeTheSameChoices) {
   const tf::Tensor plain = tf::grad(run({}))(x0);
   expect_bitwise(tf::grad(run({.snapshots = 4}))(x0), plain);
   expect_bitwise(tf::grad(run({.every = 20}))(x0), plain);
+}
+
+// The automatic schedule over loop steps: a scan is one operation to rematerialize's cuts, so a
+// limit that no count of ranges meets is met by giving the scan binomial checkpointing. The plan
+// is within the limit, the gradient program runs the reverse sweep (scan_adjoint), and the
+// gradients are the plain ones bit for bit.
+TEST(CheckpointLoop, TheAutomaticScheduleCheckpointsLoops) {
+  const tf::Tensor h0 = random_tensor({64, 32}, 14), xs = random_tensor({300, 32}, 15, 0.3), w = random_tensor({32}, 16);
+  auto f = [](T a, T b, T c) { return recurrence(a, b, c, {}); };
+  auto gradient_of = [](auto loss) {
+    return [loss](T a, T b, T c) { return tf::vjp(loss, {a, b, c}, tf::full_like(loss(a, b, c), 1.0)).second; };
+  };
+  const tf::Program plain = tf::trace(gradient_of(f), h0, xs, w);
+  const std::size_t limit = plain.planned_peak_bytes() / 4;
+  auto automatic = [limit, f](T a, T b, T c) { return tf::rematerialize(f, {.memory_limit = limit})(a, b, c); };
+  const tf::Program scheduled = tf::trace(gradient_of(automatic), h0, xs, w);
+  EXPECT_LE(scheduled.planned_peak_bytes(), limit);
+  EXPECT_THAT(scheduled.print(), testing::HasSubstr("scan_adjoint["));
+  const auto expected = plain.run({h0, xs, w}), got = scheduled.run({h0, xs, w});
+  for (std::size_t k = 0; k < 3; ++k) expect_bitwise(got[k], expected[k]);
+  // A limit below what any candidate plans is refused, naming the lowest plan.
+  auto impossible = [f](T a, T b, T c) { return tf::rematerialize(f, {.memory_limit = 1000})(a, b, c); };
+  try {
+    tf::trace(gradient_of(impossible), h0, xs, w);
+    ADD_FAILURE() << "a 1000-byte limit was accepted";
+  } catch (const tf::ValueError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("the lowest is"));
+  }
 }

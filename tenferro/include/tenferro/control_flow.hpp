@@ -204,9 +204,12 @@ struct RematOptions {
 /// equal bytes of results, and counts of 1 (no checkpoint), 2, 3, 4, 6, 9, ... ranges are tried
 /// until the plan fits. The plan is that of the gradient of the sum of f's float results with
 /// respect to the float operands. Every checkpoint is recomputed once in the backward pass, so any
-/// count costs about one extra forward pass; fewer ranges mean fewer region launches. Guarantee:
-/// the chosen plan is within the limit; ValueError when no count fits (naming the lowest plan
-/// found). f must read only its operands (not values of an enclosing trace).
+/// count costs about one extra forward pass; fewer ranges mean fewer region launches. A scan is
+/// one operation to the cuts; when no count of ranges fits, f's scans are given binomial
+/// checkpointing (ScanOptions::checkpoint_snapshots) with the fewest snapshots that recompute
+/// each step at most r = 2, 3, 4, 6, 8 times, alone and with up to 4 ranges, in that order.
+/// Guarantee: the chosen plan is within the limit; ValueError when no candidate fits (naming the
+/// lowest plan found). f must read only its operands (not values of an enclosing trace).
 TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptions options);
 
 /// The callable form, as checkpoint(f).

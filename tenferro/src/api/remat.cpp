@@ -14,6 +14,8 @@
 #include <string>
 
 #include "api/trace_body.hpp"
+#include "regions/revolve.hpp"
+#include "tenferro/ops/control_attrs.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/ops/builtin_attrs.hpp"
 #include "tenferro/ops/make.hpp"
@@ -27,29 +29,47 @@ namespace {
 
 using Graph = computegraph::Graph<StdTensorOp>;
 
+/// How the automatic schedule checkpoints f's loops: 0 leaves them as they are; r >= 1 gives each
+/// scan of f (not already checkpointed) binomial checkpointing with the fewest snapshots that
+/// recompute each step at most r times (ScanOptions::checkpoint_snapshots).
+using LoopRepetitions = std::int64_t;
+
+/// `op` as recorded under `loops`: a scan gets its snapshots.
+StdTensorOp with_loop_schedule(const StdTensorOp& op, std::span<const Traced> in, LoopRepetitions loops) {
+  if (loops <= 0 || op.kind != OpKind::Scan) return op;
+  ScanAttrs attrs = op.attrs.get<ScanAttrs>();
+  if (attrs.snapshots > 0 || attrs.length < 3) return op;
+  attrs.snapshots = detail::revolve_snapshots_for(attrs.length, loops);
+  if (attrs.snapshots >= attrs.length - 1) return op;  // every carry: the plain scan's memory
+  std::vector<TensorType> types;
+  for (const Traced& x : in) types.push_back(x.type());
+  return ops::scan(std::move(attrs), types);
+}
+
 /// f's operations [begin, end) of `g` recorded on `values` (one per value of g that they read;
 /// the others stay as they are); like: a value of the trace for constants.
 void record_range(const Graph& g, std::size_t begin, std::size_t end, std::vector<std::optional<Traced>>& values,
-                  const Traced& like) {
+                  const Traced& like, LoopRepetitions loops) {
   const auto& ops = g.operations();
   for (std::size_t i = begin; i < end; ++i) {
     const auto operands = g.local_operands(static_cast<computegraph::LocalOperationId>(i));
     std::vector<Traced> in;
     for (auto v : operands) in.push_back(*values.at(v));
     std::vector<Traced> out = in.empty() ? std::vector<Traced>{detail::record_nullary(like, ops[i].operation)}
-                                         : apply_outputs(ops[i].operation, in);
+                                         : apply_outputs(with_loop_schedule(ops[i].operation, in, loops), in);
     for (std::size_t k = 0; k < out.size(); ++k) values[ops[i].outputs[0] + k] = std::move(out[k]);
   }
 }
 
 /// g (closed, inputs = operands) recorded on `operands` with its operations in `cuts.size() - 1`
 /// checkpoints [cuts[s], cuts[s + 1]) (one range: no checkpoint).
-TracedList record_segmented(const Graph& g, const std::vector<std::size_t>& cuts, const TracedList& operands) {
+TracedList record_segmented(const Graph& g, const std::vector<std::size_t>& cuts, const TracedList& operands,
+                            LoopRepetitions loops = 0) {
   std::vector<std::optional<Traced>> values(g.values().size());
   for (std::size_t i = 0; i < operands.size(); ++i) values[g.inputs()[i]] = operands[i];
   const Traced like = operands.at(0);
   if (cuts.size() <= 2) {
-    record_range(g, 0, g.operations().size(), values, like);
+    record_range(g, 0, g.operations().size(), values, like, loops);
   } else {
     // Where each value is defined (operation index; inputs: -1) and last read (f's results: end).
     const std::size_t n = g.operations().size();
@@ -77,10 +97,10 @@ TracedList record_segmented(const Graph& g, const std::vector<std::size_t>& cuts
       TracedList in;
       for (auto v : reads) in.push_back(*values[v]);
       if (in.empty()) in.push_back(like);  // a range of constants: a checkpoint needs an operand
-      const Branch branch = [&g, begin, end, &reads, &writes](const TracedList& args) {
+      const Branch branch = [&g, begin, end, &reads, &writes, loops](const TracedList& args) {
         std::vector<std::optional<Traced>> local(g.values().size());
         for (std::size_t k = 0; k < reads.size(); ++k) local[reads[k]] = args[k];
-        record_range(g, begin, end, local, args.at(0));
+        record_range(g, begin, end, local, args.at(0), loops);
         TracedList out;
         for (auto v : writes) out.push_back(*local[v]);
         return out;
@@ -119,14 +139,15 @@ std::vector<std::size_t> even_cuts(const Graph& g, std::size_t count) {
 
 /// The planned peak of the gradient of sum(float results) of g segmented at `cuts`, with respect
 /// to the float operands.
-std::size_t planned_gradient_peak(const Graph& g, const std::vector<std::size_t>& cuts, const std::vector<TensorType>& types) {
+std::size_t planned_gradient_peak(const Graph& g, const std::vector<std::size_t>& cuts, LoopRepetitions loops,
+                                  const std::vector<TensorType>& types) {
   std::vector<std::size_t> wrt;
   for (std::size_t i = 0; i < types.size(); ++i) {
     if (is_inexact(types[i].dtype)) wrt.push_back(i);
   }
   const detail::TracedFunction loss = [&](const std::vector<Traced>& xs) {
     Traced total = constant(xs.at(0), Tensor::scalar(0.0));
-    for (const Traced& y : record_segmented(g, cuts, xs)) {
+    for (const Traced& y : record_segmented(g, cuts, xs, loops)) {
       if (!is_inexact(y.dtype())) continue;
       const Traced s = sum(is_complex(y.dtype()) ? real(y) : y);
       total = total + astype(s, DType::F64);
@@ -200,31 +221,56 @@ TracedList rematerialize(const Branch& f, const TracedList& operands, RematOptio
     throw ValueError("rematerialize: give memory_limit or checkpoints, not both");
   }
   std::vector<std::size_t> chosen{0, n};
+  LoopRepetitions loops = 0;
   if (options.checkpoints > 1 && n > 1) chosen = even_cuts(*g, options.checkpoints);
   if (options.memory_limit > 0 && any_float && n > 1) {
-    // From no checkpoint up: 2, 3, 4, 6, 8, 12, ... ranges, the first whose plan fits.
+    // Candidates in order of the recomputation they cost: no checkpoint; then ranges (2, 3, 4, 6,
+    // 9, ... of them: each recomputed once, about one forward pass); then binomial checkpointing
+    // of f's scans recomputing each step at most r = 2, 3, 4, 6, 8 times besides the pass that
+    // rebuilds its residuals (about r + 1 passes over the loops), alone and with ranges. The
+    // first whose plan fits is recorded.
+    bool has_scan = false;
+    for (const auto& node : g->operations()) has_scan = has_scan || node.operation.kind == OpKind::Scan;
+    std::vector<std::pair<std::size_t, LoopRepetitions>> candidates;
+    std::vector<std::size_t> counts;
+    for (std::size_t count = 1; count <= n; count = count < 2 ? 2 : count + std::max<std::size_t>(1, count / 2)) {
+      counts.push_back(count);
+    }
+    for (std::size_t count : counts) candidates.emplace_back(count, 0);
+    if (has_scan) {
+      for (LoopRepetitions r : {2, 3, 4, 6, 8}) {
+        for (std::size_t count : counts) {
+          if (count > 4) break;
+          candidates.emplace_back(count, r);
+        }
+      }
+    }
     std::size_t best_plan = std::numeric_limits<std::size_t>::max(), best_count = 1;
+    LoopRepetitions best_loops = 0;
     bool fits = false;
-    for (std::size_t count = 1; count <= n && !fits;) {
+    for (const auto& [count, r] : candidates) {
       const std::vector<std::size_t> cuts = even_cuts(*g, count);
-      const std::size_t plan = planned_gradient_peak(*g, cuts, types);
+      const std::size_t plan = planned_gradient_peak(*g, cuts, r, types);
       if (plan < best_plan) {
         best_plan = plan;
         best_count = cuts.size() - 1;
+        best_loops = r;
       }
       if (plan <= options.memory_limit) {
         chosen = cuts;
+        loops = r;
         fits = true;
+        break;
       }
-      count = count < 2 ? 2 : count + std::max<std::size_t>(1, count / 2);
     }
     if (!fits) {
       throw ValueError("rematerialize: memory_limit " + std::to_string(options.memory_limit) +
                        " bytes is below every planned peak of the gradient; the lowest is " + std::to_string(best_plan) +
-                       " bytes, with " + std::to_string(best_count) + " checkpoints");
+                       " bytes, with " + std::to_string(best_count) + " checkpoints" +
+                       (best_loops > 0 ? " and loops recomputing each step up to " + std::to_string(best_loops) + " times" : ""));
     }
   }
-  return record_segmented(*g, chosen, operands);
+  return record_segmented(*g, chosen, operands, loops);
 }
 
 }  // namespace tenferro

@@ -87,6 +87,16 @@ std::int64_t revolve_slots_used(std::int64_t steps, std::int64_t snapshots) {
   return std::count(written.begin(), written.end(), true);
 }
 
+std::int64_t revolve_snapshots_for(std::int64_t steps, std::int64_t repetitions) {
+  std::int64_t lo = 1, hi = std::max<std::int64_t>(steps, 1);  // beta(hi + 1, r) >= steps for r >= 1
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (beta(mid + 1, repetitions) >= steps) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 std::int64_t revolve_advances(std::int64_t steps, std::int64_t snapshots) {
   if (steps <= 1) return 0;
   if (snapshots >= steps - 1) return steps - 1;

@@ -42,6 +42,10 @@ void reverse_with_snapshots(std::int64_t steps, std::int64_t snapshots, const Re
 /// state): the states a loop that keeps each slot's state until the sweep ends holds at most.
 std::int64_t revolve_slots_used(std::int64_t steps, std::int64_t snapshots);
 
+/// The fewest snapshots (at least 1) with which the schedule recomputes each of `steps` steps at
+/// most `repetitions` (>= 1) times: the least s with C(s + 1 + repetitions, repetitions) >= steps.
+std::int64_t revolve_snapshots_for(std::int64_t steps, std::int64_t repetitions);
+
 /// The advances reverse_with_snapshots makes for `steps` steps and `snapshots` snapshots (the
 /// closed form above; saturates at INT64_MAX).
 std::int64_t revolve_advances(std::int64_t steps, std::int64_t snapshots);
