@@ -26,17 +26,6 @@ using L = tf::TracedList;
 
 namespace {
 
-tf::Tensor random_tensor(tf::Shape shape, std::uint64_t seed, double scale = 1.0) {
-  tf::Tensor t = tf::test::random_tensor({tf::DType::F64, std::move(shape)}, seed);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= scale;
-  return t;
-}
-
-void expect_bitwise(const tf::Tensor& a, const tf::Tensor& b) {
-  ASSERT_EQ(a.type(), b.type());
-  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << "not bit for bit";
-}
-
 void expect_close(const tf::Tensor& a, const tf::Tensor& b, double tol) {
   ASSERT_EQ(a.type(), b.type());
   for (std::int64_t i = 0; i < a.numel(); ++i) {
@@ -160,7 +149,7 @@ T recurrence(const T& h0, const T& xs, const T& w, tf::ScanOptions options) {
 }  // namespace
 
 TEST(CheckpointLoop, GradientsEqualThePlainScansAtEverySnapshotCount) {
-  const tf::Tensor h0 = random_tensor({5}, 1), xs = random_tensor({37, 5}, 2, 0.5), w = random_tensor({5}, 3);
+  const tf::Tensor h0 = tf::test::random_f64({5}, 1), xs = tf::test::random_f64({37, 5}, 2, 0.5), w = tf::test::random_f64({5}, 3);
   for (bool reverse : {false, true}) {
     SCOPED_TRACE(reverse ? "reverse" : "forward");
     auto plain = tf::value_and_grad([=](T a, T b, T c) { return recurrence(a, b, c, {.reverse = reverse}); }, {0, 1, 2});
@@ -170,8 +159,8 @@ TEST(CheckpointLoop, GradientsEqualThePlainScansAtEverySnapshotCount) {
       auto checkpointed = tf::value_and_grad(
           [=](T a, T b, T c) { return recurrence(a, b, c, {.reverse = reverse, .checkpoint_snapshots = s}); }, {0, 1, 2});
       const auto [v1, g1] = checkpointed(h0, xs, w);
-      expect_bitwise(v1, v0);
-      for (std::size_t k = 0; k < 3; ++k) expect_bitwise(g1[k], g0[k]);
+      EXPECT_TRUE(tf::test::bitwise_equal(v1, v0));
+      for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(tf::test::bitwise_equal(g1[k], g0[k]));
     }
   }
   // Central differences on one coordinate of xs, to tie the plain gradient to the function.
@@ -190,7 +179,7 @@ TEST(CheckpointLoop, GradientsEqualThePlainScansAtEverySnapshotCount) {
 }
 
 TEST(CheckpointLoop, TheProgramIsAScanAdjointAndItsPeakIsLower) {
-  const tf::Tensor h0 = random_tensor({64, 32}, 4), xs = random_tensor({60, 32}, 5, 0.3), w = random_tensor({32}, 6);
+  const tf::Tensor h0 = tf::test::random_f64({64, 32}, 4), xs = tf::test::random_f64({60, 32}, 5, 0.3), w = tf::test::random_f64({32}, 6);
   auto loss = [](std::int64_t s) {
     return [s](T a, T b, T c) { return recurrence(a, b, c, {.checkpoint_snapshots = s}); };
   };
@@ -213,7 +202,7 @@ TEST(CheckpointLoop, TheProgramIsAScanAdjointAndItsPeakIsLower) {
 }
 
 TEST(CheckpointLoop, HigherDerivativesForwardModeAndVmap) {
-  const tf::Tensor h0 = random_tensor({3}, 7), xs = random_tensor({9, 3}, 8, 0.5), w = random_tensor({3}, 9);
+  const tf::Tensor h0 = tf::test::random_f64({3}, 7), xs = tf::test::random_f64({9, 3}, 8, 0.5), w = tf::test::random_f64({3}, 9);
   auto loss = [](std::int64_t s) {
     return [s](T a, T b, T c) { return recurrence(a, b, c, {.checkpoint_snapshots = s}); };
   };
@@ -224,7 +213,7 @@ TEST(CheckpointLoop, HigherDerivativesForwardModeAndVmap) {
   // Forward mode.
   expect_close(tf::jacfwd(loss(2), 1)(h0, xs, w), tf::jacfwd(loss(0), 1)(h0, xs, w), 1e-12);
   // vmap of the gradient and the gradient of a vmapped loss.
-  const tf::Tensor hs = random_tensor({4, 3}, 10);
+  const tf::Tensor hs = tf::test::random_f64({4, 3}, 10);
   auto per_example = [](std::int64_t s) { return tf::vmap(tf::grad(
       [s](T a, T b, T c) { return recurrence(a, b, c, {.checkpoint_snapshots = s}); }, 2), {.in_axes = {0, std::nullopt, std::nullopt}}); };
   expect_close(per_example(2)(hs, xs, w), per_example(0)(hs, xs, w), 1e-12);
@@ -238,7 +227,7 @@ TEST(CheckpointLoop, HigherDerivativesForwardModeAndVmap) {
 }
 
 TEST(CheckpointLoop, BadSnapshotCountsAreRefused) {
-  const tf::Tensor h0 = random_tensor({3}, 7), xs = random_tensor({9, 3}, 8);
+  const tf::Tensor h0 = tf::test::random_f64({3}, 7), xs = tf::test::random_f64({9, 3}, 8);
   auto run = [](tf::ScanOptions options) {
     return [options](T h, T x) {
       return tf::scan([](const L& c, const L& x_t) { return std::pair{L{c[0] + x_t[0]}, L{}}; }, {h}, {x}, options).first[0];
@@ -253,7 +242,7 @@ TEST(CheckpointLoop, BadSnapshotCountsAreRefused) {
 // plans, so the measurement lies within [plan, 1.15 plan] as for every program
 // (checkpoint_test.cpp's PlannedAndMeasuredPeaks).
 TEST(CheckpointLoop, PlannedAndMeasuredPeaks) {
-  const tf::Tensor h0 = random_tensor({256, 64}, 11), xs = random_tensor({40, 64}, 12, 0.3), w = random_tensor({64}, 13);
+  const tf::Tensor h0 = tf::test::random_f64({256, 64}, 11), xs = tf::test::random_f64({40, 64}, 12, 0.3), w = tf::test::random_f64({64}, 13);
   for (std::int64_t s : {0, 2, 8}) {
     SCOPED_TRACE("snapshots " + std::to_string(s));
     auto gradient = [s](T a, T b, T c) {
@@ -281,8 +270,8 @@ TEST(CheckpointLoop, ForiLoopsTakeTheSameChoices) {
     };
   };
   const tf::Tensor plain = tf::grad(run({}))(x0);
-  expect_bitwise(tf::grad(run({.snapshots = 4}))(x0), plain);
-  expect_bitwise(tf::grad(run({.every = 20}))(x0), plain);
+  EXPECT_TRUE(tf::test::bitwise_equal(tf::grad(run({.snapshots = 4}))(x0), plain));
+  EXPECT_TRUE(tf::test::bitwise_equal(tf::grad(run({.every = 20}))(x0), plain));
 }
 
 // The automatic schedule over loop steps: a scan is one operation to rematerialize's cuts, so a
@@ -290,7 +279,7 @@ TEST(CheckpointLoop, ForiLoopsTakeTheSameChoices) {
 // is within the limit, the gradient program runs the reverse sweep (scan_adjoint), and the
 // gradients are the plain ones bit for bit.
 TEST(CheckpointLoop, TheAutomaticScheduleCheckpointsLoops) {
-  const tf::Tensor h0 = random_tensor({64, 32}, 14), xs = random_tensor({300, 32}, 15, 0.3), w = random_tensor({32}, 16);
+  const tf::Tensor h0 = tf::test::random_f64({64, 32}, 14), xs = tf::test::random_f64({300, 32}, 15, 0.3), w = tf::test::random_f64({32}, 16);
   auto f = [](T a, T b, T c) { return recurrence(a, b, c, {}); };
   auto gradient_of = [](auto loss) {
     return [loss](T a, T b, T c) { return tf::vjp(loss, {a, b, c}, tf::full_like(loss(a, b, c), 1.0)).second; };
@@ -302,7 +291,7 @@ TEST(CheckpointLoop, TheAutomaticScheduleCheckpointsLoops) {
   EXPECT_LE(scheduled.planned_peak_bytes(), limit);
   EXPECT_THAT(scheduled.print(), testing::HasSubstr("scan_adjoint["));
   const auto expected = plain.run({h0, xs, w}), got = scheduled.run({h0, xs, w});
-  for (std::size_t k = 0; k < 3; ++k) expect_bitwise(got[k], expected[k]);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(tf::test::bitwise_equal(got[k], expected[k]));
   // A limit below what any candidate plans is refused, naming the lowest plan.
   auto impossible = [f](T a, T b, T c) { return tf::rematerialize(f, {.memory_limit = 1000})(a, b, c); };
   try {

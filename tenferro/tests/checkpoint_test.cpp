@@ -22,15 +22,10 @@ using L = tf::TracedList;
 namespace {
 
 tf::Tensor random_tensor(tf::Shape shape, std::uint64_t seed, double scale = 1.0) {
-  tf::Tensor t = tf::test::random_tensor({tf::DType::F64, std::move(shape)}, seed);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= scale;
-  return t;
+  return tf::test::random_f64(std::move(shape), seed, scale);
 }
 
-void expect_bitwise(const tf::Tensor& a, const tf::Tensor& b) {
-  ASSERT_EQ(a.type(), b.type());
-  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << "not bit for bit";
-}
+void expect_bitwise(const tf::Tensor& a, const tf::Tensor& b) { EXPECT_TRUE(tf::test::bitwise_equal(a, b)); }
 
 /// Segments of `per_segment` tanh layers, segment s with weight ws[s] (no weight is shared
 /// between segments, so that the cotangents add up in the same order with and without

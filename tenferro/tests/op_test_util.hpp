@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +88,24 @@ inline Tensor random_tensor(const TensorType& type, std::uint64_t seed) {
     return t;
   }
   return Space::random_like(Tensor(type), rng);
+}
+
+/// f64 values uniform in [-scale, scale) (random_tensor's, scaled).
+inline Tensor random_f64(Shape shape, std::uint64_t seed, double scale = 1.0) {
+  Tensor t = random_tensor({DType::F64, std::move(shape)}, seed);
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= scale;
+  return t;
+}
+
+/// Whether two tensors hold the same bits (same type, same bytes), with a message otherwise.
+inline ::testing::AssertionResult bitwise_equal(const Tensor& actual, const Tensor& expected) {
+  if (actual.type() != expected.type()) {
+    return ::testing::AssertionFailure() << "type " << actual.type().to_string() << " vs expected " << expected.type().to_string();
+  }
+  if (std::memcmp(actual.raw_data(), expected.raw_data(), actual.nbytes()) != 0) {
+    return ::testing::AssertionFailure() << "not bit for bit:\n" << actual << "\nexpected " << expected;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 /// Tolerances scaled to a dtype's precision.

@@ -77,4 +77,19 @@ class Emit {
   Builder& b_;
 };
 
+/// The operands of an op a rule emits (a control-flow op's derived loop or branch): their
+/// references, types, and which carry tangents or cotangents (the mask of its linear role).
+struct EmittedOperands {
+  explicit EmittedOperands(Emit& e) : emit(e) {}
+  void add(PV v, bool is_active) {
+    types.push_back(emit.type(v));
+    refs.push_back(std::move(v));
+    mask.push_back(is_active);
+  }
+  Emit& emit;
+  std::vector<PV> refs;
+  std::vector<bool> mask;
+  std::vector<TensorType> types;
+};
+
 }  // namespace tenferro::detail

@@ -288,14 +288,8 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
     ys_with_tangent.push_back(j);
   }
 
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> types;
-  auto operand = [&](PV v, bool is_active) {
-    types.push_back(e.type(v));
-    refs.push_back(std::move(v));
-    mask.push_back(is_active);
-  };
+  EmittedOperands operands(e);
+  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
   for (std::size_t i = 0; i < nc; ++i) {
     if (!active[i]) continue;
     if (a.t[i]) operand(Emit::local(*a.t[i]), true);
@@ -310,7 +304,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse, static_cast<std::uint32_t>(n_tc),
                    static_cast<std::uint32_t>(tx.size() + residuals.size() + xs.size()),
                    static_cast<std::uint32_t>(tk.size() + consts.size())};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
+  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
   std::size_t r = 0;
   for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = ids[r++];
   for (std::size_t j : ys_with_tangent) result[nc + j] = ids[r++];
@@ -356,33 +350,21 @@ Tangents jvp_checkpointed(const StdTensorOp& op, const JvpArgs& a, const std::ve
   }
 
   Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> types;
+  EmittedOperands operands(e);
   std::size_t n_tangents[3] = {0, 0, 0};
   for (std::size_t g = 0; g < 3; ++g) {
-    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
-      refs.push_back(Emit::ext(a.x[i]));
-      types.push_back(type_of(a.x[i]));
-      mask.push_back(false);
-    }
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) operands.add(Emit::ext(a.x[i]), false);
     for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
       if (!active[i]) continue;
       ++n_tangents[g];
-      types.push_back(type_of(a.x[i]));  // a tangent has its primal's type (xs stacked)
-      if (a.t[i]) {
-        refs.push_back(Emit::local(*a.t[i]));
-        mask.push_back(true);
-      } else {  // a carry that becomes active in the body
-        refs.push_back(e.zeros(in_types[i]));
-        mask.push_back(false);
-      }
+      if (a.t[i]) operands.add(Emit::local(*a.t[i]), true);
+      else operands.add(e.zeros(in_types[i]), false);  // a carry that becomes active in the body
     }
   }
   ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse,
                    static_cast<std::uint32_t>(nc + n_tangents[0]), static_cast<std::uint32_t>(nx + n_tangents[1]),
                    static_cast<std::uint32_t>(nk + n_tangents[2]), s.snapshots, static_cast<std::uint32_t>(nc)};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
+  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
   Tangents result(op.output_count());
   for (std::size_t i = 0, r = nc; i < nc; ++i) if (active[i]) result[i] = ids[r++];
   for (std::size_t m = 0; m < ys_with_tangent.size(); ++m) result[nc + ys_with_tangent[m]] = ids[nc + n_tc + m];
@@ -464,14 +446,8 @@ Tangents transpose_checkpointed(const StdTensorOp& op, const TransposeArgs& a) {
   Body adjoint(bb.finish(std::move(outs), "scan"));
 
   Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> types;
-  auto operand = [&](PV v, bool is_active) {
-    types.push_back(e.type(v));
-    refs.push_back(std::move(v));
-    mask.push_back(is_active);
-  };
+  EmittedOperands operands(e);
+  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
   for (std::size_t i = 0; i < nfc; ++i) operand(a.x[i], false);
   for (std::size_t i = nfc; i < nc; ++i) {
     if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
@@ -487,7 +463,7 @@ Tangents transpose_checkpointed(const StdTensorOp& op, const TransposeArgs& a) {
                      std::max<std::int64_t>(s.snapshots, 1), static_cast<std::uint32_t>(nfc), static_cast<std::uint32_t>(nlc),
                      static_cast<std::uint32_t>(ny), static_cast<std::uint32_t>(nfx), static_cast<std::uint32_t>(nlx),
                      static_cast<std::uint32_t>(nfk), static_cast<std::uint32_t>(nlk)};
-  const auto ids = a.b.add_primitive(ops::scan_adjoint(std::move(t), types), std::move(refs), tidu::linear_role(mask));
+  const auto ids = a.b.add_primitive(ops::scan_adjoint(std::move(t), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
   // Results: [ct linear carry, ct linear consts, ct linear xs].
   Tangents result(nc + nx + nk);
   for (std::size_t i = 0; i < nlc; ++i) if (a.role.is_active(nfc + i)) result[nfc + i] = ids[i];
@@ -544,14 +520,8 @@ Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
   }
 
   Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> types;
-  auto operand = [&](PV v, bool is_active) {
-    types.push_back(e.type(v));
-    refs.push_back(std::move(v));
-    mask.push_back(is_active);
-  };
+  EmittedOperands operands(e);
+  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
   for (std::size_t i = 0; i < nc; ++i) {
     if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
     else operand(e.zeros(in_types[i]), false);
@@ -566,7 +536,7 @@ Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
   ScanAttrs t{Body(bb.finish(std::move(outs), "scan")), s.length, !s.reverse,
               static_cast<std::uint32_t>(nc + lk.size()), static_cast<std::uint32_t>(ny + fx_pos.size()),
               static_cast<std::uint32_t>(fk_pos.size())};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(t), types), std::move(refs), tidu::linear_role(mask));
+  const auto ids = a.b.add_primitive(ops::scan(std::move(t), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
 
   Tangents result(nc + nx + nk);
   for (std::size_t i = 0; i < nc; ++i) if (a.role.is_active(i)) result[i] = ids[i];

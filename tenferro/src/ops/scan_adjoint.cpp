@@ -313,14 +313,8 @@ Tangents transpose_scan_adjoint(const StdTensorOp& op, const TransposeArgs& a) {
   }
   const auto step_in = region_input_types(s.step.region);
   Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> types;
-  auto operand = [&](PV v, bool is_active) {
-    types.push_back(e.type(v));
-    refs.push_back(std::move(v));
-    mask.push_back(is_active);
-  };
+  EmittedOperands operands(e);
+  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
   auto cotangent = [&](std::size_t result, const TensorType& type) {
     if (a.cts[result]) operand(Emit::local(*a.cts[result]), true);
     else operand(e.zeros(type), false);
@@ -333,7 +327,7 @@ Tangents transpose_scan_adjoint(const StdTensorOp& op, const TransposeArgs& a) {
   for (std::size_t q = 0; q < g.lk; ++q) cotangent(g.lc + q, step_in[g.in_lk() + q]);
   ScanAttrs linear{s.step, s.length, s.reverse, static_cast<std::uint32_t>(g.fc + g.lc), static_cast<std::uint32_t>(g.fx + g.lx),
                    static_cast<std::uint32_t>(g.fk + g.lk), s.snapshots, static_cast<std::uint32_t>(g.fc)};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), types), std::move(refs), tidu::linear_role(mask));
+  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
   // The scan's results: [fixed carry', linear carry', ys].
   Tangents result(g.operands());
   for (std::size_t i = 0; i < g.lc; ++i) if (a.role.is_active(g.op_ct_carry() + i)) result[g.op_ct_carry() + i] = ids[g.fc + i];
