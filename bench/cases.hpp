@@ -70,9 +70,10 @@ void run_vmap(const Options& options);
 /// with checkpoints, with the peak of tensor storage (tf::MemoryMeter) and peak_ratio /
 /// time_ratio on the checkpointed line: a 64-layer tanh MLP in 8 checkpoints of 8 layers
 /// (checkpoint_mlp64, against torch.utils.checkpoint.checkpoint_sequential), a 16-layer net under
-/// CheckpointPolicy::SaveDots (checkpoint_dots), a 10^5-step scan with checkpoint_every = 400
-/// (checkpoint_recurrence) and the TRG example with each RG step one
-/// checkpoint (checkpoint_trg).
+/// CheckpointPolicy::SaveDots (checkpoint_dots), a 10^5-step scan with checkpoint_every = 400 and
+/// binomial checkpointing at 17 and 50 snapshots (checkpoint_recurrence), an LSTM over 10^4 steps
+/// (checkpoint_lstm) and the TRG example with each RG step one checkpoint, recomputed or keeping
+/// its SVDs' factors (checkpoint_trg).
 void run_checkpoint(const Options& options);
 
 /// ADBench's Gaussian-mixture objective (cases_adbench.cpp, torch_bench.py's run_gmm): n = 1000

@@ -207,6 +207,25 @@ std::size_t Executable::plan_peak() const {
   return peak;
 }
 
+std::size_t Executable::bytes_written_into() const {
+  if (scalar_) return 0;
+  std::vector<char> fused(program_.types.size(), 0);
+  for (const Step& s : program_.steps) {
+    if (s.kind != StepKind::Op) {
+      for (ValueId v : s.out) fused[v] = 1;
+    }
+  }
+  std::vector<char> seen(program_.types.size(), 0);
+  std::size_t bytes = 0;
+  for (ValueId v : program_.outputs) {
+    if (!fused[v] || seen[v]) continue;
+    seen[v] = 1;
+    const TensorType& t = program_.types[v];
+    bytes += static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype);
+  }
+  return bytes;
+}
+
 Executable::~Executable() = default;
 
 std::string Executable::print() const {

@@ -46,6 +46,10 @@ class Executable {
   /// control-flow body): those make the measured peak exceed the plan. Results are counted
   /// (their storage is handed to the caller).
   std::size_t planned_peak_bytes() const { return planned_peak_; }
+  /// The bytes of the results that run() writes straight into storage the caller gives (`into`):
+  /// those of fused steps. The others are computed in storage of their own and copied, so they
+  /// count towards a run's peak even with `into`.
+  std::size_t bytes_written_into() const;
 
  private:
   void check_inputs(std::span<const Tensor> inputs) const;

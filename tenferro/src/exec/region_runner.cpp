@@ -54,12 +54,8 @@ BodyExecutable body_executable(const Body& body) {
 }
 
 std::size_t body_planned_transient_bytes(const computegraph::GraphPtr<StdTensorOp>& graph) {
-  const std::size_t peak = exec::executable_for(*compile_region(graph))->planned_peak_bytes();
-  std::size_t results = 0;
-  for (computegraph::LocalValueId id : graph->outputs()) {
-    const TensorType& t = type_of(graph->key(id));
-    results += static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype);
-  }
+  const auto executable = exec::executable_for(*compile_region(graph));
+  const std::size_t peak = executable->planned_peak_bytes(), results = executable->bytes_written_into();
   return peak > results ? peak - results : 0;
 }
 

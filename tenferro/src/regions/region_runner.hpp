@@ -44,9 +44,10 @@ class BodyExecutable {
 /// compile cache compiles it on first use (equal bodies share it).
 BodyExecutable body_executable(const Body& body);
 
-/// The bytes a run of the region `graph` holds at its peak beyond its results (the run plan's
-/// peak, exec::Executable::planned_peak_bytes, less the results' bytes, which go to the op's own
-/// results): what an op that runs the body adds to its program's planned peak while it runs.
+/// The bytes a run of the region `graph` into storage the op gives (BodyExecutable::run's `into`)
+/// holds at its peak beyond that storage: the run plan's peak (exec::Executable::planned_peak_bytes)
+/// less the results written straight into it (those of fused steps; the others are computed apart
+/// and copied). What an op that runs the body adds to its program's planned peak while it runs.
 /// Compiles the body through the same cache as body_executable.
 std::size_t body_planned_transient_bytes(const computegraph::GraphPtr<StdTensorOp>& graph);
 
