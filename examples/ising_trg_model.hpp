@@ -46,13 +46,16 @@ inline tf::Traced trg_step(const tf::Traced& t, std::int64_t chi) {
   return tf::einsum("xwa,yxb,czy,dwz->cdab", s1, s2, s3, s4);
 }
 
-/// How derivatives keep each RG step's values (the checkpoint benchmark,
-/// bench/cases_checkpoint.cpp); the values are the same.
+/// How derivatives keep each RG iteration's values (the checkpoint benchmark,
+/// bench/cases_checkpoint.cpp); the values are the same. A checkpoint spans the whole iteration
+/// (the normalization by the largest element and the step), so that only its input tensor is
+/// kept between iterations.
 enum class StepCheckpoint {
   None,       ///< every intermediate the derivatives read
-  Recompute,  ///< each step one tf::checkpoint: its input, recomputing its SVDs and contraction
-  KeepSvd,    ///< each step a checkpoint that keeps the SVDs' factors (CheckpointPolicy::SaveNamed)
-              ///< and recomputes what lies between them: the truncation, scaling and contraction
+  Recompute,  ///< each iteration one tf::checkpoint: its input, recomputing its SVDs and contraction
+  KeepSvd,    ///< each iteration a checkpoint that keeps the SVDs' factors (CheckpointPolicy::SaveNamed)
+              ///< and recomputes what lies between them: the normalization, truncation, scaling and
+              ///< contraction
 };
 
 /// lnZ/N of the TRG with bond dimension chi after niter steps, as a function of the rank-0 K.
@@ -64,18 +67,22 @@ inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter,
   tf::Traced t = tf::einsum("r,u,l,d->ruld", q, q, q, q) * tf::constant(K, tf::Tensor::from(even, {2, 2, 2, 2}));
   tf::Traced lnz = tf::full_like(K, 0.0);
   double weight = 1.0;  // 1 / 2^(n-1): the sites per tensor before step n, inverted
+  // One iteration: t -> (the next t, log of the factor t was divided by).
+  auto iteration = [chi](const tf::TracedList& in) {
+    const tf::Traced m = tf::max(tf::abs(in[0]), {0, 1, 2, 3});
+    return tf::TracedList{trg_step(in[0] / m, chi), tf::log(m)};
+  };
   for (int n = 1; n <= niter; ++n) {
-    const tf::Traced m = tf::max(tf::abs(t), {0, 1, 2, 3});
-    t = t / m;
-    lnz = lnz + tf::log(m) * weight;
-    auto step = [chi](const tf::Traced& a) { return trg_step(a, chi); };
+    tf::TracedList out;
     switch (checkpoint) {
-      case StepCheckpoint::None: t = step(t); break;
-      case StepCheckpoint::Recompute: t = tf::checkpoint(step)(t); break;
+      case StepCheckpoint::None: out = iteration({t}); break;
+      case StepCheckpoint::Recompute: out = tf::checkpoint(iteration, tf::TracedList{t}); break;
       case StepCheckpoint::KeepSvd:
-        t = tf::checkpoint(step, {.policy = tf::CheckpointPolicy::SaveNamed, .names = {"svd"}})(t);
+        out = tf::checkpoint(iteration, tf::TracedList{t}, {.policy = tf::CheckpointPolicy::SaveNamed, .names = {"svd"}});
         break;
     }
+    t = out[0];
+    lnz = lnz + out[1] * weight;
     weight *= 0.5;
   }
   return lnz + tf::log(tf::einsum("ijij->", t)) * weight;
