@@ -67,8 +67,15 @@ struct Measurement {
 ///   1. memory: measure_memory over two calls; the first is the warm-up (tracing, compiling and
 ///      first-touch allocation happen there and are excluded from timing), the second a steady call
 ///      whose time sets the repetition count (`budget_s` per implementation);
-///   2. time: the implementations run in alternation, one call each per round, so drift on a shared
-///      machine hits all alike; the median of the rounds is reported.
+///   2. time: the implementations run in alternation, so drift on a shared machine hits all
+///      alike; the median of the timed calls is reported. Where every call takes under
+///      kSettleBelow_s, each turn is one untimed settling call and then four timed ones: a thread
+///      team keeps spinning for a while after its loop ends (libgomp's for milliseconds), so the
+///      call after another implementation's threaded one would otherwise share the cores with
+///      those spinning threads. One call per turn, the other team still spinning, measured the
+///      elementwise chain at 1.6-1.8x its time in a steady stream of calls. Longer calls run one
+///      timed call per turn.
+inline constexpr double kSettleBelow_s = 0.05;
 std::vector<Measurement> measure(const std::vector<Impl>& impls, double budget_s);
 
 /// One result line on stdout. `extra` is appended as is (" key=value" pairs, each with its

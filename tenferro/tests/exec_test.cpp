@@ -13,6 +13,7 @@
 #include "exec/executor.hpp"
 #include "exec/passes.hpp"
 #include "golden_files.hpp"
+#include "kernels/vector_math.hpp"
 #include "tenferro/buffer_pool.hpp"
 #include "tenferro/tenferro.hpp"
 #include "tenferro/ops/make.hpp"
@@ -69,7 +70,7 @@ std::pair<Compiled, Compiled> programs(F f, const std::vector<tf::Tensor>& args)
   return {std::move(primal), std::move(grad)};
 }
 
-tf::ExecOptions all_off() { return {false, false, false, false}; }
+tf::ExecOptions all_off() { return {false, false, false, false, false}; }
 
 std::vector<tf::Tensor> reference_run(const Compiled& p, const std::vector<tf::Tensor>& in) {
   tf::ExecContext ctx;
@@ -536,4 +537,149 @@ TEST(ExecGolden, ABroadcastOfABroadcastIsReadAsOne) {
   const double* v = args[2].data<double>();
   const double* y = fused[0].data<double>();
   for (std::int64_t e = 0; e < 24; ++e) EXPECT_EQ(y[e], x[e] * c + v[e % 3]) << e;
+}
+
+// ---- compiled runs of arithmetic (exec/arith_jit.hpp) ---------------------------------------------
+
+namespace {
+tf::ExecOptions interpreted() {
+  tf::ExecOptions o;
+  o.compile_arithmetic = false;
+  return o;
+}
+
+/// Equal bits, or both NaN: where both operands of an add or a multiply are NaN, which one comes
+/// out is unspecified (arith_jit.hpp).
+bool same_bits_or_both_nan(const tf::Tensor& a, const tf::Tensor& b) {
+  if (a.type() != b.type()) return false;
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.dtype() == tf::DType::F64 ? a.data<double>()[i] : a.data<float>()[i];
+    const double y = b.dtype() == tf::DType::F64 ? b.data<double>()[i] : b.data<float>()[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    const std::size_t size = tf::dtype_size(a.dtype());
+    if (std::memcmp(static_cast<const char*>(a.raw_data()) + i * static_cast<std::int64_t>(size),
+                    static_cast<const char*>(b.raw_data()) + i * static_cast<std::int64_t>(size), size) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A random straight-line program over x, y, z: each step combines earlier values picked at
+/// random among all of them (so many stay live at once) by add, sub, mul, div, neg, abs or
+/// sqrt(|.|), and now and then exp(-|.|), which ends a compiled run; the result adds every value,
+/// so each is read once more at the end.
+auto random_arithmetic(std::uint64_t seed, int steps) {
+  return [seed, steps](tf::Traced x, tf::Traced y, tf::Traced z) {
+    std::mt19937_64 rng(seed);
+    std::vector<tf::Traced> v = {x, y, z};
+    for (int s = 0; s < steps; ++s) {
+      const tf::Traced& a = v[rng() % v.size()];
+      const tf::Traced& b = v[rng() % v.size()];
+      switch (rng() % 9) {
+        case 0: v.push_back(a + b); break;
+        case 1: v.push_back(a - b); break;
+        case 2: v.push_back(a * b); break;
+        case 3: v.push_back(a / (tf::abs(b) + 0.5)); break;
+        case 4: v.push_back(-a); break;
+        case 5: v.push_back(tf::abs(a) * b); break;
+        case 6: v.push_back(tf::sqrt(tf::abs(a))); break;
+        case 7: v.push_back(tf::exp(-tf::abs(a))); break;
+        default: v.push_back(a * 0.75 + b); break;
+      }
+    }
+    tf::Traced total = v[0];
+    for (std::size_t k = 1; k < v.size(); ++k) total = total + v[k];
+    return total;
+  };
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// Restores the vector instruction set a test changes.
+struct IsaGuard {
+  tf::exec::VectorIsa saved = tf::exec::vector_isa();
+  ~IsaGuard() { tf::exec::set_vector_isa(saved); }
+};
+}  // namespace
+
+// At every vector width the CPU runs, for f64 and f32, at lengths around the vector, block and
+// chunk sizes, compiled runs give the interpreter's bits; programs of 60 steps keep more values
+// live than the registers hold (the runs are cut, and pointers beyond the general registers are
+// reloaded).
+TEST(CompiledArithmetic, RunsGiveTheInterpretersBits) {
+  IsaGuard guard;
+  for (tf::exec::VectorIsa isa : tf::exec::runnable_vector_isas()) {
+    if (isa == tf::exec::VectorIsa::Sse2) continue;
+    tf::exec::set_vector_isa(isa);
+    for (tf::DType dtype : {tf::DType::F64, tf::DType::F32}) {
+      for (std::int64_t n : {1, 9, 257, 4099, 20000}) {
+        for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+          const int steps = seed <= 2 ? 12 : 60;
+          const std::vector<tf::Tensor> args = {random_tensor({n}, 10 * seed, dtype), random_tensor({n}, 10 * seed + 1, dtype),
+                                                random_tensor({n}, 10 * seed + 2, dtype)};
+          auto [primal, grad] = programs(random_arithmetic(seed, steps), args);
+          const tf::exec::Executable compiled(primal, {}), plain(primal, interpreted());
+          const std::string printed = compiled.print();
+          ASSERT_GE(count_of(printed, "compiled("), 1u) << printed;
+          if (steps == 60) {
+            EXPECT_GE(count_of(printed, "compiled("), 2u) << printed;
+          }
+          const std::string where = std::string(tf::exec::to_string(isa)) + " " + tf::dtype_name(dtype) +
+                                    " n=" + std::to_string(n) + " seed=" + std::to_string(seed);
+          EXPECT_TRUE(same_bits_or_both_nan(compiled.run(args)[0], plain.run(args)[0])) << where;
+          // The gradient program's kernels too (its reverse sweep is mostly products and sums).
+          std::vector<tf::Tensor> grad_args = args;
+          grad_args.push_back(random_tensor({n}, 10 * seed + 3, dtype));
+          const auto a = tf::exec::Executable(grad, {}).run(grad_args);
+          const auto b = tf::exec::Executable(grad, interpreted()).run(grad_args);
+          for (std::size_t o = 0; o < a.size(); ++o) EXPECT_TRUE(same_bits_or_both_nan(a[o], b[o])) << where << " gradient " << o;
+        }
+      }
+    }
+  }
+}
+
+// A closed form, element by element: ((x + y) * x - y) / (|x| + 1) + sqrt(|y|), each operation
+// rounded once, in the order written.
+TEST(CompiledArithmetic, MatchesTheFormulaRoundedOnceAtEachStep) {
+  auto f = [](tf::Traced x, tf::Traced y) { return ((x + y) * x - y) / (tf::abs(x) + 1.0) + tf::sqrt(tf::abs(y)); };
+  const std::int64_t n = 1001;
+  const std::vector<tf::Tensor> args = {random_tensor({n}, 5), random_tensor({n}, 6)};
+  auto [primal, grad] = programs(f, args);
+  const tf::exec::Executable compiled(primal, {});
+  ASSERT_EQ(count_of(compiled.print(), "compiled("), tf::exec::vector_isa() == tf::exec::VectorIsa::Sse2 ? 0u : 1u)
+      << compiled.print();
+  const tf::Tensor result = compiled.run(args)[0];
+  for (std::int64_t i = 0; i < n; ++i) {
+    volatile double x = args[0].data<double>()[i], y = args[1].data<double>()[i];
+    volatile double s = x + y;
+    volatile double p = s * x;
+    volatile double d = p - y;
+    volatile double q = d / (std::fabs(x) + 1.0);
+    const double expected = q + std::sqrt(std::fabs(y));
+    ASSERT_EQ(result.data<double>()[i], expected) << i;
+  }
+}
+
+// Runs made for one vector width are not used at another: after a change of the instruction set
+// the interpreter runs them, with the same bits.
+TEST(CompiledArithmetic, RunsMadeForOneWidthAreNotUsedAtAnother) {
+  IsaGuard guard;
+  const auto isas = tf::exec::runnable_vector_isas();
+  if (isas.back() == tf::exec::VectorIsa::Sse2) GTEST_SKIP() << "this CPU has no AVX2";
+  const std::vector<tf::Tensor> args = {random_tensor({777}, 1), random_tensor({777}, 2), random_tensor({777}, 3)};
+  auto [primal, grad] = programs(random_arithmetic(7, 40), args);
+  tf::exec::set_vector_isa(isas.back());
+  const tf::exec::Executable compiled(primal, {});
+  ASSERT_GE(count_of(compiled.print(), "compiled("), 1u);
+  for (tf::exec::VectorIsa other : isas) {
+    tf::exec::set_vector_isa(other);
+    EXPECT_TRUE(same_bits_or_both_nan(compiled.run(args)[0], tf::exec::Executable(primal, interpreted()).run(args)[0]))
+        << tf::exec::to_string(other);
+  }
 }

@@ -6,7 +6,8 @@
 // let BLAS sum a product in another order.
 //
 // The process-wide defaults come from the environment variable TENFERRO_PASSES_OFF, a comma
-// separated list of "fold_transpose", "fuse_elementwise", "dce", "scalar_path" (or "all").
+// separated list of "fold_transpose", "fuse_elementwise", "dce", "scalar_path",
+// "compile_arithmetic" (or "all").
 namespace tenferro {
 
 struct ExecOptions {
@@ -14,6 +15,7 @@ struct ExecOptions {
   bool fuse_elementwise = true;    // elementwise chains and trees become one loop kernel
   bool eliminate_dead_code = true; // drop steps and kernel outputs nobody reads
   bool scalar_path = true;         // all-rank-0 programs run on the compact scalar interpreter
+  bool compile_arithmetic = true;  // runs of arithmetic in fused kernels become vector machine code
   bool operator==(const ExecOptions&) const = default;
 };
 

@@ -1,6 +1,8 @@
 // Lowering a compiled program into the executor's IR, and printing and checking that IR.
 #include "exec_program.hpp"
 
+#include "arith_jit.hpp"
+
 #include <numeric>
 #include <sstream>
 
@@ -225,10 +227,19 @@ std::string to_string(const ExecProgram& p) {
         }
       }
       os << ") {";
+      // A compiled run (arith_jit.hpp) prints as compiled(...) around its instructions.
+      std::vector<char> opens(k.code.size() + 1, 0), closes(k.code.size() + 1, 0);
+      if (k.compiled != nullptr) {
+        for (const CompiledRun& run : k.compiled->runs) {
+          opens[run.begin] = 1;
+          closes[run.end] = 1;
+        }
+      }
       for (std::size_t c = 0; c < k.code.size(); ++c) {
         const FusedInstr& in = k.code[c];
         const std::size_t arity = in.arity;
-        os << (c ? "; " : " ") << 'r' << in.dst;
+        if (closes[c]) os << ')';
+        os << (c ? "; " : " ") << (opens[c] ? "compiled(" : "") << 'r' << in.dst;
         if (in.trig == Trig::SinCosPair) {
           os << ", r" << in.c << " = sincos r" << in.a;
           continue;
@@ -241,6 +252,7 @@ std::string to_string(const ExecProgram& p) {
         if (arity > 1) os << " r" << in.b;
         if (arity > 2) os << " r" << in.c;
       }
+      if (closes[k.code.size()]) os << ')';
       os << (k.code.empty() ? "" : " ") << "} -> ";
       for (std::size_t o = 0; o < k.outputs.size(); ++o) {
         os << (o ? ", " : "") << (k.outputs[o].mode == OutputMode::SumAll ? "sum " : "") << 'r'

@@ -67,6 +67,8 @@ struct FusedInstr {
   const OpDef* def2 = nullptr;  // a SinCosPair: the cos
 };
 
+struct CompiledRuns;  // arith_jit.hpp
+
 /// What a kernel produces from one register: the elementwise value, or the sum of all elements.
 enum class OutputMode : std::uint8_t { Store, SumAll };
 
@@ -85,6 +87,9 @@ struct FusedKernel {
   std::vector<FusedInstr> code;
   std::vector<FusedOutput> outputs;  // aligned with the step's `out`
   std::uint16_t register_count = 0;  // inputs plus scratch registers
+  /// Its runs of arithmetic as machine code (arith_jit.hpp; pass compile_arithmetic), or null:
+  /// the interpreter then runs every instruction.
+  std::shared_ptr<const CompiledRuns> compiled;
 };
 
 enum class StepKind : std::uint8_t { Op, Fused };

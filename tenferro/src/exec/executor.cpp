@@ -31,6 +31,7 @@ ExecOptions options_from_environment() {
     if (all || item == "fuse_elementwise") o.fuse_elementwise = false;
     if (all || item == "dce") o.eliminate_dead_code = false;
     if (all || item == "scalar_path") o.scalar_path = false;
+    if (all || item == "compile_arithmetic") o.compile_arithmetic = false;
   }
   return o;
 }
@@ -43,7 +44,7 @@ ExecOptions& current_options() {
 
 std::uint64_t tag_of(const ExecOptions& o) {
   return (o.fold_transpose ? 1u : 0u) | (o.fuse_elementwise ? 2u : 0u) | (o.eliminate_dead_code ? 4u : 0u) |
-         (o.scalar_path ? 8u : 0u);
+         (o.scalar_path ? 8u : 0u) | (o.compile_arithmetic ? 16u : 0u);
 }
 }  // namespace
 
@@ -116,6 +117,7 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
   if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
   if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
   if (options.eliminate_dead_code) program_ = eliminate_dead_code(std::move(program_));
+  if (options.compile_arithmetic) program_ = compile_arithmetic(std::move(program_));
   verify(program_);
 
   // Each value is released after its last reader (or right after its producer if nothing reads

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "arith_jit.hpp"
 #include "ir/elementwise_formulas.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/vector_math.hpp"
@@ -256,12 +257,57 @@ BlockScratch<T>& thread_scratch(std::size_t registers, std::size_t sum_outputs) 
   return scratch;
 }
 
+/// Instructions [from, to) of `k` over the elements [offset, len) of the current block; each
+/// instruction's register then points at its block.
+template <class T>
+void interpret(const FusedKernel& k, std::size_t from, std::size_t to, T* blocks, const T** ptr,
+               const VectorMathTable& vm, std::int64_t offset, std::int64_t len) {
+  if (offset >= len) return;
+  for (std::size_t i = from; i < to; ++i) {
+    const FusedInstr& ins = k.code[i];
+    T* d = blocks + std::size_t{ins.dst} * kBlock;
+    if (ins.trig == Trig::SinCosPair) {  // two results; neither register is the operand's
+      T* d2 = blocks + std::size_t{ins.c} * kBlock;
+      apply_sincos(vm, ptr[ins.a] + offset, d + offset, d2 + offset, len - offset);
+      ptr[ins.dst] = d;
+      ptr[ins.c] = d2;
+      continue;
+    }
+    apply<T>(vm, ins, d + offset, ptr[ins.a] + offset, ins.arity > 1 ? ptr[ins.b] + offset : nullptr,
+             ins.arity > 2 ? ptr[ins.c] + offset : nullptr, len - offset);
+    ptr[ins.dst] = d;
+  }
+}
+
+/// The compiled run on the first `whole` elements of the current block: its live-ins where the
+/// registers point now, its live-outs into their registers' blocks.
+template <class T>
+void run_compiled(const CompiledRun& run, T* blocks, const T* const* ptr, std::int64_t whole) {
+  constexpr std::size_t kOnStack = 32;
+  const void* in_stack[kOnStack];
+  void* out_stack[kOnStack];
+  std::vector<const void*> in_heap;
+  std::vector<void*> out_heap;
+  const void** in = in_stack;
+  void** out = out_stack;
+  if (run.live_in.size() > kOnStack || run.live_out.size() > kOnStack) {
+    in_heap.resize(run.live_in.size());
+    out_heap.resize(run.live_out.size());
+    in = in_heap.data();
+    out = out_heap.data();
+  }
+  for (std::size_t j = 0; j < run.live_in.size(); ++j) in[j] = ptr[run.live_in[j]];
+  for (std::size_t j = 0; j < run.live_out.size(); ++j) out[j] = blocks + std::size_t{run.live_out[j]} * kBlock;
+  run.entry(in, out, whole);
+}
+
 /// Runs chunk `c` of kernel `k` (elements c * kChunk .. min(n, (c + 1) * kChunk)) in blocks of
 /// kBlock, writing each SumAll output's chunk sum to partial[s * chunks + c].
 template <class T>
 void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::span<Tensor* const> out,
                std::int64_t c, std::int64_t chunks, double* partial, BlockScratch<T>& scratch,
-               const VectorMathTable& vm, const char* refill) {
+               const VectorMathTable& vm, const char* refill, std::span<const CompiledRun> runs,
+               std::int64_t lanes) {
   T* blocks = scratch.blocks;
   const T** ptr = scratch.ptr.data();
   const std::int64_t first = c * kChunk;
@@ -285,18 +331,16 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
       if (start == first || refill[i]) gather(t, a, start, len, s);
       ptr[i] = s;
     }
-    for (const FusedInstr& ins : k.code) {
-      T* d = blocks + std::size_t{ins.dst} * kBlock;
-      if (ins.trig == Trig::SinCosPair) {  // two results; neither register is the operand's
-        T* d2 = blocks + std::size_t{ins.c} * kBlock;
-        apply_sincos(vm, ptr[ins.a], d, d2, len);
-        ptr[ins.dst] = d;
-        ptr[ins.c] = d2;
-        continue;
-      }
-      apply<T>(vm, ins, d, ptr[ins.a], ins.arity > 1 ? ptr[ins.b] : nullptr, ins.arity > 2 ? ptr[ins.c] : nullptr, len);
-      ptr[ins.dst] = d;
+    std::size_t next = 0;  // the next instruction
+    for (const CompiledRun* run = runs.data(); run != runs.data() + runs.size(); ++run) {
+      interpret<T>(k, next, run->begin, blocks, ptr, vm, 0, len);
+      const std::int64_t whole = len / lanes * lanes;  // the run's share; the rest is interpreted
+      if (whole > 0) run_compiled(*run, blocks, ptr, whole);
+      interpret<T>(k, run->begin, run->end, blocks, ptr, vm, whole, len);
+      for (std::uint16_t r : run->live_out) ptr[r] = blocks + std::size_t{r} * kBlock;
+      next = run->end;
     }
+    interpret<T>(k, next, k.code.size(), blocks, ptr, vm, 0, len);
     std::size_t si = 0;
     for (std::size_t o = 0; o < k.outputs.size(); ++o) {
       const T* v = ptr[k.outputs[o].reg];
@@ -340,9 +384,16 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   const char* refill = refill_store.data();
   // Small kernels stay on the calling thread: waking other threads costs microseconds, more than
   // a small kernel's whole work. Each chunk writes only its own elements and its own partial sums.
+  // The compiled runs, unless the vector instruction set changed since they were made.
+  std::span<const CompiledRun> runs;
+  std::int64_t lanes = 1;
+  if (k.compiled != nullptr && k.compiled->isa == vector_isa()) {
+    runs = k.compiled->runs;
+    lanes = k.compiled->lanes;
+  }
   const int threads = chunks >= 4 ? num_threads() : 1;
   parallel_chunks(chunks, threads, [&](std::int64_t c) {
-    run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count), vm, refill);
+    run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count), vm, refill, runs, lanes);
   });
   std::size_t s = 0;
   for (std::size_t o = 0; o < k.outputs.size(); ++o) {

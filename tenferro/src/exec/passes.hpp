@@ -29,4 +29,8 @@ ExecProgram merge_scans(ExecProgram program);
 /// instructions only they needed (pass_dce.cpp).
 ExecProgram eliminate_dead_code(ExecProgram program);
 
+/// Compiles the runs of arithmetic in every fused kernel to vector loops for the current vector
+/// instruction set (arith_jit.hpp, pass_compile_arithmetic.cpp). Last: the kernels are final.
+ExecProgram compile_arithmetic(ExecProgram program);
+
 }  // namespace tenferro::exec

@@ -202,11 +202,13 @@ class Checker {
     SettingsGuard guard;
     ExecOptions on = guard.options;
     on.fuse_elementwise = on.eliminate_dead_code = on.scalar_path = on.fold_transpose = true;
-    // Fusion and dead-code elimination never change a bit (exec_options.hpp); folding a
+    on.compile_arithmetic = true;
+    // Fusion, dead-code elimination and compiled arithmetic never change a bit (exec_options.hpp,
+    // exec/arith_jit.hpp: "plain" runs every instruction in the interpreter); folding a
     // transpose into a GEMM and the scalar interpreter (glibc's scalar libm instead of the
     // vector math) may change the last bits (docs/tenferro.md, "Execution").
     ExecOptions plain = on;
-    plain.fuse_elementwise = plain.eliminate_dead_code = false;
+    plain.fuse_elementwise = plain.eliminate_dead_code = plain.compile_arithmetic = false;
     ExecOptions off = plain;
     off.fold_transpose = off.scalar_path = false;
     step_ = "forward";
@@ -458,7 +460,7 @@ class Checker {
   void check_gradient_passes_and_threads(VG& vg, const Tensors& x, const Tensors& grads) {
     SettingsGuard guard;
     ExecOptions plain = guard.options;
-    plain.fuse_elementwise = plain.eliminate_dead_code = false;
+    plain.fuse_elementwise = plain.eliminate_dead_code = plain.compile_arithmetic = false;
     step_ = "value_and_grad (passes)";
     set_exec_options(plain);
     expect_bitwise("grad_passes_bitwise", vg.call(x).second, grads);
