@@ -72,6 +72,17 @@ std::pair<Compiled, Compiled> programs(F f, const std::vector<tf::Tensor>& args)
 
 tf::ExecOptions all_off() { return {false, false, false, false, false}; }
 
+/// The printed executable of `program` under `options`, as the golden files hold it: prepared
+/// with the default math library (libmvec), whose sin and cos pair compiles into a run where
+/// SLEEF's does not (exec/arith_jit.cpp), so that the files do not depend on the variant that runs.
+std::string golden_print(const Compiled& program, const tf::ExecOptions& options) {
+  const tf::MathAccuracy saved = tf::math_accuracy();
+  tf::set_math_accuracy(tf::MathAccuracy::Fast);
+  std::string printed = tf::exec::Executable(program, options).print();
+  tf::set_math_accuracy(saved);
+  return printed;
+}
+
 std::vector<tf::Tensor> reference_run(const Compiled& p, const std::vector<tf::Tensor>& in) {
   tf::ExecContext ctx;
   return p.run(std::span<const tf::Tensor>(in), ctx);
@@ -91,9 +102,9 @@ auto dense_layer = [](tf::Traced x, tf::Traced w, tf::Traced b) { return tf::sum
 
 TEST(ExecGolden, ElemChainForwardAndGradientFuseIntoOneKernelEach) {
   auto [primal, grad] = programs(elem_chain, {random_tensor({1000}, 1)});
-  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd_unfused.txt", tf::exec::Executable(primal, all_off()).print()));
-  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd.txt", tf::exec::Executable(primal, {}).print()));
-  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_grad.txt", tf::exec::Executable(grad, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd_unfused.txt", golden_print(primal, all_off())));
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_fwd.txt", golden_print(primal, {})));
+  EXPECT_TRUE(golden::matches(kGolden, "elem_chain_grad.txt", golden_print(grad, {})));
 }
 
 // c = a + a @ a with a = exp(x): c and a compute in one dtype over one element count, but c needs
@@ -109,7 +120,7 @@ TEST(ExecGolden, FusionNeverMergesAcrossAPathThroughAnotherStep) {
   };
   std::vector<tf::Tensor> args = {random_tensor({6, 6}, 31)};
   auto [primal, grad] = programs(f, args);
-  EXPECT_TRUE(golden::matches(kGolden, "fusion_cycle_fwd.txt", tf::exec::Executable(primal, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "fusion_cycle_fwd.txt", golden_print(primal, {})));
   const auto fused = tf::exec::Executable(primal, {}).run(args);
   const auto plain = tf::exec::Executable(primal, all_off()).run(args);
   const auto ref = reference_run(primal, args);
@@ -158,9 +169,9 @@ TEST(ExecFusionCycle, HessianVectorProductThroughABatchedSizeOneContraction) {
 TEST(ExecGolden, DenseLayerFoldsTransposesAndReadsTheBiasAsARow) {
   std::vector<tf::Tensor> args = {random_tensor({4, 3}, 2), random_tensor({3, 5}, 3), random_tensor({5}, 4)};
   auto [primal, grad] = programs(dense_layer, args);
-  EXPECT_TRUE(golden::matches(kGolden, "dense_fwd.txt", tf::exec::Executable(primal, {}).print()));
-  EXPECT_TRUE(golden::matches(kGolden, "dense_grad_unfused.txt", tf::exec::Executable(grad, all_off()).print()));
-  EXPECT_TRUE(golden::matches(kGolden, "dense_grad.txt", tf::exec::Executable(grad, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, "dense_fwd.txt", golden_print(primal, {})));
+  EXPECT_TRUE(golden::matches(kGolden, "dense_grad_unfused.txt", golden_print(grad, all_off())));
+  EXPECT_TRUE(golden::matches(kGolden, "dense_grad.txt", golden_print(grad, {})));
 }
 
 TEST(Exec, ResultsMatchTheReferenceEvaluatorAndAreBitwiseEqualWithPassesOff) {
@@ -366,8 +377,8 @@ namespace {
 /// `<name>_unfused.txt` and `<name>.txt`, and that both forms give the same bits on `args`;
 /// returns the results with the passes on.
 std::vector<tf::Tensor> golden_runs(const Compiled& program, const std::vector<tf::Tensor>& args, const std::string& name) {
-  EXPECT_TRUE(golden::matches(kGolden, name + "_unfused.txt", tf::exec::Executable(program, all_off()).print()));
-  EXPECT_TRUE(golden::matches(kGolden, name + ".txt", tf::exec::Executable(program, {}).print()));
+  EXPECT_TRUE(golden::matches(kGolden, name + "_unfused.txt", golden_print(program, all_off())));
+  EXPECT_TRUE(golden::matches(kGolden, name + ".txt", golden_print(program, {})));
   auto fused = tf::exec::Executable(program, {}).run(args);
   auto plain = tf::exec::Executable(program, all_off()).run(args);
   for (std::size_t o = 0; o < fused.size(); ++o) EXPECT_TRUE(bitwise_equal(fused[o], plain[o])) << name << " output " << o;
@@ -567,8 +578,8 @@ bool same_bits_or_both_nan(const tf::Tensor& a, const tf::Tensor& b) {
 
 /// A random straight-line program over x, y, z: each step combines earlier values picked at
 /// random among all of them (so many stay live at once) by add, sub, mul, div, neg, abs or
-/// sqrt(|.|), and now and then exp(-|.|), which ends a compiled run; the result adds every value,
-/// so each is read once more at the end.
+/// sqrt(|.|), or by exp, sin and cos (often of one value: a sincos pair), tanh, log and expm1,
+/// which compiled runs call; the result adds every value, so each is read once more at the end.
 auto random_arithmetic(std::uint64_t seed, int steps) {
   return [seed, steps](tf::Traced x, tf::Traced y, tf::Traced z) {
     std::mt19937_64 rng(seed);
@@ -576,7 +587,7 @@ auto random_arithmetic(std::uint64_t seed, int steps) {
     for (int s = 0; s < steps; ++s) {
       const tf::Traced& a = v[rng() % v.size()];
       const tf::Traced& b = v[rng() % v.size()];
-      switch (rng() % 9) {
+      switch (rng() % 12) {
         case 0: v.push_back(a + b); break;
         case 1: v.push_back(a - b); break;
         case 2: v.push_back(a * b); break;
@@ -585,6 +596,9 @@ auto random_arithmetic(std::uint64_t seed, int steps) {
         case 5: v.push_back(tf::abs(a) * b); break;
         case 6: v.push_back(tf::sqrt(tf::abs(a))); break;
         case 7: v.push_back(tf::exp(-tf::abs(a))); break;
+        case 8: v.push_back(tf::sin(a) * tf::cos(a) + tf::sin(b)); break;  // a sincos pair
+        case 9: v.push_back(tf::tanh(a) - tf::log(tf::abs(b) + 1.0)); break;
+        case 10: v.push_back(tf::expm1(-tf::abs(a)) / (tf::cos(b) + 2.0)); break;
         default: v.push_back(a * 0.75 + b); break;
       }
     }
@@ -666,9 +680,9 @@ TEST(CompiledArithmetic, MatchesTheFormulaRoundedOnceAtEachStep) {
   }
 }
 
-// Runs made for one vector width are not used at another: after a change of the instruction set
-// the interpreter runs them, with the same bits.
-TEST(CompiledArithmetic, RunsMadeForOneWidthAreNotUsedAtAnother) {
+// Runs made for one vector-math table are not used with another: after a change of the
+// instruction set or of the math library the interpreter runs them, with the same bits.
+TEST(CompiledArithmetic, RunsMadeForOneTableAreNotUsedWithAnother) {
   IsaGuard guard;
   const auto isas = tf::exec::runnable_vector_isas();
   if (isas.back() == tf::exec::VectorIsa::Sse2) GTEST_SKIP() << "this CPU has no AVX2";
@@ -677,9 +691,14 @@ TEST(CompiledArithmetic, RunsMadeForOneWidthAreNotUsedAtAnother) {
   tf::exec::set_vector_isa(isas.back());
   const tf::exec::Executable compiled(primal, {});
   ASSERT_GE(count_of(compiled.print(), "compiled("), 1u);
-  for (tf::exec::VectorIsa other : isas) {
-    tf::exec::set_vector_isa(other);
-    EXPECT_TRUE(same_bits_or_both_nan(compiled.run(args)[0], tf::exec::Executable(primal, interpreted()).run(args)[0]))
-        << tf::exec::to_string(other);
+  const tf::MathAccuracy saved = tf::math_accuracy();
+  for (tf::MathAccuracy accuracy : {tf::MathAccuracy::Fast, tf::MathAccuracy::Precise}) {
+    tf::set_math_accuracy(accuracy);
+    for (tf::exec::VectorIsa other : isas) {
+      tf::exec::set_vector_isa(other);
+      EXPECT_TRUE(same_bits_or_both_nan(compiled.run(args)[0], tf::exec::Executable(primal, interpreted()).run(args)[0]))
+          << tf::exec::to_string(other) << " " << tf::to_string(accuracy);
+    }
   }
+  tf::set_math_accuracy(saved);
 }

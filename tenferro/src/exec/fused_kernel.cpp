@@ -224,8 +224,10 @@ struct BlockScratch {
   T* blocks = nullptr;  // storage's first 64-byte aligned element
   std::vector<const T*> ptr;
   std::vector<double> sums;  // the current chunk's SumAll outputs
-  void reserve(std::size_t registers, std::size_t sum_outputs) {
+  std::vector<std::int64_t> written;  // per output, in the current block
+  void reserve(std::size_t registers, std::size_t sum_outputs, std::size_t outputs) {
     if (sums.size() != sum_outputs) sums.assign(sum_outputs, 0.0);
+    if (written.size() < outputs) written.resize(outputs);
     if (storage.size() < registers * kBlock + kAlignElements) {
       storage.resize(registers * kBlock + kAlignElements);
       const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
@@ -251,9 +253,9 @@ void plan_refills(const FusedKernel& k, std::vector<char>& refill) {
 }
 
 template <class T>
-BlockScratch<T>& thread_scratch(std::size_t registers, std::size_t sum_outputs) {
+BlockScratch<T>& thread_scratch(std::size_t registers, std::size_t sum_outputs, std::size_t outputs) {
   thread_local BlockScratch<T> scratch;
-  scratch.reserve(registers, sum_outputs);
+  scratch.reserve(registers, sum_outputs, outputs);
   return scratch;
 }
 
@@ -279,26 +281,37 @@ void interpret(const FusedKernel& k, std::size_t from, std::size_t to, T* blocks
   }
 }
 
-/// The compiled run on the first `whole` elements of the current block: its live-ins where the
-/// registers point now, its live-outs into their registers' blocks.
+/// The compiled run on the first `whole` elements of the block at `start`: its live-ins where the
+/// registers point now, its live-outs into their registers' blocks, or straight into the kernel
+/// output CompiledRun::direct names when that output has the kernel's dtype (written[o] = whole:
+/// the rest of the block's output is copied from the block).
 template <class T>
-void run_compiled(const CompiledRun& run, T* blocks, const T* const* ptr, std::int64_t whole) {
+void run_compiled(const CompiledRun& run, T* blocks, const T* const* ptr, std::int64_t whole, std::int64_t start,
+                  std::span<Tensor* const> outputs, DType dtype, std::int64_t* written) {
   constexpr std::size_t kOnStack = 32;
   const void* in_stack[kOnStack];
   void* out_stack[kOnStack];
   std::vector<const void*> in_heap;
   std::vector<void*> out_heap;
   const void** in = in_stack;
-  void** out = out_stack;
+  void** to = out_stack;
   if (run.live_in.size() > kOnStack || run.live_out.size() > kOnStack) {
     in_heap.resize(run.live_in.size());
     out_heap.resize(run.live_out.size());
     in = in_heap.data();
-    out = out_heap.data();
+    to = out_heap.data();
   }
   for (std::size_t j = 0; j < run.live_in.size(); ++j) in[j] = ptr[run.live_in[j]];
-  for (std::size_t j = 0; j < run.live_out.size(); ++j) out[j] = blocks + std::size_t{run.live_out[j]} * kBlock;
-  run.entry(in, out, whole);
+  for (std::size_t j = 0; j < run.live_out.size(); ++j) {
+    const int o = run.direct.empty() ? -1 : run.direct[j];
+    if (o >= 0 && outputs[o]->dtype() == dtype) {
+      to[j] = static_cast<T*>(outputs[o]->raw_data()) + start;
+      written[o] = whole;
+    } else {
+      to[j] = blocks + std::size_t{run.live_out[j]} * kBlock;
+    }
+  }
+  run.entry(in, to, whole);
 }
 
 /// Runs chunk `c` of kernel `k` (elements c * kChunk .. min(n, (c + 1) * kChunk)) in blocks of
@@ -331,11 +344,13 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
       if (start == first || refill[i]) gather(t, a, start, len, s);
       ptr[i] = s;
     }
+    std::int64_t* written = scratch.written.data();  // per output: elements a run wrote directly
+    std::fill(written, written + k.outputs.size(), std::int64_t{0});
     std::size_t next = 0;  // the next instruction
     for (const CompiledRun* run = runs.data(); run != runs.data() + runs.size(); ++run) {
       interpret<T>(k, next, run->begin, blocks, ptr, vm, 0, len);
       const std::int64_t whole = len / lanes * lanes;  // the run's share; the rest is interpreted
-      if (whole > 0) run_compiled(*run, blocks, ptr, whole);
+      if (whole > 0) run_compiled(*run, blocks, ptr, whole, start, out, k.dtype, written);
       interpret<T>(k, run->begin, run->end, blocks, ptr, vm, whole, len);
       for (std::uint16_t r : run->live_out) ptr[r] = blocks + std::size_t{r} * kBlock;
       next = run->end;
@@ -354,7 +369,8 @@ void run_chunk(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
         for (std::int64_t j = 0; j < len; ++j) z[j] = static_cast<float>(v[j]);
       } else {
         T* z = static_cast<T*>(out[o]->raw_data()) + start;
-        if (z != v) std::memmove(z, v, static_cast<std::size_t>(len) * sizeof(T));
+        const std::int64_t w = written[o];
+        if (z != v && w < len) std::memmove(z + w, v + w, static_cast<std::size_t>(len - w) * sizeof(T));
       }
     }
   }
@@ -384,16 +400,16 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   const char* refill = refill_store.data();
   // Small kernels stay on the calling thread: waking other threads costs microseconds, more than
   // a small kernel's whole work. Each chunk writes only its own elements and its own partial sums.
-  // The compiled runs, unless the vector instruction set changed since they were made.
+  // The compiled runs, unless the vector-math table changed since they were made.
   std::span<const CompiledRun> runs;
   std::int64_t lanes = 1;
-  if (k.compiled != nullptr && k.compiled->isa == vector_isa()) {
+  if (k.compiled != nullptr && k.compiled->table == &vm) {
     runs = k.compiled->runs;
     lanes = k.compiled->lanes;
   }
   const int threads = chunks >= 4 ? num_threads() : 1;
   parallel_chunks(chunks, threads, [&](std::int64_t c) {
-    run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count), vm, refill, runs, lanes);
+    run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count, k.outputs.size()), vm, refill, runs, lanes);
   });
   std::size_t s = 0;
   for (std::size_t o = 0; o < k.outputs.size(); ++o) {

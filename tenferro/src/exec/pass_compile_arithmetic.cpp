@@ -9,9 +9,10 @@ namespace tenferro::exec {
 
 ExecProgram compile_arithmetic(ExecProgram program) {
   const VectorIsa isa = vector_isa();
+  const VectorMathTable& table = vector_math();
   for (Step& step : program.steps) {
     if (step.kind != StepKind::Fused || step.fused->code.size() < 2) continue;
-    auto compiled = compile_runs(*step.fused, isa);
+    auto compiled = compile_runs(*step.fused, table, isa);
     if (!compiled) continue;
     auto kernel = std::make_shared<FusedKernel>(*step.fused);
     kernel->compiled = std::move(compiled);

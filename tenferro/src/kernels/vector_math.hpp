@@ -52,6 +52,12 @@ using BinaryArrayFn = void (*)(const T* x, const T* z, T* y, std::int64_t n);
 template <class T>
 using SinCosArrayFn = void (*)(const T* x, T* s, T* c, std::int64_t n);
 
+/// A function of one vector of the table's width in the System V vector ABI (argument and result
+/// in ymm0 or zmm0; every vector register and the caller-saved general registers clobbered), kept
+/// typeless here: the per-vector body of one of the table's array functions, for callers that
+/// generate code (exec/arith_jit.cpp). A full vector through it gives the array function's bits.
+using VectorEntry = void (*)();
+
 struct VectorMathTable {
   const char* library;  // "sleef-u10" or "libmvec"
   const char* isa;      // "avx512", "avx2" or "sse2"
@@ -67,6 +73,11 @@ struct VectorMathTable {
   BinaryArrayFn<float> pow_f32;
   SinCosArrayFn<double> sincos_f64;
   SinCosArrayFn<float> sincos_f32;
+  /// The per-vector body of f64[fn] and f32[fn]; null where the array function recomputes
+  /// elements outside the vector form's domain (log1p, asinh, acosh, erf, erfc, the f32 tanh and
+  /// atanh), and in the SSE2 tables.
+  VectorEntry vector_f64[static_cast<int>(MathFn::kCount)];
+  VectorEntry vector_f32[static_cast<int>(MathFn::kCount)];
 };
 
 /// The instruction sets of the tables, narrowest first.
