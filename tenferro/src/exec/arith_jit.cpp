@@ -62,6 +62,7 @@ bool compilable(const FusedInstr& ins, const VectorMathTable& table, DType dtype
 namespace {
 
 constexpr std::int64_t kNever = -1;  // a value nothing reads
+constexpr std::int64_t kMinCompiledElements = 64;
 constexpr std::int64_t kAfterCode = std::numeric_limits<std::int64_t>::max();  // a kernel output
 
 bool reads(const FusedInstr& ins, std::uint16_t r) {
@@ -396,6 +397,10 @@ class RunAssembler : public Xbyak::CodeGenerator {
 std::shared_ptr<const CompiledRuns> compile_runs(const FusedKernel& k, const VectorMathTable& table, VectorIsa isa) {
 #ifdef TENFERRO_ARITH_JIT
   if (isa == VectorIsa::Sse2 || (k.dtype != DType::F64 && k.dtype != DType::F32)) return nullptr;
+  // A small kernel gains little over its interpreter's loops and pays the compiled call on top of
+  // interpreting its partial last vector (the ADBench LSTM's 14-element kernels ran 5-14% slower
+  // compiled), and making the code costs tens of microseconds per kernel.
+  if (k.size < kMinCompiledElements) return nullptr;
   std::vector<Plan> plans;
   std::size_t bytes = 4096;
   for (std::uint32_t i = 0; i < k.code.size();) {

@@ -67,7 +67,7 @@ bool compilable(const FusedInstr& ins, const VectorMathTable& table, DType dtype
 /// The runs of `k` for `table` (of instruction set `isa`): maximal stretches of compilable
 /// instructions, cut where their live values would need more vector registers than the
 /// instruction set has, and kept when at least two instructions long. Null when there are none,
-/// or for SSE2.
+/// for SSE2, and for kernels of fewer than 64 elements.
 std::shared_ptr<const CompiledRuns> compile_runs(const FusedKernel& k, const VectorMathTable& table, VectorIsa isa);
 
 }  // namespace tenferro::exec
