@@ -16,8 +16,10 @@ namespace {
 
 /// Products up to this many multiply-adds are "small": split_gemm runs them as one block.
 constexpr double kSmallWork = 262144.0;  // 2^18
-/// f32 products above this many multiply-adds go to OpenBLAS's AVX-512 kernels.
-constexpr double kLargeF32Work = 16777216.0;  // 2^24
+/// Products above this many multiply-adds go to OpenBLAS's AVX-512 kernels (on AMD: f32 ones).
+constexpr double kLargeWork = 16777216.0;  // 2^24
+/// On CPUs other than AMD's, products up to this many go to OpenBLAS's AVX-512 kernels too.
+constexpr double kTinyWork = 32768.0;  // 2^15
 
 std::atomic<GemmProvider> forced{GemmProvider::Auto};
 
@@ -41,6 +43,7 @@ struct Policy {
   GemmProvider environment = GemmProvider::Auto;
   bool openblas_avx512 = false;
   bool libxsmm_avx512 = false;
+  CpuVendor vendor = CpuVendor::Other;
 };
 
 const Policy& policy() {
@@ -50,6 +53,10 @@ const Policy& policy() {
     q.environment = from_environment();
     q.openblas_avx512 = openblas_runs_avx512();
     q.libxsmm_avx512 = libxsmm_get_target_archid() >= LIBXSMM_X86_AVX512;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    q.vendor = __builtin_cpu_is("amd") ? CpuVendor::Amd : CpuVendor::Other;
+#endif
     return q;
   }();
   return p;
@@ -60,7 +67,7 @@ bool picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) {
   GemmProvider choice = forced.load(std::memory_order_relaxed);
   if (choice == GemmProvider::Auto) choice = p.environment;
   if (choice != GemmProvider::Auto) return choice == GemmProvider::Libxsmm;
-  return policy_picks_libxsmm(f64, m, n, k, p.openblas_avx512, p.libxsmm_avx512);
+  return policy_picks_libxsmm(f64, m, n, k, p.openblas_avx512, p.libxsmm_avx512, p.vendor);
 }
 
 }  // namespace
@@ -70,10 +77,13 @@ GemmProvider set_gemm_provider(GemmProvider provider) { return forced.exchange(p
 bool libxsmm_takes(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) { return picks_libxsmm(f64, m, n, k); }
 
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
-                          bool libxsmm_avx512) {
+                          bool libxsmm_avx512, CpuVendor vendor) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (libxsmm_avx512 && !openblas_avx512) return true;
-  if (libxsmm_avx512 && openblas_avx512) return f64 || work <= kLargeF32Work;
+  if (libxsmm_avx512 && openblas_avx512) {
+    if (vendor == CpuVendor::Amd) return f64 || work <= kLargeWork;
+    return work > kTinyWork && work <= kLargeWork;
+  }
   return work <= kSmallWork;
 }
 

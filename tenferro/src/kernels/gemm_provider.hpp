@@ -8,8 +8,13 @@
 //   - where OpenBLAS runs narrower vector kernels than libxsmm generates (OpenBLAS told to use
 //     AVX2 kernels, OPENBLAS_CORETYPE=Haswell, on an AVX-512 CPU): libxsmm, at every size (it
 //     took 0.33-0.72x OpenBLAS's time from 8^3 to 576^3);
-//   - where both run AVX-512: libxsmm for f64 at every size (0.60-0.97x) and for f32 up to 2^24
-//     multiply-adds (0.64-1.00x); OpenBLAS for larger f32 products (libxsmm took 1.02-1.29x);
+//   - where both run AVX-512 on an AMD CPU (Zen 4, which runs 512-bit instructions as two
+//     halves): libxsmm for f64 at every size (0.60-0.97x) and for f32 up to 2^24 multiply-adds
+//     (0.64-1.00x); OpenBLAS for larger f32 products (libxsmm took 1.02-1.29x);
+//   - where both run AVX-512 on another CPU (measured on an Intel Xeon): libxsmm for products of
+//     more than 2^15 and at most 2^24 multiply-adds, f32 and f64 (0.58-0.84x); OpenBLAS above
+//     (libxsmm took 0.96-1.05x up to 2^27 and 2.3-2.5x for f64 products of 2^26.6 and 2^27.5)
+//     and below (1.1-2.1x at 8^3 and 16^3);
 //   - otherwise (not measured: a CPU without AVX-512): libxsmm for small products only (m n k <=
 //     2^18, which split_gemm never splits), what libxsmm is made for.
 // The choice depends on the whole product's shape and on the process, never on how the product
@@ -33,11 +38,14 @@ enum class GemmProvider : std::uint8_t { Auto, OpenBlas, Libxsmm };
 /// setting. For tests and benchmarks.
 GemmProvider set_gemm_provider(GemmProvider provider);
 
+/// The CPU's maker, where the measurements differ by it.
+enum class CpuVendor : std::uint8_t { Amd, Other };
+
 /// The policy above as a function of what it reads: whether an f64 (else f32) product of m n k
 /// multiply-adds goes to libxsmm, given whether OpenBLAS's kernels and libxsmm's generated code
-/// are AVX-512 ones.
+/// are AVX-512 ones, and the CPU's maker.
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
-                          bool libxsmm_avx512);
+                          bool libxsmm_avx512, CpuVendor vendor);
 
 /// Whether the policy (or a forced provider) gives an f64 (else f32) product of whole shape
 /// [m, n, k] to libxsmm: a caller whose B is stored transposed, which libxsmm cannot read, may
