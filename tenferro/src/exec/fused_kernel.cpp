@@ -398,8 +398,6 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
   thread_local std::vector<char> refill_store;  // kept across runs: no allocation per run
   plan_refills(k, refill_store);
   const char* refill = refill_store.data();
-  // Small kernels stay on the calling thread: waking other threads costs microseconds, more than
-  // a small kernel's whole work. Each chunk writes only its own elements and its own partial sums.
   // The compiled runs, unless the vector-math table changed since they were made.
   std::span<const CompiledRun> runs;
   std::int64_t lanes = 1;
@@ -407,6 +405,8 @@ void run_typed(const FusedKernel& k, std::span<const Tensor* const> in, std::spa
     runs = k.compiled->runs;
     lanes = k.compiled->lanes;
   }
+  // Small kernels stay on the calling thread: waking other threads costs microseconds, more than
+  // a small kernel's whole work. Each chunk writes only its own elements and its own partial sums.
   const int threads = chunks >= 4 ? num_threads() : 1;
   parallel_chunks(chunks, threads, [&](std::int64_t c) {
     run_chunk<T>(k, in, out, c, chunks, partial, thread_scratch<T>(regs, sum_count, k.outputs.size()), vm, refill, runs, lanes);
