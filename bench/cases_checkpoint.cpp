@@ -35,8 +35,9 @@
 //                           one scan, the gradient of sum_t h_t . v in the weights and the bias:
 //                           plain (h64_b16_t1e4), checkpoint_every = 100 and binomial
 //                           checkpointing with 40 snapshots (~3 log2 n); compared to 1e-4 relative.
-//   checkpoint_trg          run_trg's lnZ/N with u and c (value_and_grad and hessian in K, K =
-//                           0.44, niter = 20) at chi 24, each RG step plain (chi24), one
+//   checkpoint_trg          the TRG's lnZ/N with u and c by reverse mode (value_and_grad and
+//                           hessian in K, which keep the residuals checkpoints trade; run_trg
+//                           takes forward mode), K = 0.44, niter = 20, at chi 24, each RG step plain (chi24), one
 //                           checkpoint (chi24_ckpt) and one checkpoint that keeps the SVDs'
 //                           factors (chi24_ckpt_svd; examples/ising_trg_model.hpp's
 //                           StepCheckpoint); rel_diff there is the largest relative difference

@@ -8,8 +8,9 @@
 //   case=trg chi=.. niter=.. K=.. lnz=.. u=.. c=.. onsager_lnz=.. onsager_u=.. onsager_c=.. seconds=..
 // and with --plot writes an SVG of c(K): the TRG points and Onsager's exact curve.
 //
-// lnz_per_site is an ordinary C++ function of a traced rank-0 K; tf::value_and_grad and
-// tf::hessian trace and compile it once, and every K afterwards only runs the compiled programs.
+// lnz_per_site is an ordinary C++ function of a traced rank-0 K. lnz_and_derivatives takes its
+// value and first two derivatives by forward mode twice (tf::jvp of tf::jvp); tf::trace records
+// that as one program, compiled once, and every K afterwards only runs it.
 // bench/peers/trg_torch.py is the same algorithm in PyTorch, with the same conventions:
 //
 // * H = -sum s_i s_j (J = 1). Site tensor with legs T[r, u, l, d] (right, up, left, down), D = 2:
@@ -114,15 +115,15 @@ int main(int argc, char** argv) {
       if (!(K > 0)) throw std::invalid_argument("couplings must be positive");
     }
 
-    auto f = [chi, niter](tf::Traced K) { return ising::lnz_per_site(K, chi, niter); };
-    auto value_and_slope = tf::value_and_grad(f);
-    auto curvature = tf::hessian(f);  // shape [] + [] = []: d^2(lnZ/N)/dK^2
+    // lnZ/N, d(lnZ/N)/dK and d^2(lnZ/N)/dK^2 as one program.
+    const tf::Program observables = tf::trace(
+        [chi, niter](const tf::Traced& K) { return ising::lnz_and_derivatives(K, chi, niter); }, tf::Tensor::scalar(1.0));
     std::vector<double> cs;
     for (double K : ks) {
       const auto start = std::chrono::steady_clock::now();
-      const tf::Tensor k = tf::Tensor::scalar(K);
-      const auto [lnz, slope] = value_and_slope(k);
-      const double c = K * K * curvature(k).item<double>();
+      const tf::Tensors out = observables.run({tf::Tensor::scalar(K)});
+      const tf::Tensor &lnz = out[0], &slope = out[1];
+      const double c = K * K * out[2].item<double>();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const ising::Exact e = ising::onsager(K);
       std::printf("case=trg chi=%ld niter=%d K=%.15g lnz=%.15g u=%.15g c=%.15g onsager_lnz=%.15g onsager_u=%.15g "

@@ -88,4 +88,19 @@ inline tf::Traced lnz_per_site(const tf::Traced& K, std::int64_t chi, int niter,
   return lnz + tf::log(tf::einsum("ijij->", t)) * weight;
 }
 
+/// {lnZ/N, d(lnZ/N)/dK, d^2(lnZ/N)/dK^2} at the rank-0 K, as one traced function: forward mode
+/// twice. K is one number, so forward mode is the cheap direction (no residuals kept, no reverse
+/// pass), and the value and both derivatives share one forward pass (the trace merges the
+/// repeated primal computation). Only the first k columns of each SVD's U (rows of Vh) are read,
+/// so the executor computes only those columns of their tangents (docs/tenferro.md, "Narrowing
+/// slices").
+inline tf::TracedList lnz_and_derivatives(const tf::Traced& K, std::int64_t chi, int niter) {
+  auto f = [chi, niter](const tf::Traced& k) { return lnz_per_site(k, chi, niter); };
+  auto slope = [f](const tf::Traced& k) {
+    return tf::jvp(f, std::vector<tf::Traced>{k}, std::vector<tf::Traced>{tf::full_like(k, 1.0)}).second;
+  };
+  auto [d1, d2] = tf::jvp(slope, std::vector<tf::Traced>{K}, std::vector<tf::Traced>{tf::full_like(K, 1.0)});
+  return {f(K), d1, d2};
+}
+
 }  // namespace ising

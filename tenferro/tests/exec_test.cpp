@@ -70,7 +70,7 @@ std::pair<Compiled, Compiled> programs(F f, const std::vector<tf::Tensor>& args)
   return {std::move(primal), std::move(grad)};
 }
 
-tf::ExecOptions all_off() { return {false, false, false, false, false}; }
+tf::ExecOptions all_off() { return {false, false, false, false, false, false}; }
 
 /// The printed executable of `program` under `options`, as the golden files hold it: prepared
 /// with the default math library (libmvec), whose sin and cos pair compiles into a run where

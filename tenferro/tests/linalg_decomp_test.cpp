@@ -5,6 +5,10 @@
 // degenerate spectra whose gradients must equal closed forms.
 #include <gmock/gmock.h>
 
+#include <map>
+#include <regex>
+#include <sstream>
+
 #include "linalg_test_util.hpp"
 
 namespace tf = tenferro;
@@ -445,4 +449,111 @@ TEST(LinalgErrors, ShapesAndDTypesAreChecked) {
   EXPECT_THROW(tf::trace([](T x) { return la::cholesky(x); }, rect), tf::ShapeError);
   EXPECT_THROW(tf::trace([](T x) { return la::svd(x).S; }, vec), tf::ShapeError);
   EXPECT_THROW(tf::trace([](T x) { return la::qr(x).Q; }, ints), tf::DTypeError);
+}
+
+namespace {
+/// Multiply-adds of each dot_general of an executable's printed program (executor IR: a header
+/// "exec(%0: f64[..], ..) {", then lines "%3 = dot_general[batch=[..][..], contract=[..][..]](%1,
+/// %2) : f64[..]" and "%4, %5 = op(..) : t4, t5"): the result's element count times the extents
+/// the left operand contracts.
+std::vector<double> product_sizes(const std::string& program) {
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  std::vector<double> sizes;
+  auto ints = [](const std::string& text) {
+    std::vector<std::int64_t> v;
+    std::stringstream s(text);
+    std::string item;
+    while (std::getline(s, item, ',')) {
+      if (item.find_first_of("0123456789") != std::string::npos) v.push_back(std::stoll(item));
+    }
+    return v;
+  };
+  const std::regex id(R"(%\d+)"), type(R"(\w+\[([\d, ]*)\])"), input(R"((%\d+): \w+\[([\d, ]*)\])");
+  const std::regex dot(R"(dot_general\[batch=\[[\d, ]*\]\[[\d, ]*\], contract=\[([\d, ]*)\]\[[\d, ]*\]\]\((%\d+), )");
+  std::stringstream lines(program);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("exec(", 0) == 0) {
+      for (std::sregex_iterator it(line.begin(), line.end(), input), end; it != end; ++it) shapes[(*it)[1]] = ints((*it)[2]);
+      continue;
+    }
+    const std::size_t eq = line.find(" = "), colon = line.rfind(" : ");
+    if (eq == std::string::npos || colon == std::string::npos) continue;
+    const std::string lhs = line.substr(0, eq), types = line.substr(colon);
+    std::vector<std::string> ids;
+    for (std::sregex_iterator it(lhs.begin(), lhs.end(), id), end; it != end; ++it) ids.push_back(it->str());
+    std::size_t i = 0;
+    for (std::sregex_iterator it(types.begin(), types.end(), type), end; it != end && i < ids.size(); ++it) {
+      shapes[ids[i++]] = ints((*it)[1]);
+    }
+    std::smatch m;
+    if (std::regex_search(line, m, dot)) {
+      double size = 1;
+      for (auto d : shapes.at(ids[0])) size *= static_cast<double>(d);
+      for (auto a : ints(m[1])) size *= static_cast<double>(shapes.at(m[2])[static_cast<std::size_t>(a)]);
+      sizes.push_back(size);
+    }
+  }
+  return sizes;
+}
+}  // namespace
+
+// The tangent of a truncated SVD (U[:, :k], S[:k], Vh[:k, :] of an n x n matrix), as TRG and
+// other tensor-network codes take it: its JVP rule states n x n x n products, but only k columns
+// are read, and the executor's pass narrow_slices computes only those (n x n x k products). The
+// tangent equals the unnarrowed program's and central differences of the rank-k reconstruction.
+TEST(Svd, TruncatedTangentComputesOnlyTheReadColumns) {
+  const std::int64_t n = 40, k = 4;
+  std::mt19937_64 rng(7);
+  const tf::Tensor a = random_matrix(rng, {n, n}, tf::DType::F64);
+  const tf::Tensor da = random_matrix(rng, {n, n}, tf::DType::F64);
+  auto truncated = [k](const T& x) {
+    auto r = la::svd(x);
+    const T u = tf::slice(r.U, {0, 0}, {n, k}), s = tf::slice(r.S, {0}, {k}), vh = tf::slice(r.Vh, {0, 0}, {k, n});
+    return std::vector<T>{u, s, vh, tf::matmul(scale_cols(u, s), vh)};
+  };
+  const tf::Program tangent = tf::trace(
+      [&](const T& x, const T& dx) {
+        std::vector<T> out;
+        for (std::size_t i = 0; i < 4; ++i) {
+          out.push_back(tf::jvp([&](const T& y) { return truncated(y)[i]; }, std::vector<T>{x}, std::vector<T>{dx}).second);
+        }
+        return out;
+      },
+      a, da);
+  const tf::ExecOptions saved = tf::exec_options();
+  tf::ExecOptions off = saved;
+  off.narrow_slices = false;
+  tf::set_exec_options(off);
+  const std::vector<double> full_sizes = product_sizes(tangent.print_executable());
+  const tf::Tensors wide = tangent.run({a, da});
+  tf::ExecOptions on = saved;  // whatever the environment switched off (the suite's passes_off run)
+  on.narrow_slices = true;
+  tf::set_exec_options(on);
+  const std::vector<double> sizes = product_sizes(tangent.print_executable());
+  const tf::Tensors narrow = tangent.run({a, da});
+  tf::set_exec_options(saved);
+  const double cube = static_cast<double>(n * n * n);
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_EQ(*std::max_element(full_sizes.begin(), full_sizes.end()), cube);  // the check can fail
+  EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), static_cast<double>(n * n * k));
+  // Largest difference relative to the largest element of the reference.
+  auto rel_diff = [](const tf::Tensor& x, const tf::Tensor& ref) {
+    double diff = 0, scale = 0;
+    for (std::int64_t i = 0; i < ref.numel(); ++i) {
+      diff = std::max(diff, std::abs(x.element(i) - ref.element(i)));
+      scale = std::max(scale, std::abs(ref.element(i)));
+    }
+    return diff / scale;
+  };
+  for (std::size_t i = 0; i < narrow.size(); ++i) EXPECT_LT(rel_diff(narrow[i], wide[i]), 1e-11) << "output " << i;
+  // Central differences of the gauge-invariant reconstruction U_k S_k Vh_k.
+  const double h = 1e-5;
+  const tf::Program moved = tf::trace([&](const T& x, const T& dx, const T& t) { return truncated(x + dx * t)[3]; },
+                                      a, da, tf::Tensor::scalar(0.0));
+  const tf::Tensor plus = moved.run({a, da, tf::Tensor::scalar(h)})[0];
+  const tf::Tensor minus = moved.run({a, da, tf::Tensor::scalar(-h)})[0];
+  const tf::Tensor central = run([h](const std::vector<T>& x) { return std::vector<T>{(x[0] - x[1]) * (0.5 / h)}; },
+                                 {plus, minus})[0];
+  EXPECT_LT(rel_diff(narrow[3], central), 1e-6);
 }

@@ -447,7 +447,12 @@ std::string op_table() {
       case tf::Fusion::Elementwise: executor = "fused formula"; break;
       case tf::Fusion::Reduction: executor = "reduction"; break;
       case tf::Fusion::SumReduction: executor = "sum reduction"; break;
-      case tf::Fusion::Barrier: executor = d->layout != tf::Layout::None ? "read in place" : "kernel"; break;
+      case tf::Fusion::Barrier: {
+        const bool in_place = d->layout == tf::Layout::Transpose || d->layout == tf::Layout::Reshape ||
+                              d->layout == tf::Layout::Broadcast;
+        executor = in_place ? "read in place" : "kernel";
+        break;
+      }
     }
     t << "| " << d->name << " | " << operands << " | " << results << " | " << executor << " |\n";
   }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "op_test_util.hpp"
+#include "tenferro/exec_options.hpp"
 #include "tenferro/ops/record.hpp"
 
 namespace {
@@ -385,6 +386,45 @@ TEST(VectorExample2, SumOfExpTransposesThroughBroadcastInDim) {
     Tensor fd =
         Space::add_scaled(Space::add_scaled(Space::zeros_like(gp[j]), 0.5 / h, gp[j]), -0.5 / h, gm[j]);
     EXPECT_TRUE(near(hv[j], fd, 1e-8)) << "input " << j;
+  }
+}
+
+// The executor's pass narrow_slices (exec/passes.hpp): values read only through slices are
+// computed only where they are read. A = B C read as a column slice of its transpose, of exp(A) +
+// A, of a broadcast product and of a diagonal; a product of three matrices read in two columns;
+// a sum of products times a thin matrix. The outputs equal the unnarrowed program's, and the
+// printed program computes no full product.
+TEST(NarrowSlices, ValuesReadOnlyThroughSlicesAreComputedOnlyThere) {
+  using Tr = Traced;
+  const Tensor a = random_f64({30, 20}, 1), b = random_f64({20, 25}, 2), c = random_f64({25, 6}, 3);
+  const Tensor d = random_f64({20, 30}, 4), v = random_f64({25}, 5), e = random_f64({30, 20}, 6);
+  const Program program = trace(
+      [](const Tr& A, const Tr& B, const Tr& C, const Tr& D, const Tr& V, const Tr& E) {
+        const Tr x = matmul(A, B);                                              // [30, 25]
+        const Tr y1 = slice(transpose(exp(x) + x, {1, 0}), {0, 0}, {4, 30});    // x[:, 0:4]^T
+        const Tr y2 = slice(matmul(x, C), {0, 0}, {30, 2});                     // A (B C[:, 0:2])
+        const Tr y3 = slice(diagonal(matmul(A, D)), {0}, {3});                 // (A D)[0:3, 0:3]
+        const Tr y4 = slice(broadcast_to(V, {30, 25}) * x, {0, 2}, {5, 7});     // x[0:5, 2:7]
+        const Tr y5 = matmul(matmul(A, B * 2.0) + matmul(E, B * 3.0), slice(C, {0, 0}, {25, 2}));
+        return std::vector<Tr>{y1, y2, y3, y4, y5};
+      },
+      a, b, c, d, v, e);
+  const ExecOptions saved = exec_options();
+  ExecOptions on = saved, off = saved;
+  on.narrow_slices = true;
+  off.narrow_slices = false;
+  set_exec_options(off);
+  const std::string wide_text = program.print_executable();
+  const std::vector<Tensor> wide = program.run({a, b, c, d, v, e});
+  set_exec_options(on);
+  const std::string narrow_text = program.print_executable();
+  const std::vector<Tensor> narrow = program.run({a, b, c, d, v, e});
+  set_exec_options(saved);
+  for (std::size_t i = 0; i < wide.size(); ++i) EXPECT_TRUE(near(narrow[i], wide[i], 1e-12)) << "output " << i;
+  // Unnarrowed, the full products appear; narrowed, none of them.
+  for (const char* full : {"f64[30, 25]", "f64[30, 30]", "f64[30, 6]"}) {
+    EXPECT_THAT(wide_text, HasSubstr(full));
+    EXPECT_THAT(narrow_text, ::testing::Not(HasSubstr(full))) << narrow_text;
   }
 }
 

@@ -3,11 +3,12 @@
 // program runs through the executor: lowered once per program and option set, then run many
 // times. Switching a pass off never changes a result beyond the documented tolerance: results
 // are bitwise equal for the same thread count, except that folding a transpose into a GEMM may
-// let BLAS sum a product in another order.
+// let BLAS sum a product in another order, and narrowing slices may compute a product on other
+// shapes or in another order.
 //
 // The process-wide defaults come from the environment variable TENFERRO_PASSES_OFF, a comma
 // separated list of "fold_transpose", "fuse_elementwise", "dce", "scalar_path",
-// "compile_arithmetic" (or "all").
+// "compile_arithmetic", "narrow_slices" (or "all").
 namespace tenferro {
 
 struct ExecOptions {
@@ -16,6 +17,7 @@ struct ExecOptions {
   bool eliminate_dead_code = true; // drop steps and kernel outputs nobody reads
   bool scalar_path = true;         // all-rank-0 programs run on the compact scalar interpreter
   bool compile_arithmetic = true;  // runs of arithmetic in fused kernels become vector machine code
+  bool narrow_slices = true;       // values read only through slices are computed only there
   bool operator==(const ExecOptions&) const = default;
 };
 

@@ -27,6 +27,7 @@ ExecOptions options_from_environment() {
   std::string item;
   while (std::getline(list, item, ',')) {
     const bool all = item == "all";
+    if (all || item == "narrow_slices") o.narrow_slices = false;
     if (all || item == "fold_transpose") o.fold_transpose = false;
     if (all || item == "fuse_elementwise") o.fuse_elementwise = false;
     if (all || item == "dce") o.eliminate_dead_code = false;
@@ -44,7 +45,7 @@ ExecOptions& current_options() {
 
 std::uint64_t tag_of(const ExecOptions& o) {
   return (o.fold_transpose ? 1u : 0u) | (o.fuse_elementwise ? 2u : 0u) | (o.eliminate_dead_code ? 4u : 0u) |
-         (o.scalar_path ? 8u : 0u) | (o.compile_arithmetic ? 16u : 0u);
+         (o.scalar_path ? 8u : 0u) | (o.compile_arithmetic ? 16u : 0u) | (o.narrow_slices ? 32u : 0u);
 }
 }  // namespace
 
@@ -114,6 +115,7 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
     if (auto scalar = ScalarProgram::lower(compiled)) scalar_ = std::make_unique<const ScalarProgram>(std::move(*scalar));
   }
   program_ = merge_scans(lower(compiled));
+  if (options.narrow_slices) program_ = narrow_slices(std::move(program_));
   if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
   if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
   if (options.eliminate_dead_code) program_ = eliminate_dead_code(std::move(program_));

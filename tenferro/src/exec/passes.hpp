@@ -6,6 +6,12 @@
 
 namespace tenferro::exec {
 
+/// Computes a value that is only read through slices only where it is read: the slices sink into
+/// elementwise kernels, layout ops and dot_general, and products of matrices reassociate where
+/// that saves multiply-adds (pass_narrow_slices.cpp). May change results by rounding (GEMMs on
+/// other shapes, products in another order), as fold_transposes may.
+ExecProgram narrow_slices(ExecProgram program);
+
 /// transpose -> dot_general becomes one dot_general reading the transpose's operand with
 /// remapped dimension numbers, when the result layout is unchanged (pass_fold_transpose.cpp).
 ExecProgram fold_transposes(ExecProgram program);

@@ -261,7 +261,7 @@ const OpDef& def_Slice() {
                        .shape_rule = single_type(+[](Types t, const OpAttrs& a) {
                          return ops::slice(t[0], a.get<SliceAttrs>()).out;
                        }),
-                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .dependence = Dependence::Moves, .batch = batch_slice};
+                       .kernel = single_result(eval_slice), .jvp = jvp_slice, .transpose = transpose_slice, .layout = Layout::Slice, .dependence = Dependence::Moves, .batch = batch_slice};
   return d;
 }
 /// vmap (ir/batching.hpp). A padding value shared by the batch: the pad of the batch, nothing added

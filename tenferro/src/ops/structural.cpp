@@ -380,7 +380,7 @@ const OpDef& def_ExtractDiag() {
                          return ops::extract_diag(t[0], axes.axis1, axes.axis2).out;
                        }),
                        .kernel = single_result(eval_extract_diag), .jvp = jvp_structural,
-                       .transpose = transpose_extract_diag, .dependence = Dependence::Moves, .batch = batch_extract_diag};
+                       .transpose = transpose_extract_diag, .layout = Layout::Diagonal, .dependence = Dependence::Moves, .batch = batch_extract_diag};
   return d;
 }
 static std::vector<BatchedValue> batch_embed_diag(const StdTensorOp& op, std::span<const BatchedValue> x, std::int64_t batch_size) {

@@ -202,15 +202,16 @@ class Checker {
     SettingsGuard guard;
     ExecOptions on = guard.options;
     on.fuse_elementwise = on.eliminate_dead_code = on.scalar_path = on.fold_transpose = true;
-    on.compile_arithmetic = true;
+    on.compile_arithmetic = on.narrow_slices = true;
     // Fusion, dead-code elimination and compiled arithmetic never change a bit (exec_options.hpp,
     // exec/arith_jit.hpp: "plain" runs every instruction in the interpreter); folding a
-    // transpose into a GEMM and the scalar interpreter (glibc's scalar libm instead of the
-    // vector math) may change the last bits (docs/tenferro.md, "Execution").
+    // transpose into a GEMM, narrowing a product to the slices read of it and the scalar
+    // interpreter (glibc's scalar libm instead of the vector math) may change the last bits
+    // (docs/tenferro.md, "Execution").
     ExecOptions plain = on;
     plain.fuse_elementwise = plain.eliminate_dead_code = plain.compile_arithmetic = false;
     ExecOptions off = plain;
-    off.fold_transpose = off.scalar_path = false;
+    off.fold_transpose = off.scalar_path = off.narrow_slices = false;
     step_ = "forward";
     set_exec_options(on);
     const Tensors base = forward.run(x);

@@ -147,12 +147,16 @@ enum class Fusion : std::uint8_t {
   SumReduction,  ///< a Reduction that sums: a fused kernel may end in its full sum
 };
 
-/// Ops that only rearrange or repeat their operand's elements (the executor reads through them).
+/// Ops that only rearrange, repeat or select their operand's elements. The executor reads through
+/// transposes, reshapes and broadcasts in place; slices and diagonals run their kernels, and the
+/// pass narrow_slices sinks them into the ops that produce their operands (exec/passes.hpp).
 enum class Layout : std::uint8_t {
   None,
   Transpose,  ///< attrs Permutation
   Reshape,    ///< attrs ReshapeTo: row-major order kept
   Broadcast,  ///< attrs BroadcastDims
+  Slice,      ///< attrs SliceAttrs: a strided window of the operand
+  Diagonal,   ///< attrs DiagAxes: the diagonal of two axes (extract_diag)
 };
 
 /// Where tests draw an elementwise op's operands (the last operand's, for a binary op): a region
