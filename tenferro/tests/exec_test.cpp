@@ -707,3 +707,91 @@ TEST(CompiledArithmetic, RunsMadeForOneTableAreNotUsedWithAnother) {
   }
   tf::set_math_accuracy(saved);
 }
+
+namespace {
+/// `program` printed and run with the pass run_concurrently on or off (whatever the environment
+/// switched off otherwise).
+std::pair<std::string, std::vector<tf::Tensor>> run_with_concurrency(const tf::Program& program,
+                                                                     const std::vector<tf::Tensor>& args, bool on) {
+  const tf::ExecOptions saved = tf::exec_options();
+  tf::ExecOptions o = saved;
+  o.run_concurrently = on;
+  tf::set_exec_options(o);
+  try {
+    std::pair<std::string, std::vector<tf::Tensor>> out{program.print_executable(), program.run(args)};
+    tf::set_exec_options(saved);
+    return out;
+  } catch (...) {
+    tf::set_exec_options(saved);
+    throw;
+  }
+}
+}  // namespace
+
+// Independent decompositions (two SVDs and an eigh that need nothing of each other) run as one
+// concurrent step, each on its own thread, with the same bits as one after the other; an SVD that
+// reads their results runs after them, alone.
+TEST(RunConcurrently, IndependentDecompositionsRunAtOnceWithTheSameBits) {
+  const tf::Tensor a = random_tensor({160, 160}, 1), b = random_tensor({160, 160}, 2);
+  const tf::Program program = tf::trace(
+      [](const tf::Traced& x, const tf::Traced& y) {
+        const auto s1 = tf::linalg::svd(x);
+        const auto s2 = tf::linalg::svd(y * 2.0);
+        const auto e = tf::linalg::eigh(tf::matmul(x, tf::transpose(x)));
+        const auto late = tf::linalg::svd(s1.U + s2.U + e.eigenvectors);
+        return std::vector<tf::Traced>{s1.S, s2.U, e.eigenvalues, late.S, late.Vh};
+      },
+      a, b);
+  const auto [text, together] = run_with_concurrency(program, {a, b}, true);
+  const auto [plain_text, alone] = run_with_concurrency(program, {a, b}, false);
+  ASSERT_EQ(together.size(), alone.size());
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(std::memcmp(together[i].raw_data(), alone[i].raw_data(), alone[i].nbytes()), 0) << "output " << i;
+  }
+  const std::size_t at = text.find("concurrent {");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, text.find('\n', at) - at);
+  auto count = [](const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(line, "svd["), 2u) << line;
+  EXPECT_EQ(count(line, "eigh"), 1u) << line;
+  EXPECT_EQ(count(text, "svd["), 3u) << text;  // the late one stays outside
+  EXPECT_EQ(plain_text.find("concurrent"), std::string::npos);
+}
+
+// When several ops of a concurrent step fail, the error is the one the first would have thrown
+// had they run in program order, whichever thread finished first.
+TEST(RunConcurrently, TheFirstFailureInProgramOrderIsThrown) {
+  const std::int64_t n = 130;
+  auto indefinite_at = [n](std::int64_t k) {
+    std::vector<double> v(static_cast<std::size_t>(n * n), 0.0);
+    for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i * n + i)] = i == k ? -1.0 : 1.0;
+    return tf::Tensor::from(v, {n, n});
+  };
+  const tf::Tensor a = indefinite_at(3), b = indefinite_at(7);  // minors of order 4 and 8 fail
+  for (const bool a_first : {true, false}) {
+    const tf::Program program = tf::trace(
+        [a_first](const tf::Traced& x, const tf::Traced& y) {
+          const tf::Traced first = tf::linalg::cholesky(a_first ? x : y);
+          const tf::Traced second = tf::linalg::cholesky(a_first ? y : x);
+          return std::vector<tf::Traced>{first, second};
+        },
+        a, b);
+    try {
+      const auto result = run_with_concurrency(program, {a, b}, true);
+      FAIL() << "expected LinalgError";
+    } catch (const tf::LinalgError& e) {
+      EXPECT_EQ(e.info(), a_first ? 4 : 8);
+    }
+    const tf::ExecOptions saved = tf::exec_options();
+    tf::ExecOptions on = saved;
+    on.run_concurrently = true;
+    tf::set_exec_options(on);
+    const std::string text = program.print_executable();  // the two factorizations are one step
+    tf::set_exec_options(saved);
+    EXPECT_NE(text.find("concurrent {"), std::string::npos) << text;
+  }
+}

@@ -8,7 +8,7 @@
 //
 // The process-wide defaults come from the environment variable TENFERRO_PASSES_OFF, a comma
 // separated list of "fold_transpose", "fuse_elementwise", "dce", "scalar_path",
-// "compile_arithmetic", "narrow_slices" (or "all").
+// "compile_arithmetic", "narrow_slices", "run_concurrently" (or "all").
 namespace tenferro {
 
 struct ExecOptions {
@@ -18,6 +18,7 @@ struct ExecOptions {
   bool scalar_path = true;         // all-rank-0 programs run on the compact scalar interpreter
   bool compile_arithmetic = true;  // runs of arithmetic in fused kernels become vector machine code
   bool narrow_slices = true;       // values read only through slices are computed only there
+  bool run_concurrently = true;    // independent decompositions run at the same time, one per thread
   bool operator==(const ExecOptions&) const = default;
 };
 

@@ -210,6 +210,17 @@ std::string to_string(const ExecProgram& p) {
       os << s.op.name() << '(';
       list(s.in);
       os << ')';
+    } else if (s.kind == StepKind::Concurrent) {
+      os << "concurrent {";
+      for (std::size_t m = 0; m < s.members->size(); ++m) {
+        const Step& member = (*s.members)[m];
+        os << (m ? "; " : "");
+        list(member.out);
+        os << " = " << member.op.name() << '(';
+        list(member.in);
+        os << ')';
+      }
+      os << '}';
     } else {
       const FusedKernel& k = *s.fused;
       os << "fused[" << dtype_name(k.dtype) << " x " << k.size << "](";

@@ -92,12 +92,15 @@ struct FusedKernel {
   std::shared_ptr<const CompiledRuns> compiled;
 };
 
-enum class StepKind : std::uint8_t { Op, Fused };
+enum class StepKind : std::uint8_t { Op, Fused, Concurrent };
 
 struct Step {
   StepKind kind = StepKind::Op;
   StdTensorOp op;                             // kind == Op
   std::shared_ptr<const FusedKernel> fused;   // kind == Fused
+  /// kind == Concurrent: independent Op steps run at the same time, one per thread (pass
+  /// run_concurrently); `in` and `out` are theirs in order, outputs concatenated.
+  std::shared_ptr<const std::vector<Step>> members;
   std::vector<ValueId> in, out;
 };
 

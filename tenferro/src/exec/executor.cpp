@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "fused_kernel.hpp"
+#include "kernels/parallel.hpp"
+#include "tenferro/threads.hpp"
 #include "regions/region_runner.hpp"
 #include "passes.hpp"
 #include "scalar_program.hpp"
@@ -28,6 +30,7 @@ ExecOptions options_from_environment() {
   while (std::getline(list, item, ',')) {
     const bool all = item == "all";
     if (all || item == "narrow_slices") o.narrow_slices = false;
+    if (all || item == "run_concurrently") o.run_concurrently = false;
     if (all || item == "fold_transpose") o.fold_transpose = false;
     if (all || item == "fuse_elementwise") o.fuse_elementwise = false;
     if (all || item == "dce") o.eliminate_dead_code = false;
@@ -45,7 +48,7 @@ ExecOptions& current_options() {
 
 std::uint64_t tag_of(const ExecOptions& o) {
   return (o.fold_transpose ? 1u : 0u) | (o.fuse_elementwise ? 2u : 0u) | (o.eliminate_dead_code ? 4u : 0u) |
-         (o.scalar_path ? 8u : 0u) | (o.compile_arithmetic ? 16u : 0u) | (o.narrow_slices ? 32u : 0u);
+         (o.scalar_path ? 8u : 0u) | (o.compile_arithmetic ? 16u : 0u) | (o.narrow_slices ? 32u : 0u) | (o.run_concurrently ? 64u : 0u);
 }
 }  // namespace
 
@@ -119,6 +122,7 @@ Executable::Executable(const computegraph::CompiledProgram<StdTensorOp>& compile
   if (options.fold_transpose) program_ = fold_transposes(std::move(program_));
   if (options.fuse_elementwise) program_ = fuse_elementwise(std::move(program_));
   if (options.eliminate_dead_code) program_ = eliminate_dead_code(std::move(program_));
+  if (options.run_concurrently) program_ = run_concurrently(std::move(program_));
   if (options.compile_arithmetic) program_ = compile_arithmetic(std::move(program_));
   verify(program_);
 
@@ -203,7 +207,7 @@ std::size_t Executable::plan_peak() const {
     if (s.kind == StepKind::Op && s.op.def->running_bytes) {
       transient = s.op.def->running_bytes(s.op);
     } else if (s.kind == StepKind::Op && s.op.def->regions) {
-      for (const auto& g : s.op.def->regions(s.op)) transient = std::max(transient, detail::body_planned_transient_bytes(g));
+      for (const auto& g : s.op.def->regions(s.op)) transient = std::max(transient, tenferro::detail::body_planned_transient_bytes(g));
     }
     peak = std::max(peak, live + transient);
     for (ValueId v : dying) release(v);
@@ -215,7 +219,7 @@ std::size_t Executable::bytes_written_into() const {
   if (scalar_) return 0;
   std::vector<char> fused(program_.types.size(), 0);
   for (const Step& s : program_.steps) {
-    if (s.kind != StepKind::Op) {
+    if (s.kind == StepKind::Fused) {
       for (ValueId v : s.out) fused[v] = 1;
     }
   }
@@ -301,6 +305,39 @@ const Tensor& unset_result() {
   thread_local const Tensor placeholder;
   return placeholder;
 }
+
+/// Runs independent ops at the same time, one per thread of the pool (a Concurrent step). Each
+/// kernel runs as it would alone: its nested parallel loops run on its own thread. A failure is
+/// rethrown after all have run, the first member's first, as if they had run in order.
+void run_concurrent(const std::vector<Step>& members, std::vector<const Tensor*>& value,
+                    std::vector<std::optional<Tensor>>& slots) {
+  const std::size_t n = members.size();
+  std::vector<std::vector<const Tensor*>> args(n);
+  std::vector<std::vector<Tensor>> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  for (std::size_t m = 0; m < n; ++m) {
+    for (auto v : members[m].in) args[m].push_back(value[v]);
+    results[m].assign(members[m].out.size(), unset_result());
+  }
+  exec::parallel_chunks(static_cast<std::int64_t>(n), num_threads(), [&](std::int64_t c) {
+    const auto m = static_cast<std::size_t>(c);
+    try {
+      members[m].op.run_kernel(args[m], results[m]);
+    } catch (...) {
+      errors[m] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t m = 0; m < n; ++m) {
+    for (std::size_t o = 0; o < members[m].out.size(); ++o) {
+      const ValueId v = members[m].out[o];
+      slots[v] = std::move(results[m][o]);
+      value[v] = &*slots[v];
+    }
+  }
+}
 }  // namespace
 
 std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Tensor> into) const {
@@ -355,6 +392,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, std::span<Te
           slots[s.out[o]] = std::move(results_of_op[o]);
           value[s.out[o]] = &*slots[s.out[o]];
         }
+      } else if (s.kind == StepKind::Concurrent) {
+        run_concurrent(*s.members, value, slots);
       } else {
         const auto& dying = releases_[i];
         for (std::size_t o = 0; o < s.out.size(); ++o) {

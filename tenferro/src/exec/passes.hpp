@@ -35,6 +35,12 @@ ExecProgram merge_scans(ExecProgram program);
 /// instructions only they needed (pass_dce.cpp).
 ExecProgram eliminate_dead_code(ExecProgram program);
 
+/// Groups independent applications of ops whose kernels are long single-threaded calls
+/// (OpDef::concurrent: LAPACK decompositions) into Concurrent steps that run them at the same
+/// time, one per thread; the steps are reordered so that each group's operands come before it
+/// (pass_run_concurrently.cpp). Each kernel runs as it would alone: the same bits.
+ExecProgram run_concurrently(ExecProgram program);
+
 /// Compiles the runs of arithmetic in every fused kernel to vector loops for the current vector
 /// instruction set (arith_jit.hpp, pass_compile_arithmetic.cpp). Last: the kernels are final.
 ExecProgram compile_arithmetic(ExecProgram program);

@@ -57,7 +57,7 @@ Tangents jvp_cholesky(const StdTensorOp&, const JvpArgs& a) {
 const OpDef& def_Cholesky() {
   static const OpDef d{.name = "cholesky", .kind = OpKind::Cholesky, .operands = {kNonlinear},
                        .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::cholesky(t[0]).out; }),
-                       .kernel = single_result(eval_cholesky), .jvp = jvp_cholesky, .batch = detail::batch_leading_axis()};
+                       .kernel = single_result(eval_cholesky), .jvp = jvp_cholesky, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -76,7 +76,7 @@ const OpDef& def_Eig() {
                          StdTensorOp op = ops::eig(t[0], a.get<EighAttrs>());
                          return std::vector<TensorType>{op.out, op.more_outs[0]};
                        },
-                       .kernel = eval_eig, .jvp = jvp_eig, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_eig, .jvp = jvp_eig, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 

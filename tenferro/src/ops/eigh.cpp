@@ -94,13 +94,13 @@ std::vector<TensorType> eigh_types(Types t, const OpAttrs& attrs, bool vectors) 
 const OpDef& def_Eigh() {
   static const OpDef d{.name = "eigh", .kind = OpKind::Eigh, .operands = {kNonlinear}, .outputs = 2,
                        .shape_rule = [](Types t, const OpAttrs& a) { return eigh_types(t, a, true); },
-                       .kernel = eval_eigh, .jvp = jvp_eigh, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_eigh, .jvp = jvp_eigh, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 const OpDef& def_EighValues() {
   static const OpDef d{.name = "eigvalsh", .kind = OpKind::EighValues, .operands = {kNonlinear},
                        .shape_rule = [](Types t, const OpAttrs& a) { return eigh_types(t, a, false); },
-                       .kernel = eval_eigh, .jvp = jvp_eigh, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_eigh, .jvp = jvp_eigh, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 

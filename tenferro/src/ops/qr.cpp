@@ -104,7 +104,7 @@ const OpDef& def_Qr() {
                          StdTensorOp op = ops::qr(t[0], a.get<QrAttrs>());
                          return std::vector<TensorType>{op.out, op.more_outs[0]};
                        },
-                       .kernel = eval_qr, .jvp = jvp_qr, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_qr, .jvp = jvp_qr, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 

@@ -164,13 +164,13 @@ std::vector<TensorType> svd_types(Types t, const OpAttrs& attrs, bool vectors) {
 const OpDef& def_Svd() {
   static const OpDef d{.name = "svd", .kind = OpKind::Svd, .operands = {kNonlinear}, .outputs = 3,
                        .shape_rule = [](Types t, const OpAttrs& a) { return svd_types(t, a, true); },
-                       .kernel = eval_svd, .jvp = jvp_svd, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_svd, .jvp = jvp_svd, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 const OpDef& def_SvdValues() {
   static const OpDef d{.name = "svdvals", .kind = OpKind::SvdValues, .operands = {kNonlinear},
                        .shape_rule = [](Types t, const OpAttrs& a) { return svd_types(t, a, false); },
-                       .kernel = eval_svd, .jvp = jvp_svd, .batch = detail::batch_leading_axis()};
+                       .kernel = eval_svd, .jvp = jvp_svd, .concurrent = true, .batch = detail::batch_leading_axis()};
   return d;
 }
 

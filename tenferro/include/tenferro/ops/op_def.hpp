@@ -258,6 +258,10 @@ struct OpDef {
   /// A contraction whose attributes are DotDims (dot_general): the executor reads a transposed
   /// operand through its dimension numbers instead of materializing the transpose.
   bool dot_dims_contraction = false;
+  /// A kernel that is one long single-threaded call per matrix (a LAPACK decomposition, whose
+  /// results do not depend on the thread count because it runs on one): the executor may run
+  /// independent applications at the same time, one per thread (pass run_concurrently).
+  bool concurrent = false;
   std::optional<ElementFormula> rank0_formula = {};
   /// Optional: prints the bracketed attribute text (default: the attributes' own print).
   std::function<void(std::ostream&, const StdTensorOp&)> print_attrs = {};
