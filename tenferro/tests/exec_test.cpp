@@ -765,8 +765,8 @@ TEST(RunConcurrently, IndependentDecompositionsRunAtOnceWithTheSameBits) {
 // When several ops of a concurrent step fail, the error is the one the first would have thrown
 // had they run in program order, whichever thread finished first.
 TEST(RunConcurrently, TheFirstFailureInProgramOrderIsThrown) {
-  const std::int64_t n = 130;
-  auto indefinite_at = [n](std::int64_t k) {
+  constexpr std::int64_t n = 130;
+  auto indefinite_at = [](std::int64_t k) {
     std::vector<double> v(static_cast<std::size_t>(n * n), 0.0);
     for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i * n + i)] = i == k ? -1.0 : 1.0;
     return tf::Tensor::from(v, {n, n});

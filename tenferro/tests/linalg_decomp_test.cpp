@@ -9,6 +9,8 @@
 #include <regex>
 #include <sstream>
 
+#include "ising_trg_model.hpp"
+#include "ising_trg_onsager.hpp"
 #include "linalg_test_util.hpp"
 
 namespace tf = tenferro;
@@ -503,11 +505,11 @@ std::vector<double> product_sizes(const std::string& program) {
 // are read, and the executor's pass narrow_slices computes only those (n x n x k products). The
 // tangent equals the unnarrowed program's and central differences of the rank-k reconstruction.
 TEST(Svd, TruncatedTangentComputesOnlyTheReadColumns) {
-  const std::int64_t n = 40, k = 4;
+  constexpr std::int64_t n = 40, k = 4;
   std::mt19937_64 rng(7);
   const tf::Tensor a = random_matrix(rng, {n, n}, tf::DType::F64);
   const tf::Tensor da = random_matrix(rng, {n, n}, tf::DType::F64);
-  auto truncated = [k](const T& x) {
+  auto truncated = [](const T& x) {
     auto r = la::svd(x);
     const T u = tf::slice(r.U, {0, 0}, {n, k}), s = tf::slice(r.S, {0}, {k}), vh = tf::slice(r.Vh, {0, 0}, {k, n});
     return std::vector<T>{u, s, vh, tf::matmul(scale_cols(u, s), vh)};
@@ -556,4 +558,33 @@ TEST(Svd, TruncatedTangentComputesOnlyTheReadColumns) {
   const tf::Tensor central = run([h](const std::vector<T>& x) { return std::vector<T>{(x[0] - x[1]) * (0.5 / h)}; },
                                  {plus, minus})[0];
   EXPECT_LT(rel_diff(narrow[3], central), 1e-6);
+}
+
+// The TRG example's observables (examples/ising_trg_model.hpp) by forward mode twice, as one
+// program in which the SVD tangents are narrowed to the k columns read and the two SVDs of each
+// step run concurrently, against reverse mode (value_and_grad and hessian: other rules, other
+// programs) and against Onsager's exact solution at chi = 16 (matrices of 256 x 256, k = 16).
+TEST(Svd, TrgDerivativesAgreeInEitherModeAndWithOnsager) {
+  constexpr std::int64_t chi = 16;
+  constexpr int niter = 14;
+  auto f = [](const T& K) { return ising::lnz_per_site(K, chi, niter); };
+  const tf::Program forward = tf::trace([](const T& K) { return ising::lnz_and_derivatives(K, chi, niter); },
+                                        tf::Tensor::scalar(1.0));
+  auto value_and_slope = tf::value_and_grad(f);
+  auto curvature = tf::hessian(f);
+  for (const double K : {0.3, 0.6}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    const tf::Tensor k = tf::Tensor::scalar(K);
+    const tf::Tensors fwd = forward.run({k});
+    const auto [lnz, slope] = value_and_slope(k);
+    const double second = curvature(k).item<double>();
+    EXPECT_NEAR(fwd[0].item<double>(), lnz.item<double>(), 1e-12);
+    EXPECT_NEAR(fwd[1].item<double>(), slope.item<double>(), 1e-10 * std::abs(slope.item<double>()));
+    EXPECT_NEAR(fwd[2].item<double>(), second, 1e-8 * std::abs(second));
+    // Onsager: lnZ/N to the finite torus's ln(2) / 2^niter, u and c to the truncation's error.
+    const ising::Exact exact = ising::onsager(K);
+    EXPECT_NEAR(fwd[0].item<double>(), exact.lnz, 1e-4);
+    EXPECT_NEAR(-fwd[1].item<double>(), exact.u, 1e-3);
+    EXPECT_NEAR(K * K * fwd[2].item<double>(), exact.c, 1e-2 * exact.c);
+  }
 }

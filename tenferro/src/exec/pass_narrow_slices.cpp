@@ -6,8 +6,9 @@
 //   distinct slice becomes the producing op applied to slices of the op's operands, and the
 //   producer goes. Producers: one-instruction elementwise kernels, transpose, broadcast_in_dim,
 //   extract_diag, slice (composed into one) and dot_general (a slice along a free axis slices that
-//   operand; along a batch axis, both). It is done only when the distinct slices together hold no
-//   more elements than the value, so it never adds work. The new slices are sunk in turn.
+//   operand; along a batch axis, both). It is done only when the distinct slices together hold at
+//   most half the value's elements, so it never adds work, and never cuts one product into
+//   several that cover it (the gates of an LSTM). The new slices are sunk in turn.
 // - Reassociation. A product of matrices (C (A B), (A B) C, either operand of either product read
 //   transposed through dot_general's dimension numbers) is recomputed in the other order when that
 //   costs fewer multiply-adds, counting A B's own cost as saved when every other reader of A B is
@@ -274,7 +275,10 @@ class Narrowing {
     std::int64_t elements = 0;
     for (const auto& g : groups) elements += p_.types[p_.steps[g.second[0]].out[0]].numel();
     const bool compose_only = prod.kind == StepKind::Op && prod.op.def->layout == Layout::Slice;
-    if (!compose_only && elements > p_.types[v].numel()) return false;
+    // Only where it saves at least half: slices covering most of a value (an LSTM's four gates
+    // cut from one product) would trade one efficient kernel for several narrow ones and copies
+    // of their operands.
+    if (!compose_only && 2 * elements > p_.types[v].numel()) return false;
     for (const auto& g : groups) {
       const ValueId result = p_.steps[g.second[0]].out[0];
       replace_[g.second[0]] = narrowed(prod, windows_of(g.first), result);
