@@ -7,7 +7,6 @@
 
 namespace tenferro::exec {
 
-namespace {
 using Axes = std::vector<std::int64_t>;
 
 Axes free_axes(const Axes& batch, const Axes& contract, std::size_t rank) {
@@ -20,6 +19,8 @@ Axes free_axes(const Axes& batch, const Axes& contract, std::size_t rank) {
   }
   return free;
 }
+
+namespace {
 
 Axes mapped(const Axes& axes, const Axes& perm) {
   Axes out;

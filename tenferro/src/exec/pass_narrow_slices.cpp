@@ -189,7 +189,9 @@ class Narrowing {
       const auto& b = s.op.attrs.get<BroadcastDims>();
       std::vector<Window> inner = whole(operand.shape);
       for (std::size_t i = 0; i < b.dims.size(); ++i) {
-        if (operand.shape[i] == b.shape[static_cast<std::size_t>(b.dims[i])]) inner[i] = w[static_cast<std::size_t>(b.dims[i])];
+        // An axis of length 1 broadcast to more is read whole; one of full length is sliced.
+        const auto r = static_cast<std::size_t>(b.dims[i]);
+        if (operand.shape[i] == b.shape[r]) inner[i] = w[r];
       }
       const ValueId x = slice_of(s.in[0], inner, out);
       clone.op = ops::broadcast_in_dim(p_.types[x], rt.shape, b.dims);
@@ -229,20 +231,12 @@ class Narrowing {
         lw[static_cast<std::size_t>(dims.lhs_batch[b])] = w[r];
         rw[static_cast<std::size_t>(dims.rhs_batch[b])] = w[r];
       }
-      auto free_axes = [](const DotDims& dd, std::size_t rank, bool lhs) {
-        const Axes& batch = lhs ? dd.lhs_batch : dd.rhs_batch;
-        const Axes& contract = lhs ? dd.lhs_contract : dd.rhs_contract;
-        Axes f;
-        for (std::int64_t a = 0; a < static_cast<std::int64_t>(rank); ++a) {
-          if (std::find(batch.begin(), batch.end(), a) == batch.end() &&
-              std::find(contract.begin(), contract.end(), a) == contract.end()) {
-            f.push_back(a);
-          }
-        }
-        return f;
-      };
-      for (std::int64_t a : free_axes(dims, lt.rank(), true)) lw[static_cast<std::size_t>(a)] = w[r++];
-      for (std::int64_t a : free_axes(dims, rt2.rank(), false)) rw[static_cast<std::size_t>(a)] = w[r++];
+      for (std::int64_t a : free_axes(dims.lhs_batch, dims.lhs_contract, lt.rank())) {
+        lw[static_cast<std::size_t>(a)] = w[r++];
+      }
+      for (std::int64_t a : free_axes(dims.rhs_batch, dims.rhs_contract, rt2.rank())) {
+        rw[static_cast<std::size_t>(a)] = w[r++];
+      }
       const ValueId l = slice_of(s.in[0], lw, out);
       const ValueId rr = slice_of(s.in[1], rw, out);
       clone.op = s.op;
@@ -273,7 +267,11 @@ class Narrowing {
       }
     }
     std::int64_t elements = 0;
-    for (const auto& g : groups) elements += p_.types[p_.steps[g.second[0]].out[0]].numel();
+    for (const auto& g : groups) {
+      const std::int64_t count = p_.types[p_.steps[g.second[0]].out[0]].numel();
+      if (count == 0) return false;  // an empty slice costs nothing; empty kernels are not made
+      elements += count;
+    }
     const bool compose_only = prod.kind == StepKind::Op && prod.op.def->layout == Layout::Slice;
     // Only where it saves at least half: slices covering most of a value (an LSTM's four gates
     // cut from one product) would trade one efficient kernel for several narrow ones and copies

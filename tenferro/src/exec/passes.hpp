@@ -6,6 +6,10 @@
 
 namespace tenferro::exec {
 
+/// The free axes (neither batch nor contracted) of a dot_general operand of rank `rank`, ascending.
+std::vector<std::int64_t> free_axes(const std::vector<std::int64_t>& batch, const std::vector<std::int64_t>& contract,
+                                    std::size_t rank);
+
 /// Computes a value that is only read through slices only where it is read: the slices sink into
 /// elementwise kernels, layout ops and dot_general, and products of matrices reassociate where
 /// that saves multiply-adds (pass_narrow_slices.cpp). May change results by rounding (GEMMs on
