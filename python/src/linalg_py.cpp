@@ -6,6 +6,7 @@
 // Every tensor parameter takes any operand (Traced, Tensor, NumPy array, nested sequence, Python
 // scalar; module.hpp, lift), index and key parameters typing Python ints as i64.
 #include <algorithm>
+#include <tuple>
 
 #include "module.hpp"
 
@@ -284,6 +285,14 @@ void bind_linalg(py::module_& m) {
         ">>> Q, R = tf.linalg.qr(np.array([[1.0, 2.0], [3.0, 4.0]]))\n"
         ">>> np.allclose(Q.numpy() @ R.numpy(), [[1.0, 2.0], [3.0, 4.0]]), R.numpy()[1, 0] == 0.0\n"
         "(True, True)\n");
+  // The matrix functions of the op list's M entries (tenferro/op_list.hpp): a tuple of the results.
+#define TENFERRO_PY_LIST_MATRIX(X, kind, name, n)                                                       \
+  l.def(#name, lift("linalg." #name, +[](const Traced& a) {                                            \
+          return std::apply([](const auto&... r) { return py::make_tuple(r...); }, la::name(a));        \
+        }), py::arg("a"),               \
+        "The results of the op " #name " of a, as a tuple (the C++ linalg::" #name "; docs/linalg.md).");
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_PY_LIST_MATRIX)
+#undef TENFERRO_PY_LIST_MATRIX
   l.def("eigh", lift("linalg.eigh", +[](const Traced& a, double broadening) {
     auto r = la::eigh(a, broadening);
     return py::make_tuple(r.eigenvalues, r.eigenvectors);

@@ -309,6 +309,13 @@ def sym(a):
     return a + a.T
 
 
+def polar_ref(a):
+    """(U, P) with a = U P from NumPy's SVD a = W diag(s) Vh: U = W Vh, P = Vh^H diag(s) Vh
+    (SciPy's polar, side="right")."""
+    w, s, vh = np.linalg.svd(a, full_matrices=False)
+    return w @ vh, vh.conj().T @ np.diag(s) @ vh
+
+
 def spd(a):
     return a @ a.T + 3.0 * np.eye(len(a))
 
@@ -516,6 +523,8 @@ CASES.update({
     "linalg.svdvals": [Case(tf.linalg.svdvals, [T(M43)], lambda a: np.linalg.svd(a, compute_uv=False))],
     "linalg.qr": [Case(tf.linalg.qr, [T(M43)], lambda a: (a, np.eye(3), np.zeros((3, 3))),
                        post=lambda r, a: (r[0] @ r[1], r[0].T @ r[0], np.tril(r[1], -1)))],
+    "linalg.polar": [Case(tf.linalg.polar, [T(M43)], lambda a: polar_ref(a)),
+                     Case(tf.linalg.polar, [T(A + 1j * A.T)], lambda a: polar_ref(a))],
     "linalg.eigh": [Case(tf.linalg.eigh, [T(sym(A))], lambda a: (a, np.linalg.eigvalsh(a)),
                          post=lambda r, a: (r[1] @ np.diag(r[0]) @ r[1].T, r[0]))],
     "linalg.eigvalsh": [Case(tf.linalg.eigvalsh, [T(sym(A))], np.linalg.eigvalsh)],

@@ -94,9 +94,13 @@ def cpp_functions():
                     while scope and depth < scope[-1][1]:
                         scope.pop()
         assert depth == 0 and not scope, f"{header}: unbalanced braces as parsed"
-    # The functions traced.hpp declares from the op list (U and B entries of op_list.hpp).
-    for name in re.findall(r"\b[UB]\(X, \w+, (\w+)\)", (INCLUDE / "op_list.hpp").read_text().split("#define TENFERRO_OP_LIST(", 1)[1]):
-        entry = ("tenferro", name, "op_list.hpp")
+    # The functions traced.hpp and linalg.hpp declare from the op list (its U, B and M entries).
+    op_list = (INCLUDE / "op_list.hpp").read_text().split("#define TENFERRO_OP_LIST(", 1)[1]
+    listed = [("tenferro", name) for name in re.findall(r"\b[UB]\(X, \w+, (\w+)\)", op_list)]
+    listed += [("tenferro::linalg", name) for name in re.findall(r"\bM\(X, \w+, (\w+), \d+\)", op_list)]
+    assert any(namespace == "tenferro::linalg" for namespace, _ in listed), "op_list.hpp: no M entry parsed"
+    for namespace, name in listed:
+        entry = (namespace, name, "op_list.hpp")
         if entry not in found:
             found.append(entry)
     return found

@@ -1,4 +1,4 @@
-// svd, svdvals, eigh, eigvalsh, qr and cholesky: the factors reproduce the input and have their
+// svd, svdvals, eigh, eigvalsh, qr, polar and cholesky: the factors reproduce the input and have their
 // structure (checked with a naive product written here), derivatives to order 2 on
 // gauge-invariant functions (check_grads: finite differences and the adjoint identity, forward
 // and reverse at both levels) in f64 and c128 over square, tall, wide and batched shapes, and
@@ -413,6 +413,99 @@ TEST(Qr, FactorsHaveSecondDerivatives) {
         return std::vector<T>{r.Q, r.R};
       }, {random_matrix(rng, shape, dt)});
     }
+  }
+}
+
+namespace {
+/// The conjugate transpose of an m x n matrix given as c128 values.
+std::vector<c128> adjoint_of(const std::vector<c128>& a, std::int64_t m, std::int64_t n) {
+  std::vector<c128> t(a.size());
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) t[static_cast<std::size_t>(j * m + i)] = std::conj(a[static_cast<std::size_t>(i * n + j)]);
+  return t;
+}
+std::vector<c128> identity(std::int64_t n) {
+  std::vector<c128> e(static_cast<std::size_t>(n * n));
+  for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i * n + i)] = 1.0;
+  return e;
+}
+}  // namespace
+
+// polar(A) = (U, P) is the one factorization with A = U P, U^H U = I and P Hermitian positive
+// definite (A of full column rank), so P = (A^H A)^(1/2): each property is checked on its own,
+// with products written here.
+TEST(Polar, FactorsAreAnIsometryAndTheSquareRootOfAHA) {
+  std::mt19937_64 rng(31);
+  for (tf::DType dt : kDTypes) {
+    for (const tf::Shape& shape : {tf::Shape{4, 4}, tf::Shape{5, 3}, tf::Shape{2, 3, 3}, tf::Shape{6, 1}}) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      const tf::Tensor a = random_matrix(rng, shape, dt);
+      auto out = run([](const std::vector<T>& x) {
+        auto [u, p] = la::polar(x[0]);
+        return std::vector<T>{u, p, la::eigvalsh(p)};
+      }, {a});
+      const std::int64_t m = shape[shape.size() - 2], n = shape.back();
+      ASSERT_EQ(out[0].shape(), shape);
+      for (std::int64_t b = 0; b < tf::numel(shape) / (m * n); ++b) {
+        const auto A = matrix_of(a, b), U = matrix_of(out[0], b), P = matrix_of(out[1], b);
+        EXPECT_LT(max_abs_diff(naive_matmul(U, P, m, n, n), A), 1e-13);
+        EXPECT_LT(max_abs_diff(naive_matmul(adjoint_of(U, m, n), U, n, m, n), identity(n)), 1e-13);
+        EXPECT_EQ(max_abs_diff(adjoint_of(P, n, n), P), 0.0);
+        const auto AhA = naive_matmul(adjoint_of(A, m, n), A, n, m, n);
+        EXPECT_LT(max_abs_diff(naive_matmul(P, P, n, n, n), AhA), 1e-13);
+        for (std::int64_t i = 0; i < n; ++i) EXPECT_GT(at(out[2], b * n + i).real(), 0.0);
+      }
+    }
+  }
+}
+
+TEST(Polar, FactorsHaveSecondDerivatives) {
+  std::mt19937_64 rng(32);
+  for (tf::DType dt : kDTypes) {
+    for (const tf::Shape& shape : {tf::Shape{4, 4}, tf::Shape{5, 3}, tf::Shape{2, 3, 3}}) {
+      SCOPED_TRACE(tf::shape_to_string(shape) + " " + tf::dtype_name(dt));
+      expect_grads([](const std::vector<T>& x) {
+        auto [u, p] = la::polar(x[0]);
+        return std::vector<T>{u, p};
+      }, {random_matrix(rng, shape, dt)});
+    }
+  }
+}
+
+// At an isometry P = I: every eigenvalue of P is repeated, so the eigenbasis the rule solves its
+// Sylvester equation in is arbitrary; the tangent must not depend on it (first order, where the
+// rule does not differentiate eigh).
+TEST(Polar, TheTangentAtAnIsometryDoesNotDependOnTheEigenbasis) {
+  std::mt19937_64 rng(33);
+  for (tf::DType dt : kDTypes) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    const tf::Tensor q = run([](const std::vector<T>& x) { return std::vector<T>{la::qr(x[0]).Q}; },
+                             {random_matrix(rng, {5, 3}, dt)})[0];
+    expect_grads([](const std::vector<T>& x) {
+      auto [u, p] = la::polar(x[0]);
+      return std::vector<T>{u, p};
+    }, {q}, 1);
+  }
+}
+
+TEST(Polar, WideAndEmptyMatrices) {
+  try {
+    (void)run([](const std::vector<T>& x) { return std::vector<T>{la::polar(x[0])[0]}; },
+              {tf::Tensor(tf::TensorType{tf::DType::F64, {2, 3}})});
+    ADD_FAILURE() << "a wide matrix was accepted";
+  } catch (const tf::ShapeError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("polar: operand f64[2, 3] is wide"));
+  }
+  for (const tf::Shape& shape : {tf::Shape{3, 0}, tf::Shape{0, 0}, tf::Shape{0, 4, 2}}) {
+    SCOPED_TRACE(tf::shape_to_string(shape));
+    auto out = run([](const std::vector<T>& x) {
+      auto [u, p] = la::polar(x[0]);
+      return std::vector<T>{u, p};
+    }, {tf::Tensor(tf::TensorType{tf::DType::F64, shape})});
+    tf::Shape p_shape = shape;
+    p_shape[p_shape.size() - 2] = shape.back();
+    EXPECT_EQ(out[0].shape(), shape);
+    EXPECT_EQ(out[1].shape(), p_shape);
   }
 }
 

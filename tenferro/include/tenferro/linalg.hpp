@@ -26,10 +26,12 @@
 //   LinalgError with LAPACK's info (the first zero pivot); cholesky of a matrix that is not positive
 //   definite throws LinalgError naming the order of the failing leading minor. Ill-conditioned
 //   input is solved as LAPACK solves it (no condition-number check).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tenferro/op_list.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro::linalg {
@@ -67,6 +69,13 @@ struct Eigh {
 };
 Eigh eigh(const Traced& a, double broadening = kDefaultBroadening);
 Traced eigvalsh(const Traced& a, double broadening = kDefaultBroadening);
+
+// The matrix functions that are one op each, without options: one declaration per M entry of the
+// op list (tenferro/op_list.hpp), std::array<Traced, n> name(const Traced& a), whose results are
+// the op's (docs/linalg.md describes each): polar(a) = {U, P} with a = U P.
+#define TENFERRO_DECLARE_MATRIX(X, kind, name, n) std::array<Traced, n> name(const Traced& a);
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DECLARE_MATRIX)
+#undef TENFERRO_DECLARE_MATRIX
 
 /// Eigenvalues and right eigenvectors of a general square matrix, both complex (columns of unit
 /// 2-norm, each up to a phase). Differentiable for distinct eigenvalues (broadened like eigh);

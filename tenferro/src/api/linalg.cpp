@@ -4,6 +4,7 @@
 #include "tenferro/linalg.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <limits>
 
 #include "tenferro/indexing.hpp"
@@ -107,6 +108,22 @@ Qr qr(const Traced& a, QrMode mode) {
   auto r = apply_outputs(ops::qr(a.type(), QrAttrs{mode == QrMode::Complete}), std::span(&a, 1));
   return {r[0], r[1]};
 }
+
+namespace {
+/// The n results of the op `kind` (one operand, no attributes) on a.
+template <std::size_t n>
+std::array<Traced, n> record_matrix_op(OpKind kind, const Traced& a) {
+  const std::vector<Traced> r = apply_outputs(make_op(op_def(kind), {a.type()}), std::span(&a, 1));
+  return [&r]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<Traced, n>{r[I]...};
+  }(std::make_index_sequence<n>{});
+}
+}  // namespace
+
+#define TENFERRO_DEFINE_MATRIX(X, kind, name, n) \
+  std::array<Traced, n> name(const Traced& a) { return record_matrix_op<n>(OpKind::kind, a); }
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DEFINE_MATRIX)
+#undef TENFERRO_DEFINE_MATRIX
 
 Eigh eigh(const Traced& a, double broadening) {
   auto r = apply_outputs(ops::eigh(a.type(), EighAttrs{broadening}), std::span(&a, 1));
