@@ -5,6 +5,7 @@
 // NumPy array, Tensor or Python scalar among them becomes a constant of the trace of a traced one;
 // a list or tuple is always a structure of values, never one nested-sequence tensor.
 #include <array>
+#include <string_view>
 
 #include "module.hpp"
 #include "tenferro/buffer_pool.hpp"
@@ -104,6 +105,18 @@ auto implicit_solver(Solve solve, const char* who, const char* result) {
   };
 }
 
+/// The docstring of an R entry's function (optional: an op without one gets a pointer to the docs).
+const char* region_op_doc(std::string_view name) {
+  if (name == "map") {
+    return "``f`` applied to the slices ``xs[t]`` of its operands along their leading axis, one step after another;\n"
+           "the results stacked along a new leading axis (jax.lax.map). Values f closes over are passed whole to\n"
+           "every step. Unlike vmap, memory holds one step's values at a time.\n"
+           "\n"
+           ">>> tf.map(lambda row: tf.sum(row * row), np.array([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()\n"
+           "[5.0, 25.0]\n";
+  }
+  return "A region op of tenferro's op list: f traced into its body (docs/tenferro.md).";
+}
 }  // namespace
 
 void bind_control(py::module_& m) {
@@ -173,6 +186,17 @@ void bind_control(py::module_& m) {
         ">>> f = lambda x: tf.cond(tf.sum(x) > 0.0, lambda y: tf.sum(y * y), lambda y: tf.sum(-y), x)\n"
         ">>> tf.grad(f)(np.array([3.0])).numpy().tolist(), tf.grad(f)(np.array([-3.0])).numpy().tolist()\n"
         "([6.0], [-1.0])\n");
+  // The region ops of the op list's R entries (tenferro/op_list.hpp): tf.name(f, *operands).
+#define TENFERRO_PY_LIST_REGION(X, kind, name)                                                          \
+  m.def(#name, [branch](py::function f, const py::args& operands) {                                    \
+    Operands ops(std::string("tenferro." #name));                                                      \
+    const Values o = operands_of<1>(ops, {Given{operands}})[0];                                        \
+    const TracedList r = ::tenferro::name(branch(f), o.list);                                          \
+    return ops.result(r.size() == 1 ? py::cast(r[0]) : to_python(r, false));                          \
+  }, py::arg("f"), region_op_doc(#name));
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP_M,
+                   TENFERRO_PY_LIST_REGION)
+#undef TENFERRO_PY_LIST_REGION
   m.def("switch", [branch](const py::object& index, const std::vector<py::function>& branches, const py::args& operands) {
     Operands ops(std::string("tenferro.switch"));
     const auto given = operands_of<2>(ops, {Given{index, Slot::Index, false}, Given{operands}});

@@ -6,6 +6,7 @@
 // Every tensor parameter takes any operand (Traced, Tensor, NumPy array, nested sequence, Python
 // scalar; module.hpp, lift), index and key parameters typing Python ints as i64.
 #include <algorithm>
+#include <string_view>
 #include <tuple>
 
 #include "module.hpp"
@@ -18,6 +19,19 @@ std::vector<std::int64_t> sizes_of(const py::object& v) {
   if (v.is_none()) return {};
   if (py::isinstance<py::int_>(v)) return {v.cast<std::int64_t>()};
   return v.cast<std::vector<std::int64_t>>();
+}
+
+/// The docstring of an M entry's function (optional: one without gets a pointer to the docs).
+const char* matrix_op_doc(std::string_view name) {
+  if (name == "polar") {
+    return "(U, P) with a = U @ P for a tall or square a: U's columns orthonormal, P Hermitian positive\n"
+           "semidefinite (scipy.linalg.polar with side=\"right\"); differentiable where a has full column rank.\n"
+           "\n"
+           ">>> U, P = tf.linalg.polar(np.array([[0.0, -2.0], [1.0, 0.0]]))\n"
+           ">>> np.allclose(U.numpy(), [[0.0, -1.0], [1.0, 0.0]]), np.allclose(P.numpy(), [[1.0, 0.0], [0.0, 2.0]])\n"
+           "(True, True)\n";
+  }
+  return "The results of this op of tenferro's op list, as a tuple (docs/linalg.md).";
 }
 }  // namespace
 
@@ -289,9 +303,8 @@ void bind_linalg(py::module_& m) {
 #define TENFERRO_PY_LIST_MATRIX(X, kind, name, n)                                                       \
   l.def(#name, lift("linalg." #name, +[](const Traced& a) {                                            \
           return std::apply([](const auto&... r) { return py::make_tuple(r...); }, la::name(a));        \
-        }), py::arg("a"),               \
-        "The results of the op " #name " of a, as a tuple (the C++ linalg::" #name "; docs/linalg.md).");
-  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_PY_LIST_MATRIX)
+        }), py::arg("a"), matrix_op_doc(#name));
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_PY_LIST_MATRIX, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_PY_LIST_MATRIX
   l.def("eigh", lift("linalg.eigh", +[](const Traced& a, double broadening) {
     auto r = la::eigh(a, broadening);

@@ -4,6 +4,7 @@
 // RuntimeError (tenferro.Error). tenferro.TracerConversionError (a TypeError, traced_py.cpp) is
 // raised by the module itself, for a Traced value used where Python needs a concrete one.
 #include "module.hpp"
+#include "tenferro/op_list.hpp"
 
 namespace tenferro::python {
 
@@ -85,4 +86,12 @@ PYBIND11_MODULE(_tenferro, m) {
 #ifdef TENFERRO_PYTHON_MPI
   tp::bind_distributed(m);
 #endif
+  // The functions bound from the op list's U, B and R entries (tenferro/op_list.hpp), which
+  // tenferro/__init__.py exports by this list, so that a new entry needs no line there (M entries
+  // live in tf.linalg, which is exported whole).
+  py::list listed;
+#define TENFERRO_PY_LISTED(X, kind, name) listed.append(#name);
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_PY_LISTED, TENFERRO_PY_LISTED, TENFERRO_OP_LIST_SKIP_M, TENFERRO_PY_LISTED)
+#undef TENFERRO_PY_LISTED
+  m.attr("_op_list_functions") = listed;
 }

@@ -592,7 +592,7 @@ void bind_traced(py::module_& m) {
 #define TENFERRO_PY_LIST_BINARY(X, kind, name) \
   m.def(#name, lift(#name, +[](const Traced& a, const Traced& b) { return name(a, b); }), py::arg("a"), py::arg("b"), \
         op_doc(#name));
-  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_PY_LIST_UNARY, TENFERRO_PY_LIST_BINARY, TENFERRO_OP_LIST_SKIP_M)
+  TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_PY_LIST_UNARY, TENFERRO_PY_LIST_BINARY, TENFERRO_OP_LIST_SKIP_M, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_PY_LIST_UNARY
 #undef TENFERRO_PY_LIST_BINARY
   // And the others, one line each.

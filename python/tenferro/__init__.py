@@ -49,6 +49,10 @@ from ._tenferro import (  # noqa: F401
     exp2, cbrt, frexp, ldexp, polygamma, mvlgamma, i0, i0e, i1, i1e, erfcinv, erfcx, ndtr, log_ndtr, ndtri, sinc,
     isnan, isinf, isfinite, prod, var, stddev, std, max_with_index, min_with_index, cross_entropy, dot_general,
     semiring_dot_general, semiring_dot_general_index, no_grad, zeros, ones, full)
+from . import _tenferro  # noqa: E402
+# The functions of the op list's one-op entries (tenferro/op_list.hpp), exported by the module's own
+# list of them: an op added there needs no line here.
+globals().update({_name: getattr(_tenferro, _name) for _name in _tenferro._op_list_functions})
 from ._trees import (  # noqa: F401,E402
     Jit, TreeDef, grad, jit, tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vmap)
 from . import optim  # noqa: E402

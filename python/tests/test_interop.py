@@ -504,6 +504,11 @@ CASES.update({
                        lambda x: ((x * 2 + 1) * 2 + 1) * 2 + 1, kinds=NO_LIST)],
     "cond": [Case(lambda p, a, b: tf.cond(p, lambda u, v: u * v, lambda u, v: u - v, a, b), [T(np.array(p)), T(V), T(W)],
                   lambda p, a, b: a * b if p else a - b, kinds=NO_LIST) for p in (True, False)],
+    # map: each row of each operand through a body that also reads a closed-over array (passed whole).
+    "map": [Case(lambda xs, ys: tf.map(lambda r, s: (tf.tanh(r * np.array([0.5, -1.0, 2.0])) * s, tf.sum(r * r)), xs, ys),
+                 [T(M43), T(np.array([0.3, -1.2, 0.8, 2.0]))],
+                 lambda xs, ys: (np.stack([np.tanh(r * np.array([0.5, -1.0, 2.0])) * s for r, s in zip(xs, ys)]),
+                                 np.array([r @ r for r in xs])), kinds=NO_LIST)],
     "switch": [Case(lambda i, a: tf.switch(i, [lambda u: u + 1.0, lambda u: u * 3.0], a), [T(np.array(1)), T(V)],
                     lambda i, a: a * 3.0, kinds=NO_LIST)],
     "rematerialize": [Case(lambda a, b: tf.rematerialize(lambda u, v: tf.tanh(u * v) + u, 1 << 30)(a, b), [T(V), T(W)],

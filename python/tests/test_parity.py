@@ -94,9 +94,10 @@ def cpp_functions():
                     while scope and depth < scope[-1][1]:
                         scope.pop()
         assert depth == 0 and not scope, f"{header}: unbalanced braces as parsed"
-    # The functions traced.hpp and linalg.hpp declare from the op list (its U, B and M entries).
+    # The functions traced.hpp, linalg.hpp and control_flow.hpp declare from the op list (its U, B,
+    # M and R entries).
     op_list = (INCLUDE / "op_list.hpp").read_text().split("#define TENFERRO_OP_LIST(", 1)[1]
-    listed = [("tenferro", name) for name in re.findall(r"\b[UB]\(X, \w+, (\w+)\)", op_list)]
+    listed = [("tenferro", name) for name in re.findall(r"\b[UBR]\(X, \w+, (\w+)\)", op_list)]
     listed += [("tenferro::linalg", name) for name in re.findall(r"\bM\(X, \w+, (\w+), \d+\)", op_list)]
     assert any(namespace == "tenferro::linalg" for namespace, _ in listed), "op_list.hpp: no M entry parsed"
     for namespace, name in listed:

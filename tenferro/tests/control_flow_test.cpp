@@ -1,4 +1,4 @@
-// Control flow: scan, fori_loop, cond/switch_case and while_loop. Values against loops written
+// Control flow: scan, fori_loop, cond/switch_case, while_loop and map. Values against loops written
 // here in plain C++, derivatives against closed forms, against the same program unrolled (a
 // different graph: no control-flow op), and check_grads to order 2 (finite differences and the
 // adjoint identity, forward and reverse at every level) in f64 and c128; bodies traced once
@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "golden_files.hpp"
 #include "linalg_test_util.hpp"
@@ -499,4 +500,109 @@ TEST(ControlFlow, BadInputGivesTypedErrors) {
     return tf::while_loop([](const TracedList& c) { return tf::gt(tf::sum(c[0]), tf::sum(c[0])); },
                           [](const TracedList& c) { return TracedList{c[0], c[0]}; }, {a})[0];
   }, x), tf::ShapeError);
+}
+
+namespace {
+/// One step of the map tests: a row x_t, a scalar s_t and a matrix w the body captures.
+TracedList map_step(const TracedList& x, const T& w) {
+  return {tf::tanh(tf::matmul(w, x[0]) * 0.5) * x[1] + tf::sum(x[0] * x[0]), tf::sin(x[1]) * x[1]};
+}
+/// Example b of a batch (axis 0).
+tf::Tensor example_of(const tf::Tensor& x, std::int64_t b) {
+  tf::Tensor e(tf::TensorType{x.dtype(), tf::Shape(x.shape().begin() + 1, x.shape().end())});
+  std::memcpy(e.raw_data(), static_cast<const char*>(x.raw_data()) + b * e.nbytes(), e.nbytes());
+  return e;
+}
+/// The same program without a map op: every step written out, the results stacked.
+std::vector<T> unrolled_map(const T& xs, const T& ss, const T& w) {
+  std::vector<T> a, b;
+  for (std::int64_t t = 0; t < xs.shape()[0]; ++t) {
+    const TracedList r = map_step({xs[{t}], ss[{t}]}, w);
+    a.push_back(r[0]);
+    b.push_back(r[1]);
+  }
+  return {tf::stack(a), tf::stack(b)};
+}
+std::vector<T> map_program(const T& xs, const T& ss, const T& w) {
+  const TracedList r = tf::map([&w](const TracedList& x) { return map_step(x, w); }, {xs, ss});
+  return {r[0], r[1]};
+}
+}  // namespace
+
+// map against the same steps unrolled (a different graph: no map op): values, gradients in every
+// operand (w is captured: its cotangent sums over the steps) and the Hessian; then check_grads to
+// order 2 in f64 and c128.
+TEST(Map, ValuesAndDerivativesAreThoseOfTheUnrolledSteps) {
+  std::mt19937_64 rng(41);
+  const tf::Tensors args = {random_matrix(rng, {4, 3}, tf::DType::F64), random_matrix(rng, {4}, tf::DType::F64),
+                            random_matrix(rng, {3, 3}, tf::DType::F64)};
+  const auto got = tf::trace([](T xs, T ss, T w) { return map_program(xs, ss, w); }, args[0], args[1], args[2]).run(args);
+  const auto want = tf::trace([](T xs, T ss, T w) { return unrolled_map(xs, ss, w); }, args[0], args[1], args[2]).run(args);
+  ASSERT_EQ(got[0].shape(), (tf::Shape{4, 3}));
+  EXPECT_TRUE(near(got[0], want[0], 1e-15));
+  EXPECT_TRUE(near(got[1], want[1], 1e-15));
+  auto loss = [](auto program) {
+    return [program](T xs, T ss, T w) {
+      const auto r = program(xs, ss, w);
+      return tf::sum(r[0] * r[0]) + tf::sum(r[1]);
+    };
+  };
+  const auto g1 = tf::value_and_grad(loss(map_program), {0, 1, 2})(args[0], args[1], args[2]).second;
+  const auto g2 = tf::value_and_grad(loss(unrolled_map), {0, 1, 2})(args[0], args[1], args[2]).second;
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(near(g1[i], g2[i], 1e-13)) << "operand " << i;
+  EXPECT_TRUE(near(tf::hessian(loss(map_program), 2)(args[0], args[1], args[2]),
+                   tf::hessian(loss(unrolled_map), 2)(args[0], args[1], args[2]), 1e-12));
+  for (tf::DType dt : {tf::DType::F64, tf::DType::C128}) {
+    SCOPED_TRACE(tf::dtype_name(dt));
+    expect_grads([](const std::vector<T>& a) { return map_program(a[0], a[1], a[2]); },
+                 {random_matrix(rng, {3, 2}, dt), random_matrix(rng, {3}, dt), random_matrix(rng, {2, 2}, dt)});
+  }
+}
+
+// vmap of a map is one map (of the batched body), not a loop over the batch, and equals the map
+// applied to each example.
+TEST(Map, VmapOfAMapIsAMapOfTheBatchedBody) {
+  std::mt19937_64 rng(42);
+  const tf::Tensor xs = random_matrix(rng, {2, 4, 3}, tf::DType::F64), ss = random_matrix(rng, {4}, tf::DType::F64),
+                   w = random_matrix(rng, {2, 3, 3}, tf::DType::F64);
+  auto f = [&ss](T x, T wb) { return map_program(x, tf::constant(x, ss), wb)[0]; };
+  const tf::Tensor batched = tf::vmap(f)(xs, w);
+  for (std::int64_t b = 0; b < 2; ++b) {
+    const tf::Tensor xb = example_of(xs, b), wb = example_of(w, b);
+    EXPECT_TRUE(near(example_of(batched, b), tf::trace(f, xb, wb).run({xb, wb})[0], 1e-14)) << "example " << b;
+  }
+  const std::string printed = tf::trace([&](T x, T wb) { return tf::vmap(f)(x, wb); }, xs, w).print();
+  EXPECT_THAT(printed, HasSubstr("map[length=4"));
+  EXPECT_THAT(printed, ::testing::Not(HasSubstr("scan")));
+}
+
+TEST(Map, RunsEagerlyAndOnEmptyAxesAndRefusesBadOperands) {
+  const tf::Tensor xs = vec({1, 2, 3, 4}, {2, 2}), ss = vec({0.5, -1}, {2}), w = vec({1, 0.5, -0.5, 2}, {2, 2});
+  auto loss = [](T a, T b, T c) { return tf::sum(map_program(a, b, c)[0]); };
+  const tf::Tensors expected = tf::value_and_grad(loss, {0, 1, 2})(xs, ss, w).second;
+  tf::EagerTensor ex(xs, true), es(ss, true), ew(w, true);
+  tf::EagerTensor l = loss(ex, es, ew);
+  l.backward();
+  EXPECT_TRUE(near(ex.grad().value(), expected[0], 1e-15));
+  EXPECT_TRUE(near(es.grad().value(), expected[1], 1e-15));
+  EXPECT_TRUE(near(ew.grad().value(), expected[2], 1e-15));
+  // Length 0: results with a leading axis of 0, as a loop over no slices.
+  const tf::Tensor none(tf::TensorType{tf::DType::F64, {0, 3}});
+  const auto r = tf::trace([](T x) { return tf::map([](const TracedList& v) { return TracedList{v[0] * 2.0, tf::sum(v[0])}; }, {x}); },
+                           none).run({none});
+  EXPECT_EQ(r[0].shape(), (tf::Shape{0, 3}));
+  EXPECT_EQ(r[1].shape(), (tf::Shape{0}));
+  auto expect_message = [](auto&& call, const char* text) {
+    try {
+      call();
+      ADD_FAILURE() << "expected an error containing " << text;
+    } catch (const tf::ShapeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(text));
+    }
+  };
+  auto id = [](const TracedList& v) { return v; };
+  expect_message([&] { tf::trace([&](T a, T b) { return tf::map(id, {a, b}); }, xs, vec({1, 2, 3}, {3})); },
+                 "map: operand 1 is f64[3]; every mapped operand needs a leading axis of the map's length 2");
+  expect_message([&] { tf::trace([&](T a) { return tf::map(id, {a}); }, scalar(1)); }, "map: operand 0 is f64[]");
+  expect_message([&] { tf::trace([&](T a) { return tf::map(id, {}).at(0) + a; }, xs); }, "map: needs at least one operand");
 }

@@ -435,6 +435,13 @@ std::map<std::string, std::vector<Edge>> edge_cases() {
                 return TracedList{r.Q, r.R};
               }),
               {zeros({0, 0}), zeros({0, 0})}}};
+  auto polar_of = many([](const std::vector<T>& a) {
+    auto [u, p] = la::polar(a[0]);
+    return TracedList{u, p};
+  });
+  c["polar"] = {{"[3, 0]", {zeros({3, 0})}, polar_of, {zeros({3, 0}), zeros({0, 0})}},
+                {"[0, 4, 2]", {zeros({0, 4, 2})}, polar_of, {zeros({0, 4, 2}), zeros({0, 2, 2})}},
+                {"wide [2, 3]", {zeros({2, 3})}, polar_of, {}, true}};
   c["cholesky"] = {{"[0, 0]", {zeros({0, 0})}, one([](T x) { return la::cholesky(x); }), {zeros({0, 0})}},
                    {"[0, 2, 2]", {zeros({0, 2, 2})}, one([](T x) { return la::cholesky(x); }), {zeros({0, 2, 2})}}};
   c["triangular_solve"] = {{"[0, 0] with [0, 3]", {zeros({0, 0}), zeros({0, 3})}, two([](T a, T b) { return la::triangular_solve(a, b); }),
@@ -488,6 +495,12 @@ std::map<std::string, std::vector<Edge>> edge_cases() {
                                   [](const TracedList& o) { return TracedList{o[0]}; }, {x})[0];
                 }),
                 {zeros({2, 0})}}};
+  auto map_of = many([](const std::vector<T>& a) {
+    return tf::map([](const TracedList& x) { return TracedList{x[0] * 2.0, tf::sum(x[0])}; }, {a[0]});
+  });
+  c["map"] = {{"length 0", {zeros({0, 2})}, map_of, {zeros({0, 2}), zeros({0})}},
+              {"empty slices", {zeros({3, 0})}, map_of, {zeros({3, 0}), zeros({3})}},
+              {"a scalar operand", {tf::Tensor::scalar(1.0)}, map_of, {}, true}};
   c["while_loop"] = {{"no trips", {vec({1, 2})}, one([](T x) {
                         return tf::while_loop([](const TracedList& carry) { return tf::gt(tf::sum(carry[0]), tf::full_like(tf::sum(carry[0]), 10.0)); },
                                               [](const TracedList& carry) { return TracedList{carry[0] * 2.0}; }, {x})[0];

@@ -1,6 +1,6 @@
 #pragma once
-// Control flow on traced tensors: scan, fori_loop, cond, switch_case, while_loop, and fixed_point
-// and root with implicit differentiation.
+// Control flow on traced tensors: scan, fori_loop, cond, switch_case, while_loop, map, and
+// fixed_point and root with implicit differentiation.
 //
 // Each construct is one primitive that carries its bodies as subgraphs (computegraph regions), so
 // a loop of 10^4 steps is one op in the traced graph: it is traced, transformed and compiled once,
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tenferro/function.hpp"
+#include "tenferro/op_list.hpp"
 #include "tenferro/traced.hpp"
 
 namespace tenferro {
@@ -98,6 +99,18 @@ TracedList cond(const Traced& pred, const Branch& on_true, const Branch& on_fals
 /// branches[index](operands) for an integer scalar index, clamped into [0, branches.size()) as
 /// jax.lax.switch does.
 TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands);
+
+// The region ops of the op list (its R entries, tenferro/op_list.hpp), one declaration each:
+// TracedList name(const Branch& f, const TracedList& operands), f traced once into the op's body.
+// - map(f, xs): f applied to the slices xs_j[t] of every x along its leading axis (all of one
+//   length L), one step after another; the results are stacked: result_k[t] = f({xs_j[t]...})[k],
+//   shape [L, ...] (jax.lax.map). Values f reads from the enclosing function are passed whole to
+//   every step. Unlike vmap, the steps run one at a time, so memory holds one step's values.
+//   Derivatives of every order, in both modes, and vmap of a map are maps again.
+#define TENFERRO_DECLARE_REGION(X, kind, name) TracedList name(const Branch& f, const TracedList& operands);
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP_M,
+                 TENFERRO_DECLARE_REGION)
+#undef TENFERRO_DECLARE_REGION
 
 /// f(operands), whose values reverse mode recomputes from `operands` instead of keeping them
 /// (JAX's checkpoint, PyTorch's torch.utils.checkpoint): a gradient program keeps only the

@@ -74,7 +74,7 @@ Traced eigvalsh(const Traced& a, double broadening = kDefaultBroadening);
 // op list (tenferro/op_list.hpp), std::array<Traced, n> name(const Traced& a), whose results are
 // the op's (docs/linalg.md describes each): polar(a) = {U, P} with a = U P.
 #define TENFERRO_DECLARE_MATRIX(X, kind, name, n) std::array<Traced, n> name(const Traced& a);
-TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DECLARE_MATRIX)
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DECLARE_MATRIX, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_DECLARE_MATRIX
 
 /// Eigenvalues and right eigenvectors of a general square matrix, both complex (columns of unit

@@ -9,17 +9,20 @@
 //   B(X, Kind, name)     also Traced name(const Traced&, const Traced&) (broadcasting), and tf.name
 //   M(X, Kind, name, n)  also std::array<Traced, n> linalg::name(const Traced&): a matrix function
 //                        of one operand, no attributes and n results, and tf.linalg.name (a tuple)
+//   R(X, Kind, name)     also TracedList name(const Branch& f, const TracedList& operands): a region
+//                        op of one body traced from f (OpDef::region_surface), and tf.name(f, *operands)
 //
 // The functions of U and B entries are declared, defined and bound to Python from this list
 // (traced.hpp, src/api/elementwise_functions.cpp, python/src/traced_py.cpp), and those of M entries
-// likewise (linalg.hpp, src/api/linalg.cpp, python/src/linalg_py.cpp), so adding such an op is its
-// definition plus one line here. Macros only: the user tier includes this header to declare the
+// likewise (linalg.hpp, src/api/linalg.cpp, python/src/linalg_py.cpp), and those of R entries
+// (control_flow.hpp, src/api/control_flow.cpp, python/src/control_py.cpp), so adding such an op is
+// its definition plus one line here. Macros only: the user tier includes this header to declare the
 // functions, and the op tier (op_kind.hpp) to number the ops.
 //
-// Expand with four macros; U, B and M receive X so that a consumer that wants only the kinds can
-// pass TENFERRO_OP_LIST_KIND for U and B and TENFERRO_OP_LIST_KIND_M for M (TENFERRO_BUILTIN_OPS
-// below).
-#define TENFERRO_OP_LIST(X, U, B, M)                                                                        \
+// Expand with five macros; U, B, M and R receive X so that a consumer that wants only the kinds
+// can pass TENFERRO_OP_LIST_KIND for U, B and R and TENFERRO_OP_LIST_KIND_M for M
+// (TENFERRO_BUILTIN_OPS below).
+#define TENFERRO_OP_LIST(X, U, B, M, R)                                                                     \
   /* arith.cpp */ X(Add) X(Mul) U(X, Neg, neg) X(Div) U(X, Conj, conj) U(X, Real, real) U(X, Imag, imag)    \
   /* minmax_select.cpp */ U(X, Abs, abs) U(X, Sign, sign) X(Maximum) X(Minimum) X(Compare) X(Select)        \
     X(Clamp)                                                                                                \
@@ -60,13 +63,14 @@
   /* scan.cpp */ X(Scan) /* scan_adjoint.cpp */ X(ScanAdjoint)                                             \
   /* cond.cpp */ X(Cond)                                                                                    \
   /* while_loop.cpp */ X(WhileLoop)                                                                         \
+  /* map.cpp */ R(X, Map, map)                                                                              \
   /* constants.cpp */ X(Constant) X(Iota) X(Zeros)
 
 /// For consumers of the list that want one X(Kind) per op.
 #define TENFERRO_OP_LIST_KIND(X, kind, name) X(kind)
 #define TENFERRO_OP_LIST_KIND_M(X, kind, name, n) X(kind)
 #define TENFERRO_BUILTIN_OPS(X) \
-  TENFERRO_OP_LIST(X, TENFERRO_OP_LIST_KIND, TENFERRO_OP_LIST_KIND, TENFERRO_OP_LIST_KIND_M)
+  TENFERRO_OP_LIST(X, TENFERRO_OP_LIST_KIND, TENFERRO_OP_LIST_KIND, TENFERRO_OP_LIST_KIND_M, TENFERRO_OP_LIST_KIND)
 /// For consumers that want only the functions: pass as X, and as the entries they skip.
 #define TENFERRO_OP_LIST_NONE(kind)
 #define TENFERRO_OP_LIST_SKIP(X, kind, name)

@@ -72,7 +72,7 @@ Traced minimum(const Traced& a, const Traced& b);
 // otherwise; docs/tenferro.md lists them).
 #define TENFERRO_DECLARE_UNARY(X, kind, name) Traced name(const Traced& x);
 #define TENFERRO_DECLARE_BINARY(X, kind, name) Traced name(const Traced& a, const Traced& b);
-TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_DECLARE_UNARY, TENFERRO_DECLARE_BINARY, TENFERRO_OP_LIST_SKIP_M)
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_DECLARE_UNARY, TENFERRO_DECLARE_BINARY, TENFERRO_OP_LIST_SKIP_M, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_DECLARE_UNARY
 #undef TENFERRO_DECLARE_BINARY
 

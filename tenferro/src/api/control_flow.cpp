@@ -191,6 +191,27 @@ TracedList fori_loop(std::int64_t lower, std::int64_t upper, const ForiBody& bod
   return scan(step, init, {is}, {.checkpoint_every = checkpointing.every, .checkpoint_snapshots = checkpointing.snapshots}).first;
 }
 
+namespace {
+/// The region op `kind` of an R entry of the op list on `operands`, its body traced from f
+/// (OpDef::region_surface says on which input types and how the op is built).
+TracedList record_region_op(OpKind kind, const Branch& f, const TracedList& operands) {
+  const OpDef& def = op_def(kind);
+  const std::vector<TensorType> types = def.region_surface->body_inputs(types_of(operands));
+  const auto parent = detail::innermost(operands, def.name);
+  const detail::BodyFn fn = [&f](std::span<const Traced> args) { return f(TracedList(args.begin(), args.end())); };
+  detail::TracedBody body = detail::trace_body(parent, types, fn, {}, def.name);
+  TracedList all = operands;
+  all.insert(all.end(), body.captures.begin(), body.captures.end());
+  return record(def.region_surface->build(body.region.graph(), types_of(all), operands.size()), all);
+}
+}  // namespace
+
+#define TENFERRO_DEFINE_REGION(X, kind, name) \
+  TracedList name(const Branch& f, const TracedList& operands) { return record_region_op(OpKind::kind, f, operands); }
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP_M,
+                 TENFERRO_DEFINE_REGION)
+#undef TENFERRO_DEFINE_REGION
+
 TracedList switch_case(const Traced& index, const std::vector<Branch>& branches, const TracedList& operands) {
   return detail::switch_case_op(index, branches, operands, false);
 }

@@ -22,7 +22,7 @@ Traced record_binary(OpKind kind, const Traced& a, const Traced& b) {
   Traced name(const Traced& x) { return record_unary(OpKind::kind, x); }
 #define TENFERRO_DEFINE_BINARY(X, kind, name) \
   Traced name(const Traced& a, const Traced& b) { return record_binary(OpKind::kind, a, b); }
-TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_DEFINE_UNARY, TENFERRO_DEFINE_BINARY, TENFERRO_OP_LIST_SKIP_M)
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_DEFINE_UNARY, TENFERRO_DEFINE_BINARY, TENFERRO_OP_LIST_SKIP_M, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_DEFINE_UNARY
 #undef TENFERRO_DEFINE_BINARY
 

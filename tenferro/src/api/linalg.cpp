@@ -122,7 +122,7 @@ std::array<Traced, n> record_matrix_op(OpKind kind, const Traced& a) {
 
 #define TENFERRO_DEFINE_MATRIX(X, kind, name, n) \
   std::array<Traced, n> name(const Traced& a) { return record_matrix_op<n>(OpKind::kind, a); }
-TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DEFINE_MATRIX)
+TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_OP_LIST_SKIP, TENFERRO_OP_LIST_SKIP, TENFERRO_DEFINE_MATRIX, TENFERRO_OP_LIST_SKIP)
 #undef TENFERRO_DEFINE_MATRIX
 
 Eigh eigh(const Traced& a, double broadening) {

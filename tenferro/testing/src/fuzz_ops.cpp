@@ -23,7 +23,7 @@ namespace tenferro::testing {
   ListedFunction{OpKind::kind, #name, 2, nullptr, [](const Traced& a, const Traced& b) { return tenferro::name(a, b); }},
 const std::vector<ListedFunction>& listed_functions() {
   static const std::vector<ListedFunction> table = {
-      TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_FUZZ_UNARY, TENFERRO_FUZZ_BINARY, TENFERRO_OP_LIST_SKIP_M)};
+      TENFERRO_OP_LIST(TENFERRO_OP_LIST_NONE, TENFERRO_FUZZ_UNARY, TENFERRO_FUZZ_BINARY, TENFERRO_OP_LIST_SKIP_M, TENFERRO_OP_LIST_SKIP)};
   return table;
 }
 #undef TENFERRO_FUZZ_UNARY

@@ -227,6 +227,19 @@ enum class Dependence : std::uint8_t {
                 ///< found by detecting through each branch
 };
 
+/// How a region op of the op list's R entries (op_list.hpp) is applied as name(f, operands): the
+/// generic function traces f into the op's one body on fresh inputs of the types `body_inputs`
+/// gives for the types of the operands the caller passes (it throws ShapeError or DTypeError naming
+/// the op if the op cannot take them), then `build` makes the op from the body's graph and the
+/// types of all its operands: the `given` ones the caller passed, then the values the body
+/// captured from enclosing traces.
+struct RegionSurface {
+  std::function<std::vector<TensorType>(std::span<const TensorType> given)> body_inputs;
+  std::function<StdTensorOp(computegraph::GraphPtr<StdTensorOp> body, std::span<const TensorType> operands,
+                            std::size_t given)>
+      build;
+};
+
 struct OpDef {
   std::string name;               ///< printed name; unique among registered ops
   OpKind kind = OpKind::Custom;   ///< built-in id (op_kind.hpp), Custom for registered ops
@@ -285,6 +298,8 @@ struct OpDef {
   /// indices, updates), the op that reads, from a value of the base's type and the indices, for
   /// each update element the result element it lands on: the gather whose transpose the op is.
   std::function<StdTensorOp(const StdTensorOp& op, std::span<const TensorType> operands)> landing = {};
+  /// Region ops of the op list's R entries: how name(f, operands) builds the op (RegionSurface).
+  std::optional<RegionSurface> region_surface = {};
   /// Last, so that any definition can end with it. How vmap batches the op (BatchRule;
   /// src/ir/batching.hpp). Ops without one are batched by a loop over the batch elements
   /// (correct for any op, slower; tenferro/vmap.hpp); elementwise ops get the leading-axis rule.
