@@ -67,6 +67,7 @@ struct Given {
 template <std::size_t N>
 std::array<Values, N> operands_of(Operands& ops, const std::array<Given, N>& given) {
   for (const auto& g : given) g.add_to(ops);
+  ops.record_in_active_trace();
   std::array<Values, N> out;
   for (std::size_t i = 0; i < N; ++i) out[i] = given[i].get(ops);
   return out;

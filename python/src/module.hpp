@@ -95,6 +95,11 @@ class Operands {
   Traced get(const py::handle& x, Slot slot = Slot::Value) const;
   std::vector<Traced> get_list(const py::handle& xs, Slot slot = Slot::Value) const;
   const std::string& name() const { return fn_; }
+  /// For the control-flow functions, after their operands are added: when every operand is
+  /// concrete (no Traced, no EagerTensor) while this thread records a trace (a transformed
+  /// function's or a body's), the call records into that trace instead of running now, so that
+  /// its bodies may read that trace's values (a closure over the function's arguments).
+  void record_in_active_trace();
   /// True when the call runs now (eager or concrete operands), false inside a trace.
   bool runs_now() const { return !traced_; }
   /// The call's result (a Traced, or tuples and lists of them, nested) as the mode hands it back:

@@ -398,6 +398,14 @@ void Operands::add_list(const py::handle& xs, Slot slot) {
   }
 }
 
+void Operands::record_in_active_trace() {
+  if (traced_ || eager_) return;
+  if (std::optional<Traced> anchor = detail::recording_anchor()) {
+    traced_ = true;
+    like_ = std::move(*anchor);
+  }
+}
+
 const Traced& Operands::like() const {
   if (!like_) {
     // Runs now: any value of the calling thread's eager trace receives the constants.

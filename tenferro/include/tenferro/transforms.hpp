@@ -22,6 +22,7 @@
 // the graph engine is included (tenferro/program.hpp has the traced program itself, for users
 // who want the pipeline).
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -92,6 +93,11 @@ GraphPtr trace_graph(F& f, const std::vector<TensorType>& types) {
 }
 
 std::vector<TensorType> types_of(const Tensors& args);
+/// A value (a fresh scalar constant) of the innermost trace this thread is recording, a traced
+/// function's or a control-flow body's; nullopt when none is. Python's control-flow functions
+/// record into it when their operands are all concrete, so that a body may read the traced values
+/// of the function around it (its closure), as in JAX.
+std::optional<Traced> recording_anchor();
 /// Throws DTypeError unless argument `argnum` exists and is float or complex.
 void check_wrt(const char* what, const Tensors& args, std::size_t argnum);
 /// Throws ShapeError or DTypeError, naming `what`, unless each direction (tangent) has the type

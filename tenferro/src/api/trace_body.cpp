@@ -3,6 +3,7 @@
 
 #include "tenferro/error.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/transforms.hpp"
 
 namespace tenferro::detail {
 
@@ -19,12 +20,27 @@ bool encloses(const TraceState* outer, const TraceState* inner) {
 thread_local std::vector<std::shared_ptr<TraceState>> tracing_bodies;
 
 struct BodyScope {
-  explicit BodyScope(std::shared_ptr<TraceState> state) { tracing_bodies.push_back(std::move(state)); }
+  explicit BodyScope(std::shared_ptr<TraceState> state) : recording_(state) { tracing_bodies.push_back(std::move(state)); }
   ~BodyScope() { tracing_bodies.pop_back(); }
   BodyScope(const BodyScope&) = delete;
   BodyScope& operator=(const BodyScope&) = delete;
+
+ private:
+  RecordingScope recording_;
 };
+
+/// The traces being recorded on this thread (functions and bodies), innermost last.
+thread_local std::vector<std::shared_ptr<TraceState>> recording_traces;
 }  // namespace
+
+RecordingScope::RecordingScope(std::shared_ptr<TraceState> state) { recording_traces.push_back(std::move(state)); }
+RecordingScope::~RecordingScope() { recording_traces.pop_back(); }
+
+std::optional<Traced> recording_anchor() {
+  if (recording_traces.empty()) return std::nullopt;
+  const std::shared_ptr<TraceState>& trace = recording_traces.back();
+  return Traced(trace, trace->builder.add(ops::constant(Tensor::scalar(0.0)), {}));
+}
 
 std::shared_ptr<TraceState> body_being_traced() {
   return tracing_bodies.empty() ? nullptr : tracing_bodies.back();

@@ -37,6 +37,16 @@ std::pair<std::vector<Region>, std::vector<Traced>> trace_bodies(const std::shar
                                                                  std::span<const TensorType> types,
                                                                  std::span<const BodyFn> fns, const std::string& who);
 
+/// Marks `state` as being recorded on this thread while the scope lives (trace_function, and
+/// trace_body for bodies): recording_anchor (transforms.hpp) reads the innermost.
+class RecordingScope {
+ public:
+  explicit RecordingScope(std::shared_ptr<TraceState> state);
+  ~RecordingScope();
+  RecordingScope(const RecordingScope&) = delete;
+  RecordingScope& operator=(const RecordingScope&) = delete;
+};
+
 /// The innermost body this thread is tracing (null outside every body). Operations of an eager
 /// trace that this body encloses are recorded into it (captured) rather than run at once: a body
 /// may be traced more than once (trace_bodies), and running them would make new eager values, and

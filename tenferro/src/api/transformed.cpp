@@ -22,7 +22,11 @@ GraphPtr trace_function(const TracedFunction& f,
   for (std::size_t i = 0; i < types.size(); ++i) {
     args.emplace_back(state, state->builder.add_input(TensorKey{"x" + std::to_string(i), types[i]}));
   }
-  std::vector<Traced> results = f(args);
+  std::vector<Traced> results;
+  {
+    const RecordingScope recording(state);
+    results = f(args);
+  }
   std::vector<computegraph::LocalValueId> outs;
   for (const Traced& r : results) {
     if (r.trace() != state) {
