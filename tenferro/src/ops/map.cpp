@@ -17,7 +17,6 @@
 // Batching (vmap): the batch axis of a mapped operand is moved behind the mapped axis, and the
 // body is batched inside the map; the results come back with the batch axis first.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "ir/batching.hpp"
@@ -25,6 +24,7 @@
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
+#include "regions/steps.hpp"
 #include "tenferro/control_flow.hpp"
 #include "tenferro/indexing.hpp"
 
@@ -95,24 +95,9 @@ StdTensorOp make_map(Body body, std::vector<bool> mapped, std::int64_t length, T
 
 void eval_map(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const auto& s = op.attrs.get<MapAttrs>();
-  const BodyExecutable body = body_executable(s.body);
-  std::vector<Tensor> args;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    args.push_back(s.mapped[i] ? Tensor::uninitialized(without_leading(in[i]->type())) : *in[i]);
-  }
-  for (std::size_t j = 0; j < out.size(); ++j) out[j] = Tensor::uninitialized(op.output_type(j));
-  for (std::int64_t t = 0; t < s.length; ++t) {
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (!s.mapped[i]) continue;
-      const std::size_t bytes = args[i].nbytes();
-      if (bytes) std::memcpy(args[i].raw_data(), static_cast<const char*>(in[i]->raw_data()) + t * bytes, bytes);
-    }
-    const std::vector<Tensor> ys = body.run(args);
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      const std::size_t bytes = ys[j].nbytes();
-      if (bytes) std::memcpy(static_cast<char*>(out[j].raw_data()) + t * bytes, ys[j].raw_data(), bytes);
-    }
-  }
+  std::vector<TensorType> types;
+  for (std::size_t j = 0; j < out.size(); ++j) types.push_back(op.output_type(j));
+  run_steps(body_executable(s.body), s.length, false, 0, s.mapped, in, types, out);
 }
 
 Tangents jvp_map(const StdTensorOp& op, const JvpArgs& a) {

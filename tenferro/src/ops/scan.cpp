@@ -21,7 +21,6 @@
 // so in the body (a fixed point over depends_on); batched xs are scanned along their second axis
 // (moved first for the scan, the batch second), and batched ys are moved back to batch-first.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "computegraph/unzip.hpp"
@@ -30,6 +29,7 @@
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
+#include "regions/steps.hpp"
 #include "tenferro/control_flow.hpp"
 
 namespace tenferro {
@@ -102,76 +102,13 @@ std::vector<TensorType> scan_shape(Types t, const OpAttrs& a) {
   return results;
 }
 
-/// Step t of a stacked tensor, sharing its memory (kept alive by `owner`).
-Tensor step_of(const Tensor& stacked, std::int64_t t, const std::shared_ptr<void>& owner) {
-  TensorType type{stacked.dtype(), Shape(stacked.shape().begin() + 1, stacked.shape().end())};
-  const std::size_t bytes = static_cast<std::size_t>(numel(type.shape)) * dtype_size(type.dtype);
-  auto* base = static_cast<std::byte*>(const_cast<void*>(stacked.raw_data()));
-  return Tensor::wrap(std::move(type), base + static_cast<std::size_t>(t) * bytes, owner);
-}
-
-/// The scan's loop on the scalar interpreter's registers (every body value rank-0): no Tensor per
-/// step. The carry is updated in place (run_raw reads every input before writing an output).
-void scan_scalar(const ScanAttrs& s, const BodyExecutable& body, Operands in, std::span<Tensor> out) {
-  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = out.size() - nc;
-  for (std::size_t i = 0; i < nc; ++i) out[i] = in[i]->clone();
-  std::vector<const void*> args(nc + nx + nk);
-  std::vector<void*> results(nc + ny);
-  for (std::size_t i = 0; i < nc; ++i) args[i] = results[i] = out[i].raw_data();
-  for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = in[nc + nx + k]->raw_data();
-  for (std::int64_t step = 0; step < s.length; ++step) {
-    const auto t = static_cast<std::size_t>(s.reverse ? s.length - 1 - step : step);
-    for (std::size_t j = 0; j < nx; ++j) {
-      args[nc + j] = static_cast<const std::byte*>(in[nc + j]->raw_data()) + t * dtype_size(in[nc + j]->dtype());
-    }
-    for (std::size_t j = 0; j < ny; ++j) {
-      results[nc + j] = static_cast<std::byte*>(out[nc + j].raw_data()) + t * dtype_size(out[nc + j].dtype());
-    }
-    body.run_raw(args, results);
-  }
-}
-
 void eval_scan(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   const auto& s = op.attrs.get<ScanAttrs>();
-  const std::size_t nc = s.n_carry, nx = s.n_xs, nk = s.n_consts, ny = op.output_count() - nc;
-  for (std::size_t j = 0; j < ny; ++j) out[nc + j] = Tensor::uninitialized(op.output_type(nc + j));
-  const auto body = body_executable(s.body);
-  if (body.runs_raw()) return scan_scalar(s, body, in, out);
-  std::vector<Tensor> args(nc + nx + nk);
-  for (std::size_t i = 0; i < nc; ++i) args[i] = *in[i];
-  for (std::size_t k = 0; k < nk; ++k) args[nc + nx + k] = *in[nc + nx + k];
-  std::vector<std::shared_ptr<void>> xs_owner, ys_owner;
-  for (std::size_t j = 0; j < nx; ++j) xs_owner.push_back(std::make_shared<Tensor>(*in[nc + j]));
-  for (std::size_t j = 0; j < ny; ++j) ys_owner.push_back(std::make_shared<Tensor>(out[nc + j]));
-  // Two sets of carry buffers, written alternately (a step reads one and writes the other).
-  std::vector<Tensor> buffers[2];
-  if (s.length > 0) {
-    for (auto& set : buffers) {
-      for (std::size_t i = 0; i < nc; ++i) set.push_back(Tensor::uninitialized(op.output_type(i)));
-    }
-  }
-  std::vector<Tensor> into(nc + ny);
-  // The views of step t of each xs and ys are made once and moved along the stacked storage
-  // (detail::repoint_view): a new view per step cost a shape and a reference count each, and a
-  // gradient's scans stack dozens of values per step.
-  auto step_address = [&](const Tensor& stacked, std::int64_t t) {
-    const auto* base = static_cast<const std::byte*>(stacked.raw_data());
-    return const_cast<std::byte*>(base) + static_cast<std::size_t>(t) * (stacked.nbytes() / static_cast<std::size_t>(s.length));
-  };
-  if (s.length > 0) {
-    for (std::size_t j = 0; j < nx; ++j) args[nc + j] = step_of(*in[nc + j], 0, xs_owner[j]);
-    for (std::size_t j = 0; j < ny; ++j) into[nc + j] = step_of(out[nc + j], 0, ys_owner[j]);
-  }
-  for (std::int64_t step = 0; step < s.length; ++step) {
-    const std::int64_t t = s.reverse ? s.length - 1 - step : step;
-    for (std::size_t j = 0; j < nx; ++j) detail::repoint_view(args[nc + j], step_address(*in[nc + j], t));
-    auto& next = buffers[step % 2];
-    for (std::size_t i = 0; i < nc; ++i) into[i] = next[i];
-    for (std::size_t j = 0; j < ny; ++j) detail::repoint_view(into[nc + j], step_address(out[nc + j], t));
-    body.run(args, into);
-    for (std::size_t i = 0; i < nc; ++i) args[i] = next[i];
-  }
-  for (std::size_t i = 0; i < nc; ++i) out[i] = s.length == 0 ? in[i]->clone() : args[i];
+  std::vector<bool> stacked(s.n_xs, true);
+  stacked.resize(s.n_xs + s.n_consts, false);
+  std::vector<TensorType> types;
+  for (std::size_t j = 0; j < out.size(); ++j) types.push_back(op.output_type(j));
+  run_steps(body_executable(s.body), s.length, s.reverse, s.n_carry, stacked, in, types, out);
 }
 
 /// Carries that carry a tangent: those whose initial value has one, and then every carry the
