@@ -9,6 +9,11 @@
 // (one scan), its value and its gradient with respect to c0 and w; against the same recurrence
 // in a Python loop with autograd.
 //
+// map_rows: tf::map of sin(r) * 2 over the 10^4 rows of xs (rows of 1, 8 and 256 f64), beside the
+// same body as a scan with an unused carry and as vmap, in one run: ratio_vs_scan (the one step
+// loop both run) and ratio_vs_vmap (one fused kernel over the whole batch, what map trades for
+// holding one row's values at a time).
+//
 // recurrence_compile: the time of the first call of value_and_grad (trace, linearize, transpose,
 // compile and one run) minus a steady call, for 10 and 10^4 steps: it must not grow with the
 // step count (the body is traced and compiled once). Every repetition changes a constant of the
@@ -77,6 +82,25 @@ void run_control(const Options& options) {
     const std::string size = "h256_t100_b32";
     print_line("lstm_fwd", "tenferro", size, "f32", f[0].median_s, f[0].memory, f[0].repetitions);
     print_line("lstm_grad", "tenferro", size, "f32", g[0].median_s, g[0].memory, g[0].repetitions);
+  }
+  if (selected(options, "map")) {
+    constexpr std::int64_t n = 10000;
+    for (std::int64_t width : {std::int64_t{1}, std::int64_t{8}, std::int64_t{256}}) {
+      const tf::Shape shape = width == 1 ? tf::Shape{n} : tf::Shape{n, width};
+      const tf::Tensor xs = tf::Tensor::from(std::vector<double>(static_cast<std::size_t>(n * width), 0.3), shape);
+      auto body = [](const TracedList& r) { return TracedList{tf::sin(r[0]) * 2.0}; };
+      tf::Program mapped = tf::trace([&](T x) { return tf::map(body, {x})[0]; }, xs);
+      tf::Program scanned = tf::trace([&](T x) {
+        auto step = [&](const TracedList& c, const TracedList& r) { return std::pair{c, body(r)}; };
+        return tf::scan(step, {tf::sum(x) * 0.0}, {x}).second[0];
+      }, xs);
+      tf::Program vmapped = tf::trace([](T x) { return tf::vmap([](T r) { return tf::sin(r) * 2.0; })(x); }, xs);
+      const auto r = measure({{"map", [&] { mapped.run({xs}); }}, {"scan", [&] { scanned.run({xs}); }},
+                              {"vmap", [&] { vmapped.run({xs}); }}},
+                             options.budget_s);
+      print_line("map_rows", "tenferro", "1e4x" + std::to_string(width), "f64", r[0].median_s, r[0].memory, r[0].repetitions,
+                 field("ratio_vs_scan", r[0].median_s / r[1].median_s) + field("ratio_vs_vmap", r[0].median_s / r[2].median_s));
+    }
   }
   if (selected(options, "recurrence")) {
     constexpr std::int64_t steps = 10000;
