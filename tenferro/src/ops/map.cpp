@@ -67,8 +67,8 @@ std::vector<TensorType> step_types(Types operands, const std::vector<bool>& mapp
       continue;
     }
     if (t.rank() == 0 || t.shape[0] != length) {
-      throw ShapeError("map: operand " + std::to_string(i) + " is " + t.to_string() + "; every mapped operand needs a leading axis of the map's length " +
-                       std::to_string(length));
+      throw ShapeError("map: operand " + std::to_string(i) + " is " + t.to_string() +
+                       "; every mapped operand needs a leading axis of the map's length " + std::to_string(length));
     }
     types.push_back(without_leading(t));
   }
@@ -234,7 +234,9 @@ const OpDef& def_Map() {
       .region_surface = RegionSurface{
           .body_inputs = [](Types given) {
             if (given.empty()) throw ShapeError("map: needs at least one operand to map over");
-            if (given[0].rank() == 0) throw ShapeError("map: operand 0 is " + given[0].to_string() + "; mapped operands need a leading axis");
+            if (given[0].rank() == 0) {
+              throw ShapeError("map: operand 0 is " + given[0].to_string() + "; mapped operands need a leading axis");
+            }
             return step_types(given, std::vector<bool>(given.size(), true), given[0].shape[0]);
           },
           .build = [](computegraph::GraphPtr<StdTensorOp> body, Types operands, std::size_t given) {
