@@ -2,7 +2,8 @@
 // The list of built-in operations, one entry per op, in the order of their dense ids (OpKind,
 // tenferro/ops/op_kind.hpp). Each op's definition (name, arity, linearity, attributes, shape
 // rule, kernel, JVP and transpose rules) lives in its family's file under src/ops/; this list
-// names it, and for an elementwise function that is one op it also names the function:
+// names it, and for a function that is one op (elementwise, a matrix function or a region op) it
+// also names the function:
 //
 //   X(Kind)              an op; its functions (if any) are written by hand
 //   U(X, Kind, name)     also the function Traced name(const Traced&), and tf.name in Python
