@@ -26,7 +26,6 @@
 #include "regions/region_runner.hpp"
 #include "regions/steps.hpp"
 #include "tenferro/control_flow.hpp"
-#include "tenferro/indexing.hpp"
 
 namespace tenferro::detail {
 namespace {
