@@ -112,6 +112,7 @@ const char* fuzz_op_name(FuzzOp op) {
     case FuzzOp::Dropout: return "dropout";
     case FuzzOp::Scan: return "scan";
     case FuzzOp::Cond: return "switch_case";
+    case FuzzOp::Map: return "map";
     case FuzzOp::Checkpoint: return "checkpoint";
     case FuzzOp::Rematerialize: return "rematerialize";
     case FuzzOp::Gather: return "gather";
@@ -221,6 +222,14 @@ Traced apply_node(const FuzzNode& n, const std::vector<Traced>& v) {
       };
       const std::int64_t snapshots = n.ints.size() > 1 ? n.ints[1] : 0;
       return scan(body, {c0}, {x}, {.reverse = n.ints.at(0) != 0, .checkpoint_snapshots = snapshots}).second.at(0);
+    }
+    case FuzzOp::Map: {
+      const Traced& x = a(0);
+      Shape rest(x.shape().begin() + 1, x.shape().end());
+      Shape limit = x.shape();
+      limit[0] = 1;
+      const Traced w = reshape(slice(x, std::vector<std::int64_t>(x.rank(), 0), limit), rest);
+      return map([&w](const TracedList& r) { return TracedList{tanh(r[0]) * r[0] + sin(r[0]) * w}; }, {x}).at(0);
     }
     case FuzzOp::Cond: {
       const Traced index = constant(a(0), Tensor::from(std::vector<std::int64_t>{n.ints.at(0)}, {}));
@@ -374,6 +383,10 @@ std::string node_cpp(const FuzzNode& n) {
     return std::string("tf::checkpoint([](auto& x) { auto h = tf::checkpoint_name(x * x, \"h\"); auto s = <dot_general of x with x over "
                        "every axis>; return tf::tanh(x) * x + tf::sin(h) * 0.5 + x * s * (0.01 / max(1, numel(x))); }, ") +
            (policy == 1 ? "tf::CheckpointPolicy::SaveDots" : "tf::CheckpointPolicy::SaveNamed") + ")(" + a(0) + ")";
+  }
+  if (n.op == FuzzOp::Map) {
+    return "tf::map([&](auto& r) { return TracedList{tf::tanh(r[0]) * r[0] + tf::sin(r[0]) * <" + a(0) + "[0]>}; }, {" +
+           a(0) + "})[0]";
   }
   if (n.op == FuzzOp::Cond) {
     return name + "(<i64 " + std::to_string(n.ints.at(0)) + ">, {sin(o), o * o, exp(o) * 0.5}, {" + a(0) + "})[0]";

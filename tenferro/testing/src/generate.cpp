@@ -48,6 +48,7 @@ const std::vector<Weighted> kHandWritten = {
     {FuzzOp::Cumprod, 1},  {FuzzOp::Sort, 1},       {FuzzOp::DynamicSlice, 1}, {FuzzOp::DynamicUpdateSlice, 1},
     {FuzzOp::Dropout, 1},  {FuzzOp::Conv, 2},       {FuzzOp::Gather, 1},     {FuzzOp::Scatter, 1},
     {FuzzOp::Scan, 1},     {FuzzOp::Cond, 1},       {FuzzOp::Checkpoint, 1},  {FuzzOp::Rematerialize, 1},
+    {FuzzOp::Map, 1},
 };
 
 /// Every op the generator draws: the hand-written ones, then each function of the op list, the
@@ -404,6 +405,9 @@ class Generator {
       // Reverse or not; half the time binomial checkpointing with 1 to 3 snapshots.
       if (!is_inexact(ta.dtype) || ta.rank() == 0 || ta.shape[0] == 0) return;
       n.ints = {chance(0.5) ? 1 : 0, chance(0.5) ? 1 + static_cast<std::int64_t>(below(3)) : 0};
+    } else if (op == FuzzOp::Map) {
+      // A leading axis with at least one step; float or complex values.
+      if (!is_inexact(ta.dtype) || ta.rank() == 0 || ta.shape[0] == 0) return;
     } else if (op == FuzzOp::Cond) {
       if (!is_inexact(ta.dtype)) return;
       n.ints = {static_cast<std::int64_t>(below(5)) - 1};  // -1 and 3 are clamped

@@ -192,7 +192,7 @@ std::vector<Traced> jump_indicators(const RandomProgram& p, const std::vector<Tr
       case FuzzOp::TransposeAll: case FuzzOp::Reshape: case FuzzOp::Slice: case FuzzOp::Pad: case FuzzOp::Cumsum:
       case FuzzOp::Reverse: case FuzzOp::Cumprod: case FuzzOp::DynamicSlice: case FuzzOp::DynamicUpdateSlice:
       case FuzzOp::Dropout: case FuzzOp::Gather: case FuzzOp::Scatter: case FuzzOp::Conv: case FuzzOp::Scan:
-      case FuzzOp::Cond: case FuzzOp::Checkpoint: case FuzzOp::Rematerialize: case FuzzOp::BroadcastTo:
+      case FuzzOp::Cond: case FuzzOp::Map: case FuzzOp::Checkpoint: case FuzzOp::Rematerialize: case FuzzOp::BroadcastTo:
       case FuzzOp::Astype: case FuzzOp::SumAll: case FuzzOp::Sum: case FuzzOp::Prod: case FuzzOp::MeanAll:
       case FuzzOp::Mean: case FuzzOp::Var: case FuzzOp::Logsumexp: case FuzzOp::Softmax: case FuzzOp::LogSoftmax:
       case FuzzOp::DotGeneral: case FuzzOp::Matmul: case FuzzOp::CrossEntropy:

@@ -65,8 +65,9 @@ enum class FuzzOp : std::uint8_t {
   // checkpoint under CheckpointPolicy SaveDots or SaveNamed of a function with a contraction and
   // a named value; the first function through tf::rematerialize cut into ints[0] (1 to 4)
   // consecutive checkpoints or, where ints[1] is not 0, to a memory budget of 2^ints[1] bytes
-  // (without checkpoints where no plan fits it)
-  Scan, Cond, Checkpoint, Rematerialize,
+  // (without checkpoints where no plan fits it); a map (tf::map) over x's leading axis of
+  // tanh(x_t) * x_t + sin(x_t) * w with w = x[0] captured (passed whole to every step)
+  Scan, Cond, Checkpoint, Rematerialize, Map,
   // scans, flips and sorting (ints: the axis and 0/1 for reverse or descending / the axes)
   Cumsum, Reverse, Cumprod, Sort,
   // reductions
