@@ -20,6 +20,8 @@ void run_elem_chain(const Options& options);
 /// 1000 alternating mul / add / sin on a rank-0 f64 (scalar_chain_fwd, scalar_chain_grad), against
 /// the same chain on a plain double.
 void run_scalar_chain(const Options& options);
+/// tf::linearize of a 1000-op elementwise chain (linearize_chain): the cost of emitting JVP rules.
+void run_linearize_chain(const Options& options);
 /// Hessian and Hessian-vector product of sum(exp(a x)) with respect to x, n = 100 and 1000, f64.
 void run_hessian(const Options& options);
 /// erf, lgamma, atan2 and asinh on 10^7 f64: y = f(x) (special_fwd_<fn>) and the gradient of

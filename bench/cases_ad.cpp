@@ -8,6 +8,7 @@
 
 #include "cases.hpp"
 #include "native.hpp"
+#include "tenferro/program.hpp"
 #include "tenferro/tenferro.hpp"
 
 namespace bench {
@@ -139,6 +140,35 @@ void run_scalar_chain(const Options& options) {
                field("ns_per_op", m[0].median_s * per_op) + field("ratio_vs_native", m[0].median_s / m[1].median_s) +
                    (m.size() > 2 ? field("ratio_vs_native_fwd", m[0].median_s / m[2].median_s) : std::string()));
   }
+}
+
+void run_linearize_chain(const Options& options) {
+  // The cost of emitting derivatives: tf::linearize (the JVP rule of every op, recorded into the
+  // linear graph) of a 1000-op elementwise chain on a vector, cycling through functions whose
+  // rules take a few operations each. No program runs.
+  constexpr int kOps = 1000;
+  auto chain = [](tf::Traced x) {
+    for (int i = 0; i < kOps; ++i) {
+      switch (i % 10) {
+        case 0: x = tf::sin(x); break;
+        case 1: x = tf::atan(x); break;
+        case 2: x = tf::asinh(x); break;
+        case 3: x = tf::sinh(x); break;
+        case 4: x = tf::tanh(x); break;
+        case 5: x = tf::exp(x); break;
+        case 6: x = tf::log1p(x); break;
+        case 7: x = tf::tan(x); break;
+        case 8: x = tf::sqrt(x); break;
+        default: x = tf::asin(x); break;
+      }
+    }
+    return tf::sum(x);
+  };
+  const tf::Program program = tf::trace(chain, tf::Tensor::zeros({8}));
+  const Measurement m = measure({{"tenferro", [&] { sink = static_cast<double>(tf::linearize(program).graph->operations().size()); }}},
+                                options.budget_s).at(0);
+  print_line("linearize_chain", "tenferro", "1000", "f64", m.median_s, m.memory, m.repetitions,
+             field("ns_per_op", m.median_s * 1e9 / kOps));
 }
 
 void run_hessian(const Options& options) {

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "mlp")) bench::run_mlp(options);
   if (bench::wants(options, "elem_chain")) bench::run_elem_chain(options);
   if (bench::wants(options, "scalar_chain")) bench::run_scalar_chain(options);
+  if (bench::wants(options, "linearize")) bench::run_linearize_chain(options);
   if (bench::wants(options, "hessian")) bench::run_hessian(options);
   if (bench::wants(options, "jacobian")) bench::run_jacobian(options);
   if (bench::wants(options, "jacobian")) bench::run_jacobian_auto(options);

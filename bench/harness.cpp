@@ -16,7 +16,7 @@ namespace bench {
 
 namespace {
 
-constexpr const char* kFamilies[] = {"mlp", "elem_chain", "scalar_chain", "hessian", "jacobian", "matmul", "special", "einsum", "tropical", "grad_call", "linalg", "trg", "indexing", "conv", "eager", "control", "vmap", "checkpoint", "sparse", "gmm", "lstm_adbench"};
+constexpr const char* kFamilies[] = {"mlp", "elem_chain", "scalar_chain", "linearize", "hessian", "jacobian", "matmul", "special", "einsum", "tropical", "grad_call", "linalg", "trg", "indexing", "conv", "eager", "control", "vmap", "checkpoint", "sparse", "gmm", "lstm_adbench"};
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> parts;

@@ -1,6 +1,7 @@
 // Custom primitives and derivatives (tenferro/custom_op.hpp): ops registered outside the built-in
 // set with traced JVP or transpose rules, a multi-output custom op, attributes in an op's identity,
-// missing rules and bad calls, and custom_jvp replacing a function's derivative. Derivatives are
+// missing rules and bad calls, custom_jvp replacing a function's derivative, and the rule trace
+// (tenferro/ops/rule.hpp) that custom and built-in rules are written in. Derivatives are
 // checked against closed forms and with the AD test kit (finite differences and the adjoint
 // identity, to order 2, forward and reverse).
 #include <gmock/gmock.h>
@@ -14,6 +15,8 @@
 #include "tenferro/ops/make.hpp"
 #include "tenferro/program.hpp"
 #include "tenferro/custom_op.hpp"
+#include "tenferro/ops/rule.hpp"
+#include "computegraph/printer.hpp"
 
 namespace tf = tenferro;
 using testing::HasSubstr;
@@ -366,4 +369,84 @@ TEST(CustomJvp, RuleIsDifferentiatedToOrderTwoInBothModes) {
   } catch (const tf::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("x_sin_y"));
   }
+}
+
+// A rule written in traced operations records straight into the linear graph: asin's JVP
+// dx / sqrt(1 - x^2) is one linear division of the tangent by a fixed value computed from x alone
+// (the printed IR holds nothing else), and atan2's (b da - a db) / (a^2 + b^2) has one linear
+// product per tangent and their linear sum.
+TEST(RuleTrace, BuiltInRulesRecordTheirFormulaWithInferredRoles) {
+  const tf::Program asin = tf::trace([](T x) { return tf::asin(x); }, tf::Tensor::zeros({3}));
+  EXPECT_EQ(computegraph::to_string(*tf::linearize(asin).graph),
+            "graph {\n"
+            "  %0 = input t1:x0:f64[3]\n"
+            "  $0 = external x0:f64[3]\n"
+            "  %1 = mul($0, $0)\n"
+            "  %2 = constant[tensor(f64[], 1)]()\n"
+            "  %3 = broadcast_in_dim[shape=[3], dims=[]](%2)\n"
+            "  %4 = neg(%1)\n"
+            "  %5 = add(%3, %4)\n"
+            "  %6 = sqrt(%5)\n"
+            "  %7 = div(%0, %6) linearized[active, fixed]\n"
+            "  return %7\n"
+            "}\n");
+  const tf::Program atan2 = tf::trace([](T a, T b) { return tf::atan2(a, b); }, tf::Tensor::zeros({2}), tf::Tensor::zeros({2}));
+  EXPECT_EQ(computegraph::to_string(*tf::linearize(atan2).graph),
+            "graph {\n"
+            "  %0 = input t1:x0:f64[2]\n"
+            "  %1 = input t1:x1:f64[2]\n"
+            "  $0 = external x0:f64[2]\n"
+            "  $1 = external x1:f64[2]\n"
+            "  %2 = mul($0, $0)\n"
+            "  %3 = mul($1, $1)\n"
+            "  %4 = add(%2, %3)\n"
+            "  %5 = div($1, %4)\n"
+            "  %6 = mul(%5, %0) linearized[fixed, active]\n"
+            "  %7 = div($0, %4)\n"
+            "  %8 = neg(%7)\n"
+            "  %9 = mul(%8, %1) linearized[fixed, active]\n"
+            "  %10 = add(%6, %9) linearized[active, active]\n"
+            "  return %10\n"
+            "}\n");
+}
+
+// A rule that multiplies two tangents is not linear: linear_transpose names the op it cannot
+// transpose. A value kept past its rule cannot record any more (an Error, not a dangling graph).
+TEST(RuleTrace, NonlinearRulesAndValuesKeptPastTheRuleAreRefused) {
+  static const tf::OpDef& squares_tangent = tf::register_op({
+      .name = "squares_its_tangent",
+      .operands = {tf::Linearity::Nonlinear},
+      .shape_rule = same_type,
+      .kernel = [](const tf::StdTensorOp&, std::span<const tf::Tensor* const> in, std::span<tf::Tensor> out) {
+        out[0] = in[0]->clone();
+      },
+      .jvp = tf::traced_jvp([](const tf::StdTensorOp&, std::span<const T>, std::span<const T>, std::span<const T> t) {
+        return std::vector<T>{t[0] * t[0]};
+      }),
+  });
+  const tf::Tensor x = tf::Tensor::from({1.0, 2.0});
+  EXPECT_THROW(tf::grad([](T a) { return tf::sum(tf::call(squares_tangent, {a})[0]); })(x), tidu::ADRuleError);
+
+  static std::optional<T> kept;
+  static const tf::OpDef& keeps_tangent = tf::register_op({
+      .name = "keeps_its_tangent",
+      .operands = {tf::Linearity::Nonlinear},
+      .shape_rule = same_type,
+      .kernel = squares_tangent.kernel,
+      .jvp = tf::traced_jvp([](const tf::StdTensorOp&, std::span<const T>, std::span<const T>, std::span<const T> t) {
+        kept = t[0];
+        return std::vector<T>{t[0]};
+      }),
+  });
+  const tf::Tensor g = tf::grad([](T a) { return tf::sum(tf::call(keeps_tangent, {a})[0]); })(x);
+  EXPECT_TRUE(tf::test::near(g, tf::Tensor::from({1.0, 1.0}), 0.0));
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->type(), x.type());
+  try {
+    tf::sin(*kept);
+    FAIL() << "a value of a finished rule recorded";
+  } catch (const tf::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("after the rule returned"));
+  }
+  kept.reset();
 }

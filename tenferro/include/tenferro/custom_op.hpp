@@ -15,10 +15,11 @@
 //    one, say); its value is the function's and reverse mode comes from transposing the rule.
 // 3. stop_gradient (traced.hpp) detaches a value from differentiation.
 //
-// Traced rules are traced again at each use, on the types at hand, and replayed into the
-// transform's graph: the operations that depend on the tangents (or cotangents) become its linear
-// operations, the others fixed values of the primal. A rule must therefore be linear in the
-// tangents; a result tangent that does not depend on them is taken as zero.
+// Traced rules run at each use, on the types at hand, in a RuleTrace (ops/rule.hpp), which records
+// their operations straight into the transform's graph: the operations that depend on the tangents
+// (or cotangents) become its linear operations, the others fixed values of the primal. A rule must
+// therefore be linear in the tangents; a result tangent that does not depend on them is taken as
+// zero. The built-in ops write their rules the same way.
 #include <functional>
 #include <memory>
 #include <optional>

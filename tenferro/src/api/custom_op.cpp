@@ -1,79 +1,18 @@
-// Custom primitives and derivatives (tenferro/custom_op.hpp): traced rules replayed into the
-// transforms' graphs, call(), and CustomJvp.
+// Custom primitives and derivatives (tenferro/custom_op.hpp): traced rules (recorded through a
+// RuleTrace, tenferro/ops/rule.hpp), call(), and CustomJvp.
 #include "tenferro/custom_op.hpp"
+#include "tenferro/ops/rule.hpp"
 
 #include <mutex>
 #include <sstream>
 
-#include "computegraph/replay.hpp"
 #include "tenferro/transforms.hpp"
 
 namespace tenferro {
 
 namespace {
 
-using Builder = tidu::PrimitiveBuilder<StdTensorOp>;
 using PV = tidu::PrimitiveValue<StdTensorOp>;
-using tidu::LocalValueId;
-
-/// What a rule's traced input stands for in the transform's graph: a value, and whether it
-/// carries the tangent (or cotangent) flow.
-struct Binding {
-  PV value;
-  bool active;
-};
-
-/// A rule traced on its own: inputs bound to values of the transform's graph.
-class RuleTrace {
- public:
-  Traced input(const TensorType& type, Binding binding) {
-    const auto id = state_->builder.add_input(TensorKey{"r" + std::to_string(bindings_.size()), type});
-    bindings_.push_back(std::move(binding));
-    return Traced(state_, id);
-  }
-  Traced zeros(const TensorType& type) { return Traced(state_, state_->builder.add(ops::zeros(type), {})); }
-
-  /// Emits the rule's operations into `b` and returns, per result, its local id there where it
-  /// depends on an active input (nullopt where it does not: a zero tangent). Operations with an
-  /// active operand are emitted as linear operations (role: which operands are active), the rest
-  /// as fixed values.
-  std::vector<std::optional<LocalValueId>> replay(const std::vector<Traced>& results, Builder& b,
-                                                  const std::string& who) {
-    std::vector<LocalValueId> ids;
-    for (const Traced& r : results) {
-      if (r.trace() != state_) throw Error(who + ": the rule returned a value that it did not compute from its arguments");
-      ids.push_back(r.id());
-    }
-    state_->builder.set_outputs(ids);
-    const computegraph::GraphPtr<StdTensorOp> g = state_->builder.finish();
-    const auto values = computegraph::replay_values(
-        *g, std::span<const Binding>(bindings_),
-        [&b](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Binding> in) {
-          std::vector<PV> operands;
-          std::vector<bool> mask;
-          bool any = false;
-          for (const Binding& x : in) {
-            operands.push_back(x.value);
-            mask.push_back(x.active);
-            any = any || x.active;
-          }
-          const auto out = b.add_primitive(op, std::move(operands),
-                                           any ? tidu::linear_role(mask) : computegraph::OperationRole::primary());
-          std::vector<Binding> recorded;
-          for (const auto id : out) recorded.push_back({PV::local(id), any});
-          return recorded;
-        });
-    std::vector<std::optional<LocalValueId>> r;
-    for (LocalValueId v : g->outputs()) {
-      r.push_back(values[v]->active ? std::optional(values[v]->value.local_id()) : std::nullopt);
-    }
-    return r;
-  }
-
- private:
-  std::shared_ptr<TraceState> state_ = std::make_shared<TraceState>();
-  std::vector<Binding> bindings_;
-};
 
 [[noreturn]] void rule_error(const StdTensorOp& op, tidu::RuleKind kind, const std::string& why) {
   throw tidu::ADRuleError(op.name(), kind, why);
@@ -83,14 +22,11 @@ class RuleTrace {
 
 JvpRule traced_jvp(TracedJvp rule) {
   return [rule = std::move(rule)](const StdTensorOp& op, const JvpArgs& a) -> tidu::Tangents {
-    RuleTrace tr;
+    RuleTrace tr(a.b);
     std::vector<Traced> primals, results, tangents;
-    for (const auto& x : a.x) primals.push_back(tr.input(type_of(x), {PV::external(x), false}));
-    for (const auto& y : a.y) results.push_back(tr.input(type_of(y), {PV::external(y), false}));
-    for (std::size_t i = 0; i < a.x.size(); ++i) {
-      const TensorType& type = type_of(a.x[i]);
-      tangents.push_back(a.t[i] ? tr.input(type, {PV::local(*a.t[i]), true}) : tr.zeros(type));
-    }
+    for (const auto& x : a.x) primals.push_back(tr.fixed(x));
+    for (const auto& y : a.y) results.push_back(tr.fixed(y));
+    for (std::size_t i = 0; i < a.x.size(); ++i) tangents.push_back(tr.linear_or_zeros(a.t[i], type_of(a.x[i])));
     const std::vector<Traced> out = rule(op, primals, results, tangents);
     if (out.size() != op.output_count()) {
       rule_error(op, tidu::RuleKind::Jvp, "the rule returned " + std::to_string(out.size()) + " tangents; the op has " +
@@ -102,29 +38,25 @@ JvpRule traced_jvp(TracedJvp rule) {
                                                 "; expected the result's type " + op.output_type(j).to_string());
       }
     }
-    return tr.replay(out, a.b, op.name());
+    return tr.results(out, op, tidu::RuleKind::Jvp);
   };
 }
 
 TransposeRule traced_transpose(TracedTranspose rule) {
   return [rule = std::move(rule)](const StdTensorOp& op, const TransposeArgs& a) -> tidu::Tangents {
-    RuleTrace tr;
+    RuleTrace tr(a.b);
     std::vector<std::optional<Traced>> fixed(a.x.size());
     for (std::size_t i = 0; i < a.x.size(); ++i) {
-      if (!a.role.is_active(i)) fixed[i] = tr.input(type_of(a.b.key_of(a.x[i])), {a.x[i], false});
+      if (!a.role.is_active(i)) fixed[i] = tr.fixed(a.x[i]);
     }
     std::vector<Traced> cts;
-    for (std::size_t j = 0; j < op.output_count(); ++j) {
-      const TensorType& type = op.output_type(j);
-      cts.push_back(a.cts[j] ? tr.input(type, {PV::local(*a.cts[j]), true}) : tr.zeros(type));
-    }
+    for (std::size_t j = 0; j < op.output_count(); ++j) cts.push_back(tr.linear_or_zeros(a.cts[j], op.output_type(j)));
     const std::vector<std::optional<Traced>> out = rule(op, fixed, cts);
     if (out.size() != a.x.size()) {
       rule_error(op, tidu::RuleKind::Transpose, "the rule returned " + std::to_string(out.size()) +
                                                     " cotangents; the op has " + std::to_string(a.x.size()) + " operands");
     }
-    std::vector<Traced> returned;
-    std::vector<std::size_t> operand_of;
+    tidu::Tangents r(a.x.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (!a.role.is_active(i)) continue;
       if (!out[i]) rule_error(op, tidu::RuleKind::Transpose, "no cotangent for active operand " + std::to_string(i));
@@ -133,12 +65,8 @@ TransposeRule traced_transpose(TracedTranspose rule) {
         rule_error(op, tidu::RuleKind::Transpose, "the cotangent of operand " + std::to_string(i) + " has type " +
                                                       out[i]->type().to_string() + "; expected " + want.to_string());
       }
-      returned.push_back(*out[i]);
-      operand_of.push_back(i);
+      r[i] = tr.result(*out[i], op, tidu::RuleKind::Transpose);
     }
-    const auto ids = tr.replay(returned, a.b, op.name());
-    tidu::Tangents r(a.x.size());
-    for (std::size_t k = 0; k < ids.size(); ++k) r[operand_of[k]] = ids[k];
     return r;
   };
 }

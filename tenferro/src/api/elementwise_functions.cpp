@@ -9,12 +9,13 @@
 namespace tenferro {
 
 namespace {
-Traced record_unary(OpKind kind, const Traced& x) { return apply(ops::unary(kind, x.type()), {x}); }
+Traced record_unary(OpKind kind, const Traced& x) { return detail::apply_unary(ops::unary(kind, x.type()), x); }
 
 Traced record_binary(OpKind kind, const Traced& a, const Traced& b) {
+  if (a.shape() == b.shape()) return detail::apply_binary(ops::binary(kind, a.type(), b.type()), a, b);
   const Shape shape = broadcast_shapes(op_def(kind).name.c_str(), a.shape(), b.shape());
   const Traced x = broadcast_to(a, shape), y = broadcast_to(b, shape);
-  return apply(ops::binary(kind, x.type(), y.type()), {x, y});
+  return detail::apply_binary(ops::binary(kind, x.type(), y.type()), x, y);
 }
 }  // namespace
 

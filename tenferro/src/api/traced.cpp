@@ -2,6 +2,7 @@
 #include "tenferro/traced.hpp"
 #include "tenferro/semiring.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 #include "tenferro/ops/semiring_attrs.hpp"
 
 #include "api/trace_body.hpp"
@@ -51,11 +52,11 @@ std::vector<std::int64_t> all_axes(std::size_t rank) {
 
 template <class Make>
 Traced binary(const char* name, const Traced& a, const Traced& b, Make&& make) {
-  if (a.shape() == b.shape()) return apply(make(a.type(), b.type()), {a, b});  // nothing to broadcast
+  if (a.shape() == b.shape()) return detail::apply_binary(make(a.type(), b.type()), a, b);  // nothing to broadcast
   Shape shape = broadcast_shapes(name, a.shape(), b.shape());
   Traced x = broadcast_to(a, shape);
   Traced y = broadcast_to(b, shape);
-  return apply(make(x.type(), y.type()), {x, y});
+  return detail::apply_binary(make(x.type(), y.type()), x, y);
 }
 
 Traced compare(CompareDir dir, const Traced& a, const Traced& b) {
@@ -160,6 +161,13 @@ computegraph::LocalValueId record_eager(TraceState& trace, StdTensorOp op, std::
 }  // namespace
 
 namespace {
+/// Adds `op` to the graph of `trace` (not eager) and returns its first result's id.
+computegraph::LocalValueId add_to_trace(TraceState& trace, StdTensorOp op, std::vector<Ref> refs) {
+  const auto role = computegraph::OperationRole::primary();
+  return op.output_count() == 1 ? trace.builder.add(std::move(op), std::move(refs), role)
+                                : trace.builder.add_operation(std::move(op), std::move(refs), role)[0];
+}
+
 /// The one place a traced operation is recorded: into the trace its operands belong to, as a
 /// graph operation, or, in an eager trace, run at once (eager_record). Operands of one live eager
 /// trace record directly (the common eager case); otherwise operand_trace first unifies eager
@@ -167,6 +175,18 @@ namespace {
 /// result (an operation's results have consecutive ids).
 std::pair<std::shared_ptr<TraceState>, computegraph::LocalValueId> record(StdTensorOp op,
                                                                           std::span<const Traced> inputs) {
+  if (!inputs.empty() && inputs[0].trace()->rule && inputs.size() == op.input_count()) {
+    // Operands of one rule's trace (the common case in a rule) record into the rule's graph.
+    TraceState* rule = inputs[0].trace().get();
+    computegraph::SmallVector<computegraph::LocalValueId, 4> ids;
+    for (const Traced& t : inputs) {
+      if (t.trace().get() != rule) break;
+      ids.push_back(t.id());
+    }
+    if (ids.size() == inputs.size()) {
+      return {inputs[0].trace(), detail::rule_record(*rule, std::move(op), std::span<const computegraph::LocalValueId>(ids.data(), ids.size()))};
+    }
+  }
   if (TraceState* eager = plain_eager_trace(inputs)) {
     const std::shared_ptr<TraceState> body = detail::body_being_traced();
     if (!body || !encloses(eager, body.get())) {
@@ -189,9 +209,14 @@ std::pair<std::shared_ptr<TraceState>, computegraph::LocalValueId> record(StdTen
     const auto first = record_eager(*trace, std::move(op), inputs);
     return {std::move(trace), first};
   }
-  const auto role = computegraph::OperationRole::primary();
-  const auto first = op.output_count() == 1 ? trace->builder.add(std::move(op), std::move(refs), role)
-                                            : trace->builder.add_operation(std::move(op), std::move(refs), role)[0];
+  if (trace->rule) {
+    // A rule's trace records into the rule's graph (tenferro/ops/rule.hpp).
+    computegraph::SmallVector<computegraph::LocalValueId, 4> ids;
+    for (const Ref& r : refs) ids.push_back(r.local_id());
+    const auto first = detail::rule_record(*trace, std::move(op), std::span<const computegraph::LocalValueId>(ids.data(), ids.size()));
+    return {std::move(trace), first};
+  }
+  const auto first = add_to_trace(*trace, std::move(op), std::move(refs));
   return {std::move(trace), first};
 }
 }  // namespace
@@ -214,6 +239,24 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs) {
   return Traced(std::move(trace), first);
 }
 
+namespace detail {
+Traced apply_unary(StdTensorOp op, const Traced& a) {
+  if (a.trace()->rule) {
+    const computegraph::LocalValueId ids[1] = {a.id()};
+    return Traced(a.trace(), rule_record(*a.trace(), std::move(op), ids));
+  }
+  return apply(std::move(op), {a});
+}
+
+Traced apply_binary(StdTensorOp op, const Traced& a, const Traced& b) {
+  if (a.trace()->rule && a.trace() == b.trace()) {
+    const computegraph::LocalValueId ids[2] = {a.id(), b.id()};
+    return Traced(a.trace(), rule_record(*a.trace(), std::move(op), ids));
+  }
+  return apply(std::move(op), {a, b});
+}
+}  // namespace detail
+
 Traced constant(const Traced& like, Tensor value) {
   const std::shared_ptr<TraceState>& trace = like.trace()->eager && like.trace()->eager->retired
                                                  ? detail::current_eager_trace()
@@ -225,11 +268,15 @@ Traced constant(const Traced& like, Tensor value) {
     }
     return Traced(trace, detail::eager_record(*trace, ops::constant(std::move(value)), {}));
   }
-  return Traced(trace, trace->builder.add(ops::constant(std::move(value)), {}));
+  StdTensorOp op = ops::constant(std::move(value));
+  if (trace->rule) return Traced(trace, detail::rule_record(*trace, std::move(op), {}));
+  return Traced(trace, add_to_trace(*trace, std::move(op), {}));
 }
 
 const TensorType& Traced::type() const {
-  return trace_->eager ? trace_->eager->values[id_].type() : type_of(trace_->builder.key(id_));
+  if (trace_->eager) return trace_->eager->values[id_].type();
+  if (trace_->rule) return *trace_->rule->at(id_).type;
+  return type_of(trace_->builder.key(id_));
 }
 
 Traced full_like(const Traced& like, double value) {
@@ -318,7 +365,7 @@ Traced broadcast_to(const Traced& a, Shape shape) {
   }
   std::vector<std::int64_t> dims(a.rank());
   for (std::size_t i = 0; i < a.rank(); ++i) dims[i] = static_cast<std::int64_t>(shape.size() - a.rank() + i);
-  return apply(ops::broadcast_in_dim(a.type(), std::move(shape), std::move(dims)), {a});
+  return detail::apply_unary(ops::broadcast_in_dim(a.type(), std::move(shape), std::move(dims)), a);
 }
 Traced astype(const Traced& a, DType dtype) {
   if (dtype == a.dtype()) return a;

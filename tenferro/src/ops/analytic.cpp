@@ -21,9 +21,9 @@
 #include <type_traits>
 
 #include "ir/elementwise_formulas.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -143,46 +143,29 @@ Tensor eval_pow(const StdTensorOp& op, Operands in) {
 // ---- JVP rules ---------------------------------------------------------------------------------
 
 namespace {
-PV fixed_unary(Emit& e, OpKind kind, const PV& v) { return e.primal(ops::unary(kind, e.type(v)), {v}); }
-PV fixed_add(Emit& e, const PV& u, const PV& v) { return e.primal(ops::add(e.type(u), e.type(v)), {u, v}); }
-PV fixed_mul(Emit& e, const PV& u, const PV& v) { return e.primal(ops::mul(e.type(u), e.type(v)), {u, v}); }
-/// select(cond, on_true, on_false) as a fixed value.
-PV fixed_select(Emit& e, const PV& cond, const PV& on_true, const PV& on_false) {
-  return e.primal(ops::select(e.type(cond), e.type(on_true), e.type(on_false)), {cond, on_true, on_false});
-}
 /// v with its zeros replaced by 1 (mask: v == 0), the guard of pow's rules.
-PV one_where(Emit& e, const PV& mask, const PV& v) { return fixed_select(e, mask, e.full(e.type(v), 1.0), v); }
+Traced one_where(const Traced& mask, const Traced& v) { return where(mask, full_like(v, 1.0), v); }
 
 Tangents jvp_pow(const StdTensorOp& op, const JvpArgs& a) {  // operands (base, exponent)
-  Emit e(a.b);
-  const TensorType& type = op.out;
-  const PV x = Emit::ext(a.x[0]);
-  const PV y = Emit::ext(a.y[0]);  // base^exponent
-  const PV p = Emit::ext(a.x[1]);
-  std::optional<LocalValueId> d_base, d_exp;
+  RuleTrace r(a.b);
+  const Traced x = r.fixed(a.x[0]);
+  const Traced y = r.fixed(a.y[0]);  // base^exponent
+  const Traced p = r.fixed(a.x[1]);
+  std::optional<Traced> d_base, d_exp;
   if (a.t[0]) {  // p x^(p-1), 0 where p == 0
-    PV p_zero = e.compare(CompareDir::Eq, p, e.zeros(type));
-    PV p_safe = one_where(e, p_zero, p);
-    PV x_pm1 = e.primal(ops::pow(type, type), {x, fixed_add(e, p_safe, e.full(type, -1.0))});
-    // Operands that emit are named first, so that the graph's order does not depend on the
-    // compiler's order of evaluating arguments (printed IR is the same with g++ and clang++).
-    PV nonzero_p = fixed_mul(e, p_safe, x_pm1);
-    PV jac = fixed_select(e, p_zero, e.zeros(type), nonzero_p);
-    d_base = e.scale(jac, *a.t[0]);
+    const Traced p_zero = eq(p, full_like(p, 0.0));
+    const Traced p_safe = one_where(p_zero, p);
+    // Operands that record are named first (see "Order" in tenferro/ops/rule.hpp).
+    const Traced x_pm1 = pow(x, p_safe - 1.0);
+    const Traced nonzero_p = p_safe * x_pm1;
+    const Traced zero = full_like(x, 0.0);
+    d_base = where(p_zero, zero, nonzero_p) * r.linear(*a.t[0]);
   }
   if (a.t[1]) {  // log(x) x^p, 0 where x == 0
-    PV x_zero = e.compare(CompareDir::Eq, x, e.zeros(type));
-    PV log_x = fixed_unary(e, OpKind::Log, one_where(e, x_zero, x));
-    d_exp = e.scale(fixed_mul(e, log_x, y), *a.t[1]);
+    const Traced log_x = log(one_where(eq(x, full_like(x, 0.0)), x));
+    d_exp = log_x * y * r.linear(*a.t[1]);
   }
-  return {e.sum(d_base, d_exp)};
-}
-
-/// The JVP of a unary analytic op y = f(x): `rule(e, x, y, dx)` emits f'(x) dx.
-template <class Rule>
-Tangents unary_jvp(const JvpArgs& a, Rule rule) {
-  Emit e(a.b);
-  return {rule(e, Emit::ext(a.x[0]), Emit::ext(a.y[0]), *a.t[0])};
+  return {r.result(sum_present(d_base, d_exp), op, tidu::RuleKind::Jvp)};
 }
 }  // namespace
 
@@ -199,9 +182,7 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
         .name = printed, .kind = OpKind::Kind, .operands = {kNonlinear}, .elementwise = true,                  \
         .shape_rule = single_type(+[](Types t, const OpAttrs&) { return ops::unary(OpKind::Kind, t[0]).out; }), \
         .kernel = TENFERRO_UNARY_KERNEL(expr),                                                                 \
-        .jvp = [](const StdTensorOp&, const JvpArgs& a) {                                                      \
-          return unary_jvp(a, [](Emit& e, const PV& x, const PV& y, LocalValueId dx) { __VA_ARGS__ });         \
-        },                                                                                                     \
+        .jvp = traced_unary_jvp([](const Traced& x, const Traced& y, const Traced& dx) { __VA_ARGS__ }),         \
         .transpose = {},                                                                                       \
         .formula = fast_form(vectorized<exec::MathFn::Kind>(unary_formula<Kind##_fn, true>()), ElementFast::Kind), \
         .domain = domain_, .branch_cut = cut_, .fusion = Fusion::Elementwise};                                 \
@@ -209,21 +190,17 @@ Tangents unary_jvp(const JvpArgs& a, Rule rule) {
   }
 
 // Rules reuse the primal result y where the derivative is a function of it.
-TENFERRO_ANALYTIC_DEF(Exp, "exp", Domain::Any, std::nullopt, std::exp(x), (void)x; return e.scale(y, dx);)
-TENFERRO_ANALYTIC_DEF(Log, "log", Domain::Positive, kCutLeftOfZero, std::log(x), (void)y; return e.divide(dx, x);)
-TENFERRO_ANALYTIC_DEF(Sin, "sin", Domain::Any, std::nullopt, std::sin(x), (void)y; return e.scale(fixed_unary(e, OpKind::Cos, x), dx);)
-TENFERRO_ANALYTIC_DEF(Cos, "cos", Domain::Any, std::nullopt, std::cos(x), (void)y;
-                      return e.scale(fixed_unary(e, OpKind::Neg, fixed_unary(e, OpKind::Sin, x)), dx);)
-TENFERRO_ANALYTIC_DEF(Tanh, "tanh", Domain::Any, std::nullopt, std::tanh(x), (void)x;  // 1 - y^2
-                      PV minus_y2 = fixed_unary(e, OpKind::Neg, fixed_mul(e, y, y));
-                      return e.scale(fixed_add(e, e.full(e.type(y), 1.0), minus_y2), dx);)
-TENFERRO_ANALYTIC_DEF(Sqrt, "sqrt", Domain::Positive, kCutLeftOfZero, std::sqrt(x), (void)x; return e.divide(dx, fixed_add(e, y, y));)
-TENFERRO_ANALYTIC_DEF(Rsqrt, "rsqrt", Domain::Positive, kCutLeftOfZero, decltype(x)(1) / std::sqrt(x), (void)x;  // -y^3 / 2
-                      PV y3 = fixed_mul(e, y, fixed_mul(e, y, y));
-                      return e.scale(fixed_mul(e, e.full(e.type(y), -0.5), y3), dx);)
+TENFERRO_ANALYTIC_DEF(Exp, "exp", Domain::Any, std::nullopt, std::exp(x), (void)x; return y * dx;)
+TENFERRO_ANALYTIC_DEF(Log, "log", Domain::Positive, kCutLeftOfZero, std::log(x), (void)y; return dx / x;)
+TENFERRO_ANALYTIC_DEF(Sin, "sin", Domain::Any, std::nullopt, std::sin(x), (void)y; return cos(x) * dx;)
+TENFERRO_ANALYTIC_DEF(Cos, "cos", Domain::Any, std::nullopt, std::cos(x), (void)y; return -sin(x) * dx;)
+TENFERRO_ANALYTIC_DEF(Tanh, "tanh", Domain::Any, std::nullopt, std::tanh(x), (void)x; return (1.0 - y * y) * dx;)
+TENFERRO_ANALYTIC_DEF(Sqrt, "sqrt", Domain::Positive, kCutLeftOfZero, std::sqrt(x), (void)x; return dx / (y + y);)
+TENFERRO_ANALYTIC_DEF(Rsqrt, "rsqrt", Domain::Positive, kCutLeftOfZero, decltype(x)(1) / std::sqrt(x), (void)x;
+                      return -0.5 * (y * (y * y)) * dx;)
 // exp(x), not y + 1, which loses all relative accuracy where exp(x) is tiny.
-TENFERRO_ANALYTIC_DEF(Expm1, "expm1", Domain::Any, std::nullopt, expm1_of(x), (void)y; return e.scale(fixed_unary(e, OpKind::Exp, x), dx);)
-TENFERRO_ANALYTIC_DEF(Log1p, "log1p", Domain::Positive, kCutLeftOfMinusOne, log1p_of(x), (void)y; return e.divide(dx, fixed_add(e, e.full(e.type(x), 1.0), x));)
+TENFERRO_ANALYTIC_DEF(Expm1, "expm1", Domain::Any, std::nullopt, expm1_of(x), (void)y; return exp(x) * dx;)
+TENFERRO_ANALYTIC_DEF(Log1p, "log1p", Domain::Positive, kCutLeftOfMinusOne, log1p_of(x), (void)y; return dx / (1.0 + x);)
 
 #undef TENFERRO_ANALYTIC_DEF
 #undef TENFERRO_UNARY_KERNEL

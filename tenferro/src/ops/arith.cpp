@@ -3,9 +3,9 @@
 #include <complex>
 
 #include "ir/elementwise_formulas.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -168,32 +168,41 @@ Tensor eval_imag(const StdTensorOp& op, Operands in) {
 // ---- JVP rules ---------------------------------------------------------------------------------
 
 namespace {
-Tangents jvp_add(const StdTensorOp&, const JvpArgs& a) { return {Emit(a.b).sum(a.t[0], a.t[1])}; }
+Tangents jvp_add(const StdTensorOp& op, const JvpArgs& a) {
+  if (!a.t[0] || !a.t[1]) return {a.t[0] ? a.t[0] : a.t[1]};
+  RuleTrace r(a.b);
+  return {r.result(r.linear(*a.t[0]) + r.linear(*a.t[1]), op, tidu::RuleKind::Jvp)};
+}
 
-Tangents jvp_mul(const StdTensorOp&, const JvpArgs& a) {  // d(x*y) = y*dx + x*dy
-  Emit e(a.b);
-  std::optional<LocalValueId> dx, dy;
-  if (a.t[0]) dx = e.scale(Emit::ext(a.x[1]), *a.t[0]);
-  if (a.t[1]) dy = e.scale(Emit::ext(a.x[0]), *a.t[1]);
-  return {e.sum(dx, dy)};
+Tangents jvp_mul(const StdTensorOp& op, const JvpArgs& a) {  // d(x*y) = y*dx + x*dy
+  RuleTrace r(a.b);
+  std::optional<Traced> dx, dy;
+  if (a.t[0]) dx = r.fixed(a.x[1]) * r.linear(*a.t[0]);
+  if (a.t[1]) dy = r.fixed(a.x[0]) * r.linear(*a.t[1]);
+  return {r.result(sum_present(dx, dy), op, tidu::RuleKind::Jvp)};
 }
 
 /// d(x/y) = r dx - (x r r) dy with r = 1/y. One division serves both terms and, through
 /// transpose_mul, the cotangent (ct r), where dx/y, q = (x/y)/y and ct/y would take three; a
 /// gradient through a division then costs the one division of a hand-written one. The factors
 /// differ from dx/y and (x/y)/y by a rounding or two.
-Tangents jvp_div(const StdTensorOp&, const JvpArgs& a) {
-  Emit e(a.b);
-  const PV y = Emit::ext(a.x[1]);
-  const PV r = e.fixed_div(e.full(e.type(y), 1.0), y);
-  std::optional<LocalValueId> dx, dy;
-  if (a.t[0]) dx = e.scale(r, *a.t[0]);
-  if (a.t[1]) dy = e.neg(e.scale(e.fixed_mul(e.fixed_mul(Emit::ext(a.x[0]), r), r), *a.t[1]));
-  return {e.sum(dx, dy)};
+Tangents jvp_div(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced recip = 1.0 / r.fixed(a.x[1]);
+  std::optional<Traced> dx, dy;
+  if (a.t[0]) dx = recip * r.linear(*a.t[0]);
+  if (a.t[1]) dy = -(r.fixed(a.x[0]) * recip * recip * r.linear(*a.t[1]));
+  return {r.result(sum_present(dx, dy), op, tidu::RuleKind::Jvp)};
 }
 
+/// op(v) for the unary op `op` applied in a rule.
+Traced same_op(const StdTensorOp& op, const Traced& v) { return detail::apply_unary(ops::unary(op.kind, v.type()), v); }
+
 /// neg, conj, real: linear ops whose JVP is the op itself applied to the tangent.
-Tangents jvp_self(const StdTensorOp& op, const JvpArgs& a) { return {Emit(a.b).unary_linear(op.kind, *a.t[0])}; }
+Tangents jvp_self(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  return {r.result(same_op(op, r.linear(*a.t[0])), op, tidu::RuleKind::Jvp)};
+}
 
 Tangents jvp_imag(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_complex(type_of(a.x[0]).dtype)) return {std::nullopt};  // imag of a real is 0
@@ -212,39 +221,39 @@ Tangents transpose_mul(const StdTensorOp& op, const TransposeArgs& a) {  // z ->
   if (a.role.is_active(0) == a.role.is_active(1)) {
     not_linear(op, "mul is linear only when exactly one operand is active");
   }
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const std::size_t active = a.role.is_active(0) ? 0 : 1;
-  Tangents r(2);
-  r[active] = e.scale(e.conj_fixed(a.x[1 - active]), a.ct());
-  return r;
+  Tangents cts(2);
+  cts[active] = r.result(conj_if_complex(r.fixed(a.x[1 - active])) * r.linear(a.ct()), op, tidu::RuleKind::Transpose);
+  return cts;
 }
 
 Tangents transpose_div(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "div is linear only in its numerator");
-  Emit e(a.b);
-  return {e.divide(a.ct(), e.conj_fixed(a.x[1])), std::nullopt};
+  RuleTrace r(a.b);
+  return {r.result(r.linear(a.ct()) / conj_if_complex(r.fixed(a.x[1])), op, tidu::RuleKind::Transpose), std::nullopt};
 }
 
 /// neg and conj are their own adjoints.
 Tangents transpose_self(const StdTensorOp& op, const TransposeArgs& a) {
-  return {Emit(a.b).unary_linear(op.kind, a.ct())};
+  RuleTrace r(a.b);
+  return {r.result(same_op(op, r.linear(a.ct())), op, tidu::RuleKind::Transpose)};
 }
 
-Tangents transpose_real(const StdTensorOp&, const TransposeArgs& a) {  // adjoint of Re: embed
-  Emit e(a.b);
-  const TensorType& in = e.type(a.x[0]);
-  if (!is_complex(in.dtype)) return {a.ct()};
-  return {e.linear(ops::convert(e.type(Emit::local(a.ct())), in.dtype), {Emit::local(a.ct())}, {true})};
+Tangents transpose_real(const StdTensorOp& op, const TransposeArgs& a) {  // adjoint of Re: embed
+  const DType in = type_of(a.b.key_of(a.x[0])).dtype;
+  if (!is_complex(in)) return {a.ct()};
+  RuleTrace r(a.b);
+  return {r.result(astype(r.linear(a.ct()), in), op, tidu::RuleKind::Transpose)};
 }
 
-Tangents transpose_imag(const StdTensorOp&, const TransposeArgs& a) {
+Tangents transpose_imag(const StdTensorOp& op, const TransposeArgs& a) {
   // <ct, Im z> = Re(conj(i*ct) z): the adjoint is ct -> i*ct
-  Emit e(a.b);
-  const TensorType& in = e.type(a.x[0]);
-  LocalValueId c = e.linear(ops::convert(e.type(Emit::local(a.ct())), in.dtype), {Emit::local(a.ct())}, {true});
-  PV i_scalar = e.primal(ops::constant(Tensor::scalar(c128(0.0, 1.0), in.dtype)), {});
-  PV i_full = e.primal(ops::broadcast_in_dim(TensorType{in.dtype, {}}, in.shape, {}), {i_scalar});
-  return {e.scale(i_full, c)};
+  RuleTrace r(a.b);
+  const TensorType& in = type_of(a.b.key_of(a.x[0]));
+  const Traced c = astype(r.linear(a.ct()), in.dtype);
+  const Traced i = broadcast_to(constant(c, Tensor::scalar(c128(0.0, 1.0), in.dtype)), in.shape);
+  return {r.result(i * c, op, tidu::RuleKind::Transpose)};
 }
 
 TensorType unary_type(Types t, const OpAttrs&, OpKind kind) { return ops::unary(kind, t[0]).out; }

@@ -32,9 +32,9 @@
 #include <type_traits>
 
 #include "ir/elementwise_formulas.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -201,71 +201,73 @@ Tensor eval_clamp(const StdTensorOp& op, Operands in) {  // operands (lo, v, hi)
 // ---- JVP rules ---------------------------------------------------------------------------------
 
 namespace {
-/// The linear select(p, da, db) of the present branch tangents (zeros for an absent one);
-/// nullopt when neither is present.
-std::optional<LocalValueId> select_tangent(Emit& e, const PV& pred, std::optional<LocalValueId> da,
-                                           std::optional<LocalValueId> db, const TensorType& type) {
+/// where(pred, da, db) of the present branch tangents (zeros for an absent one); nullopt when
+/// neither is present.
+std::optional<Traced> select_tangent(RuleTrace& r, const Traced& pred, const std::optional<Traced>& da,
+                                     const std::optional<Traced>& db, const TensorType& type) {
   if (!da && !db) return std::nullopt;
-  PV a = da ? Emit::local(*da) : e.zeros(type);
-  PV b = db ? Emit::local(*db) : e.zeros(type);
-  return e.linear(ops::select(e.type(pred), type, type), {pred, a, b}, {false, da.has_value(), db.has_value()});
+  const Traced on_true = da ? *da : r.zeros(type);
+  const Traced on_false = db ? *db : r.zeros(type);
+  return where(pred, on_true, on_false);
 }
 
-PV fixed_unary(Emit& e, OpKind kind, const PV& v) { return e.primal(ops::unary(kind, e.type(v)), {v}); }
+/// The present tangent `t`, as a value of the rule's trace.
+std::optional<Traced> tangent(RuleTrace& r, const std::optional<LocalValueId>& t) {
+  return t ? std::optional(r.linear(*t)) : std::nullopt;
+}
 
 Tangents jvp_select(const StdTensorOp& op, const JvpArgs& a) {
-  Emit e(a.b);
-  return {select_tangent(e, Emit::ext(a.x[0]), a.t[1], a.t[2], op.out)};
+  RuleTrace r(a.b);
+  return {r.result(select_tangent(r, r.fixed(a.x[0]), tangent(r, a.t[1]), tangent(r, a.t[2]), op.out), op,
+                   tidu::RuleKind::Jvp)};
 }
 
-Tangents jvp_abs(const StdTensorOp&, const JvpArgs& a) {
-  Emit e(a.b);
-  PV z = Emit::ext(a.x[0]);
-  PV s = fixed_unary(e, OpKind::Sign, z);
-  if (!is_complex(e.type(z).dtype)) return {e.scale(s, *a.t[0])};
-  return {e.unary_linear(OpKind::Real, e.scale(e.conj_fixed(s), *a.t[0]))};
+Tangents jvp_abs(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced s = sign(r.fixed(a.x[0]));
+  const Traced dz = r.linear(*a.t[0]);
+  if (!is_complex(s.dtype())) return {r.result(s * dz, op, tidu::RuleKind::Jvp)};
+  return {r.result(real(conj(s) * dz), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents jvp_sign(const StdTensorOp& op, const JvpArgs& a) {
   const TensorType& type = op.out;
   if (!is_complex(type.dtype)) return {std::nullopt};
-  Emit e(a.b);
-  PV z = Emit::ext(a.x[0]);
-  LocalValueId w = e.scale(e.conj_fixed(Emit::ext(a.y[0])), *a.t[0]);
-  LocalValueId v = *e.sum(w, e.neg(e.unary_linear(OpKind::Conj, w)));
+  RuleTrace r(a.b);
+  const Traced z = r.fixed(a.x[0]);
+  const Traced w = conj(r.fixed(a.y[0])) * r.linear(*a.t[0]);
+  const Traced v = w - conj(w);
   // 2 conj(z), replaced by 1 at z = 0 (where v = 0), so the tangent there is 0, not 0/0.
-  PV cz = fixed_unary(e, OpKind::Conj, z);
-  PV two_cz = e.primal(ops::add(type, type), {cz, cz});
-  PV at_zero = e.compare(CompareDir::Eq, z, e.zeros(type));
-  PV den = e.primal(ops::select(e.type(at_zero), type, type), {at_zero, e.full(type, 1.0), two_cz});
-  return {e.divide(v, den)};
+  const Traced cz = conj(z);
+  const Traced two_cz = cz + cz;
+  const Traced at_zero = eq(z, r.zeros(type));
+  return {r.result(v / where(at_zero, 1.0, two_cz), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents jvp_max_min(const StdTensorOp& op, const JvpArgs& a) {
-  Emit e(a.b);
-  const auto& t = a.t;
+  RuleTrace r(a.b);
   const TensorType& type = op.out;
   const bool is_max = op.kind == OpKind::Maximum;
-  PV x = Emit::ext(a.x[0]);
-  PV y = Emit::ext(a.x[1]);
-  PV x_wins = e.compare(is_max ? CompareDir::Gt : CompareDir::Lt, x, y);
-  PV y_wins = e.compare(is_max ? CompareDir::Lt : CompareDir::Gt, x, y);
-  const LocalValueId both = *e.sum(t[0], t[1]);  // named first: argument order is the compiler's
-  LocalValueId tie = e.scale(e.full(type, 0.5), both);
-  return {select_tangent(e, x_wins, t[0], select_tangent(e, y_wins, t[1], tie, type), type)};
+  const Traced x = r.fixed(a.x[0]);
+  const Traced y = r.fixed(a.x[1]);
+  const Traced x_wins = is_max ? gt(x, y) : lt(x, y);
+  const Traced y_wins = is_max ? lt(x, y) : gt(x, y);
+  const std::optional<Traced> dx = tangent(r, a.t[0]), dy = tangent(r, a.t[1]);
+  const Traced tie = 0.5 * *sum_present(dx, dy);  // at a tie, the mean of the tangents
+  const std::optional<Traced> y_or_tie = select_tangent(r, y_wins, dy, tie, type);
+  return {r.result(select_tangent(r, x_wins, dx, y_or_tie, type), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents jvp_clamp(const StdTensorOp& op, const JvpArgs& a) {  // operands (lo, x, hi)
-  Emit e(a.b);
-  const auto& t = a.t;
+  RuleTrace r(a.b);
   const TensorType& type = op.out;
-  PV lo = Emit::ext(a.x[0]);
-  PV x = Emit::ext(a.x[1]);
-  PV hi = Emit::ext(a.x[2]);
-  PV below = e.compare(CompareDir::Lt, x, lo);
-  PV m = e.primal(ops::select(e.type(below), type, type), {below, lo, x});  // max(x, lo)
-  PV above = e.compare(CompareDir::Lt, hi, m);
-  return {select_tangent(e, above, t[2], select_tangent(e, below, t[0], t[1], type), type)};
+  const Traced lo = r.fixed(a.x[0]);
+  const Traced x = r.fixed(a.x[1]);
+  const Traced hi = r.fixed(a.x[2]);
+  const Traced below = lt(x, lo);
+  const Traced above = lt(hi, where(below, lo, x));  // hi < max(x, lo)
+  const std::optional<Traced> inner = select_tangent(r, below, tangent(r, a.t[0]), tangent(r, a.t[1]), type);
+  return {r.result(select_tangent(r, above, tangent(r, a.t[2]), inner, type), op, tidu::RuleKind::Jvp)};
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
@@ -273,14 +275,13 @@ Tangents jvp_clamp(const StdTensorOp& op, const JvpArgs& a) {  // operands (lo, 
 
 Tangents transpose_select(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0)) not_linear(op, "select is linear only in its branches; the predicate must be fixed");
-  Emit e(a.b);
-  const PV& pred = a.x[0];
-  const TensorType& type = op.out;
-  const StdTensorOp sel = ops::select(e.type(pred), type, type);
-  Tangents r(3);
-  if (a.role.is_active(1)) r[1] = e.linear(sel, {pred, Emit::local(a.ct()), e.zeros(type)}, {false, true, false});
-  if (a.role.is_active(2)) r[2] = e.linear(sel, {pred, e.zeros(type), Emit::local(a.ct())}, {false, false, true});
-  return r;
+  RuleTrace r(a.b);
+  const Traced pred = r.fixed(a.x[0]);
+  const Traced ct = r.linear(a.ct());
+  Tangents cts(3);
+  if (a.role.is_active(1)) cts[1] = r.result(where(pred, ct, r.zeros(op.out)), op, tidu::RuleKind::Transpose);
+  if (a.role.is_active(2)) cts[2] = r.result(where(pred, r.zeros(op.out), ct), op, tidu::RuleKind::Transpose);
+  return cts;
 }
 }  // namespace
 

@@ -12,9 +12,9 @@
 #include <numbers>
 
 #include "ir/elementwise_formulas.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro::detail {
 
@@ -49,52 +49,44 @@ constexpr auto exp2_fn = [](auto x) {
 constexpr auto cbrt_fn = [](auto x) { return std::cbrt(x); };
 constexpr auto hypot_fn = [](auto a, auto b) { return std::hypot(a, b); };
 
-template <class Rule>
-JvpRule unary_jvp(Rule rule) {
-  return [rule](const StdTensorOp&, const JvpArgs& a) -> Tangents {
-    Emit e(a.b);
-    return {rule(e, Emit::ext(a.x[0]), Emit::ext(a.y[0]), *a.t[0])};
-  };
-}
-
-Tangents jvp_hypot(const StdTensorOp&, const JvpArgs& args) {
-  Emit e(args.b);
-  const PV y = Emit::ext(args.y[0]);
-  std::optional<LocalValueId> da, db;
-  if (args.t[0]) da = e.scale(e.fixed_div(Emit::ext(args.x[0]), y), *args.t[0]);
-  if (args.t[1]) db = e.scale(e.fixed_div(Emit::ext(args.x[1]), y), *args.t[1]);
-  return {e.sum(da, db)};
+Tangents jvp_hypot(const StdTensorOp& op, const JvpArgs& args) {
+  RuleTrace r(args.b);
+  const Traced y = r.fixed(args.y[0]);
+  std::optional<Traced> da, db;
+  if (args.t[0]) da = r.fixed(args.x[0]) / y * r.linear(*args.t[0]);
+  if (args.t[1]) db = r.fixed(args.x[1]) / y * r.linear(*args.t[1]);
+  return {r.result(sum_present(da, db), op, tidu::RuleKind::Jvp)};
 }
 }  // namespace
 
 const OpDef& def_Log2() {
   static const OpDef d = formula_op("log2", OpKind::Log2, {kNonlinear}, vectorized<MathFn::Log2>(unary_formula<log2_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.divide(dx, e.fixed_scaled(x, std::numbers::ln2));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / (x * std::numbers::ln2);
                                     }), Domain::Positive, Discontinuity::None, kCutLeftOfZero);
   return d;
 }
 
 const OpDef& def_Log10() {
   static const OpDef d = formula_op("log10", OpKind::Log10, {kNonlinear}, vectorized<MathFn::Log10>(unary_formula<log10_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.divide(dx, e.fixed_scaled(x, std::numbers::ln10));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / (x * std::numbers::ln10);
                                     }), Domain::Positive, Discontinuity::None, kCutLeftOfZero);
   return d;
 }
 
 const OpDef& def_Exp2() {
   static const OpDef d = formula_op("exp2", OpKind::Exp2, {kNonlinear}, vectorized<MathFn::Exp2>(unary_formula<exp2_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
-                                      return e.scale(e.fixed_scaled(y, std::numbers::ln2), dx);
+                                    traced_unary_jvp([](const Traced&, const Traced& y, const Traced& dx) {
+                                      return y * std::numbers::ln2 * dx;
                                     }));
   return d;
 }
 
 const OpDef& def_Cbrt() {
   static const OpDef d = formula_op("cbrt", OpKind::Cbrt, {kNonlinear}, vectorized<MathFn::Cbrt>(unary_formula<cbrt_fn, false>()),
-                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
-                                      return e.divide(dx, e.fixed_scaled(e.fixed_mul(y, y), 3.0));
+                                    traced_unary_jvp([](const Traced&, const Traced& y, const Traced& dx) {
+                                      return dx / (y * y * 3.0);
                                     }), Domain::Positive);
   return d;
 }

@@ -21,9 +21,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro::detail {
 
@@ -49,14 +49,15 @@ constexpr auto remainder_fn = [](auto a, auto b) {
 
 /// The JVP of a - q(a / b) b, q = trunc or floor: da - q(a / b) db.
 template <OpKind Quotient>
-Tangents jvp_remainder(const StdTensorOp&, const JvpArgs& args) {
-  Emit e(args.b);
-  std::optional<LocalValueId> db;
+Tangents jvp_remainder(const StdTensorOp& op, const JvpArgs& args) {
+  RuleTrace r(args.b);
+  std::optional<Traced> da, db;
+  if (args.t[0]) da = r.linear(*args.t[0]);
   if (args.t[1]) {
-    PV quotient = e.fixed(Quotient, e.fixed_div(Emit::ext(args.x[0]), Emit::ext(args.x[1])));
-    db = e.scale(e.fixed(OpKind::Neg, quotient), *args.t[1]);
+    const Traced ratio = r.fixed(args.x[0]) / r.fixed(args.x[1]);
+    db = -apply_unary(ops::unary(Quotient, ratio.type()), ratio) * r.linear(*args.t[1]);
   }
-  return {e.sum(args.t[0], db)};
+  return {r.result(sum_present(da, db), op, tidu::RuleKind::Jvp)};
 }
 std::vector<TensorType> frexp_types(Types t, const OpAttrs&) {
   detail::require_dtype("frexp", t[0], is_floating(t[0].dtype), "f32 or f64");
@@ -86,12 +87,10 @@ void eval_frexp(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 }
 
 /// dm = 2^-e dx (exact: a power of two), de none.
-Tangents jvp_frexp(const StdTensorOp&, const JvpArgs& a) {
-  Emit e(a.b);
-  const TensorType& type = e.type(Emit::ext(a.x[0]));
-  PV exponent = e.primal(ops::convert(e.type(Emit::ext(a.y[1])), type.dtype), {Emit::ext(a.y[1])});
-  PV scale = e.fixed(OpKind::Exp2, e.fixed(OpKind::Neg, exponent));
-  return {e.scale(scale, *a.t[0]), std::nullopt};
+Tangents jvp_frexp(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced scale = exp2(-astype(r.fixed(a.y[1]), type_of(a.x[0]).dtype));
+  return {r.result(scale * r.linear_or_zeros(a.t[0], type_of(a.x[0])), op, tidu::RuleKind::Jvp), std::nullopt};
 }
 }  // namespace
 

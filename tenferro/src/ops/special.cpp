@@ -19,11 +19,11 @@
 #include <limits>
 #include <numbers>
 
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
 #include "kernels/special_erf.hpp"
 #include "kernels/special_scalar.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro::detail {
 
@@ -82,93 +82,73 @@ constexpr auto i1_fn = [](auto x) { return special::bessel_i1(x); };
 constexpr auto i1e_fn = [](auto x) { return special::bessel_i1e(x); };
 
 /// c exp(-x^2) dx.
-template <class Rule>
-JvpRule unary_jvp(Rule rule) {
-  return [rule](const StdTensorOp&, const JvpArgs& a) -> Tangents {
-    Emit e(a.b);
-    return {rule(e, Emit::ext(a.x[0]), Emit::ext(a.y[0]), *a.t[0])};
-  };
-}
-LocalValueId gaussian_times(Emit& e, const PV& x, double c, LocalValueId dx) {
-  PV minus_x2 = e.fixed(OpKind::Neg, e.fixed_mul(x, x));
-  return e.scale(e.fixed_scaled(e.fixed(OpKind::Exp, minus_x2), c), dx);
-}
+Traced gaussian_times(const Traced& x, double c, const Traced& dx) { return exp(-(x * x)) * c * dx; }
 constexpr double kTwoOverSqrtPi = 2 * std::numbers::inv_sqrtpi;
 
-/// polygamma(n, x) as a fixed value (n a value of x's type).
-PV fixed_polygamma(Emit& e, const PV& n, const PV& x) {
-  return e.primal(ops::binary(OpKind::Polygamma, e.type(n), e.type(x)), {n, x});
+/// polygamma(n, x) (n a value of x's type).
+Traced polygamma_of(const Traced& n, const Traced& x) {
+  return apply_binary(ops::binary(OpKind::Polygamma, n.type(), x.type()), n, x);
 }
 
 /// i1(x) / x, with its series 1/2 + x^2/16 where |x| < 1e-4 (the next term, x^4/384, is below
 /// the last bit there) and x kept away from 0 in the quotient (double where).
-PV i1_over_x(Emit& e, const PV& x) {
-  const TensorType& t = e.type(x);
-  PV small = e.compare(CompareDir::Lt, e.fixed(OpKind::Abs, x), e.full(t, 1e-4));
-  PV safe_x = e.primal(ops::select(e.type(small), t, t), {small, e.full(t, 1.0), x});
-  PV quotient = e.fixed_div(e.fixed(OpKind::BesselI1, safe_x), safe_x);
-  PV series = e.fixed_add(e.full(t, 0.5), e.fixed_scaled(e.fixed_mul(x, x), 1.0 / 16));
-  return e.primal(ops::select(e.type(small), t, t), {small, series, quotient});
+Traced i1_over_x(const Traced& x) {
+  const Traced small = lt(abs(x), full_like(x, 1e-4));
+  const Traced safe_x = where(small, 1.0, x);
+  const Traced quotient = i1(safe_x) / safe_x;
+  const Traced series = 0.5 + x * x * (1.0 / 16);
+  return where(small, series, quotient);
 }
 
-/// erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) as a fixed value (y = erfcx(x)). The difference cancels
-/// as x grows (2 x y tends to 2/sqrt(pi)), losing about log10(2 x^2) digits, and the second
-/// derivative 2 y + 2 x erfcx'(x) cancels once more; so above x = 20 it is the asymptotic series
+/// erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) (y = erfcx(x)). The difference cancels as x grows
+/// (2 x y tends to 2/sqrt(pi)), losing about log10(2 x^2) digits, and the second derivative
+/// 2 y + 2 x erfcx'(x) cancels once more; so above x = 20 it is the asymptotic series
 /// (2/sqrt(pi)) sum_{k>=1} (-1)^k (2k-1)!! / (2 x^2)^k, whose terms fall by a factor of at least
 /// 2 x^2 / (2k + 1) = 800 / 17 there: its first 8 terms reach the last bit of a double. The series
 /// is an expression of ops, so the rule differentiates again; its operand is held at 20 where the
-/// other branch is taken (the "double where": 1 / x^2 is infinite at 0). Operands that emit are
-/// named first, so that the graph's order does not depend on the compiler's order of evaluation.
-PV erfcx_slope(Emit& e, const PV& x, const PV& y) {
+/// other branch is taken (the "double where": 1 / x^2 is infinite at 0).
+Traced erfcx_slope(const Traced& x, const Traced& y) {
   constexpr double kSeriesFrom = 20;
   constexpr double kCoefficients[] = {-1, 3, -15, 105, -945, 10395, -135135, 2027025};  // (-1)^k (2k-1)!!
-  const TensorType& t = e.type(x);
-  const PV two_xy = e.fixed_scaled(e.fixed_mul(x, y), 2.0);
-  const PV direct = e.fixed_sub(two_xy, e.full(t, kTwoOverSqrtPi));
-  const PV large = e.compare(CompareDir::Gt, x, e.full(t, kSeriesFrom));
-  const PV x_safe = e.primal(ops::select(e.type(large), t, t), {large, x, e.full(t, kSeriesFrom)});
-  const PV x2 = e.fixed_mul(x_safe, x_safe);
-  const PV z = e.fixed_div(e.full(t, 0.5), x2);  // 1 / (2 x^2)
-  PV sum = e.full(t, kCoefficients[7]);
-  for (int k = 6; k >= 0; --k) {
-    const PV scaled = e.fixed_mul(z, sum);
-    sum = e.fixed_add(e.full(t, kCoefficients[k]), scaled);
-  }
-  const PV series = e.fixed_scaled(e.fixed_mul(z, sum), kTwoOverSqrtPi);
-  return e.primal(ops::select(e.type(large), t, t), {large, series, direct});
+  const Traced direct = x * y * 2.0 - kTwoOverSqrtPi;
+  const Traced large = gt(x, full_like(x, kSeriesFrom));
+  const Traced x_safe = where(large, x, kSeriesFrom);
+  const Traced z = 0.5 / (x_safe * x_safe);  // 1 / (2 x^2)
+  Traced sum = full_like(x, kCoefficients[7]);
+  for (int k = 6; k >= 0; --k) sum = kCoefficients[k] + z * sum;
+  const Traced series = z * sum * kTwoOverSqrtPi;
+  return where(large, series, direct);
 }
 }  // namespace
 
 const OpDef& def_Erf() {
   static const OpDef d = formula_op("erf", OpKind::Erf, {kNonlinear}, vectorized<MathFn::Erf>(unary_formula<erf_fn, false>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return gaussian_times(e, x, kTwoOverSqrtPi, dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return gaussian_times(x, kTwoOverSqrtPi, dx);
                                     }));
   return d;
 }
 
 const OpDef& def_Erfinv() {
   static const OpDef d = formula_op("erfinv", OpKind::Erfinv, {kNonlinear}, unary_formula<erfinv_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
-                                      PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
-                                      return e.scale(e.fixed_scaled(exp_y2, std::sqrt(std::numbers::pi) / 2), dx);
+                                    traced_unary_jvp([](const Traced&, const Traced& y, const Traced& dx) {
+                                      return exp(y * y) * (std::sqrt(std::numbers::pi) / 2) * dx;
                                     }), Domain::Centered);
   return d;
 }
 
 const OpDef& def_Erfcinv() {
   static const OpDef d = formula_op("erfcinv", OpKind::Erfcinv, {kNonlinear}, unary_formula<erfcinv_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
-                                      PV exp_y2 = e.fixed(OpKind::Exp, e.fixed_mul(y, y));
-                                      return e.scale(e.fixed_scaled(exp_y2, -std::sqrt(std::numbers::pi) / 2), dx);
+                                    traced_unary_jvp([](const Traced&, const Traced& y, const Traced& dx) {
+                                      return exp(y * y) * (-std::sqrt(std::numbers::pi) / 2) * dx;
                                     }), Domain::NearOne);
   return d;
 }
 
 const OpDef& def_Erfcx() {
   static const OpDef d = formula_op("erfcx", OpKind::Erfcx, {kNonlinear}, unary_formula<erfcx_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
-                                      return e.scale(erfcx_slope(e, x, y), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced& y, const Traced& dx) {
+                                      return erfcx_slope(x, y) * dx;
                                     }));
   return d;
 }
@@ -176,76 +156,75 @@ const OpDef& def_Erfcx() {
 const OpDef& def_Lgamma() {
   static const OpDef d = formula_op("lgamma", OpKind::Lgamma, {kNonlinear},
                                     vectorized<MathFn::Lgamma>(unary_formula<lgamma_fn, false>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.scale(e.fixed(OpKind::Digamma, x), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return digamma(x) * dx;
                                     }), Domain::Positive);
   return d;
 }
 
 const OpDef& def_Digamma() {
   static const OpDef d = formula_op("digamma", OpKind::Digamma, {kNonlinear}, digamma_formula(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.scale(fixed_polygamma(e, e.full(e.type(x), 1.0), x), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return polygamma_of(full_like(x, 1.0), x) * dx;
                                     }), Domain::Positive);
   return d;
 }
 
 const OpDef& def_Polygamma() {
   static const OpDef d = formula_op("polygamma", OpKind::Polygamma, {kNoGrad, kNonlinear}, binary_formula<polygamma_fn>(),
-                                    [](const StdTensorOp&, const JvpArgs& a) -> Tangents {
+                                    [](const StdTensorOp& op, const JvpArgs& a) -> Tangents {
                                       if (!a.t[1]) return {std::nullopt};
-                                      Emit e(a.b);
-                                      const PV n = Emit::ext(a.x[0]);
-                                      const PV x = Emit::ext(a.x[1]);
-                                      PV next = e.fixed_add(n, e.full(e.type(n), 1.0));
-                                      return {e.scale(fixed_polygamma(e, next, x), *a.t[1])};
+                                      RuleTrace r(a.b);
+                                      const Traced n = r.fixed(a.x[0]);
+                                      const Traced next = polygamma_of(n + 1.0, r.fixed(a.x[1]));
+                                      return {r.result(next * r.linear(*a.t[1]), op, tidu::RuleKind::Jvp)};
                                     });
   return d;
 }
 
 const OpDef& def_BesselI0() {
   static const OpDef d = formula_op("bessel_i0", OpKind::BesselI0, {kNonlinear}, unary_formula<i0_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.scale(e.fixed(OpKind::BesselI1, x), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return i1(x) * dx;
                                     }));
   return d;
 }
 
 const OpDef& def_BesselI0e() {
   static const OpDef d = formula_op("bessel_i0e", OpKind::BesselI0e, {kNonlinear}, unary_formula<i0e_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
-                                      PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
-                                      return e.scale(e.fixed_sub(e.fixed(OpKind::BesselI1e, x), sign_y), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced& y, const Traced& dx) {
+                                      const Traced sign_y = sign(x) * y;
+                                      return (i1e(x) - sign_y) * dx;
                                     }), Domain::Positive, Discontinuity::KinkAtZero);
   return d;
 }
 
 const OpDef& def_BesselI1() {
   static const OpDef d = formula_op("bessel_i1", OpKind::BesselI1, {kNonlinear}, unary_formula<i1_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV i0 = e.fixed(OpKind::BesselI0, x);
-                                      return e.scale(e.fixed_sub(i0, i1_over_x(e, x)), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      const Traced i0x = i0(x);
+                                      return (i0x - i1_over_x(x)) * dx;
                                     }));
   return d;
 }
 
 const OpDef& def_BesselI1e() {
   static const OpDef d = formula_op("bessel_i1e", OpKind::BesselI1e, {kNonlinear}, unary_formula<i1e_fn, false>(),
-                                    unary_jvp([](Emit& e, const PV& x, const PV& y, LocalValueId dx) {
+                                    traced_unary_jvp([](const Traced& x, const Traced& y, const Traced& dx) {
                                       // i1e' = i0e - sign(x) i1e - i1e / x, and i1e / x = exp(-|x|) i1(x) / x.
-                                      PV scaled_quotient = e.fixed_mul(e.fixed(OpKind::Exp, e.fixed(OpKind::Neg, e.fixed(OpKind::Abs, x))),
-                                                                       i1_over_x(e, x));
-                                      PV sign_y = e.fixed_mul(e.fixed(OpKind::Sign, x), y);
-                                      PV i0e = e.fixed(OpKind::BesselI0e, x);
-                                      return e.scale(e.fixed_sub(e.fixed_sub(i0e, sign_y), scaled_quotient), dx);
+                                      const Traced exp_abs = exp(-abs(x));
+                                      const Traced scaled_quotient = exp_abs * i1_over_x(x);
+                                      const Traced sign_y = sign(x) * y;
+                                      const Traced i0ex = i0e(x);
+                                      return (i0ex - sign_y - scaled_quotient) * dx;
                                     }), Domain::Positive, Discontinuity::KinkAtZero);
   return d;
 }
 
 const OpDef& def_Erfc() {
   static const OpDef d = formula_op("erfc", OpKind::Erfc, {kNonlinear}, vectorized<MathFn::Erfc>(unary_formula<erfc_fn, false>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return gaussian_times(e, x, -kTwoOverSqrtPi, dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return gaussian_times(x, -kTwoOverSqrtPi, dx);
                                     }));
   return d;
 }

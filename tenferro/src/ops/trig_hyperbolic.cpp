@@ -16,9 +16,9 @@
 #include <cmath>
 #include <complex>
 
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro::detail {
 
@@ -36,65 +36,47 @@ constexpr auto acosh_fn = [](auto x) { return std::acosh(x); };
 constexpr auto atanh_fn = [](auto x) { return std::atanh(x); };
 constexpr auto atan2_fn = [](auto y, auto x) { return std::atan2(y, x); };
 
-/// The JVP of a unary op y = f(x): `rule(e, x, y, dx)` emits f'(x) dx.
-template <class Rule>
-JvpRule unary_jvp(Rule rule) {
-  return [rule](const StdTensorOp&, const JvpArgs& a) -> Tangents {
-    Emit e(a.b);
-    return {rule(e, Emit::ext(a.x[0]), Emit::ext(a.y[0]), *a.t[0])};
-  };
-}
-
-PV one_like(Emit& e, const PV& v) { return e.full(e.type(v), 1.0); }
-
-Tangents jvp_atan2(const StdTensorOp&, const JvpArgs& args) {
-  Emit e(args.b);
-  const PV a = Emit::ext(args.x[0]);
-  const PV b = Emit::ext(args.x[1]);
-  PV a2 = e.fixed_mul(a, a);
-  PV b2 = e.fixed_mul(b, b);
-  const PV r2 = e.fixed_add(a2, b2);
-  std::optional<LocalValueId> da, db;
-  if (args.t[0]) da = e.scale(e.fixed_div(b, r2), *args.t[0]);
-  if (args.t[1]) db = e.scale(e.fixed(OpKind::Neg, e.fixed_div(a, r2)), *args.t[1]);
-  return {e.sum(da, db)};
+Tangents jvp_atan2(const StdTensorOp& op, const JvpArgs& args) {
+  RuleTrace r(args.b);
+  const Traced a = r.fixed(args.x[0]);
+  const Traced b = r.fixed(args.x[1]);
+  const Traced a2 = a * a;  // named first: see "Order" in tenferro/ops/rule.hpp
+  const Traced r2 = a2 + b * b;
+  std::optional<Traced> da, db;
+  if (args.t[0]) da = b / r2 * r.linear(*args.t[0]);
+  if (args.t[1]) db = -(a / r2) * r.linear(*args.t[1]);
+  return {r.result(sum_present(da, db), op, tidu::RuleKind::Jvp)};
 }
 }  // namespace
 
 const OpDef& def_Tan() {
   static const OpDef d = formula_op("tan", OpKind::Tan, {kNonlinear}, vectorized<MathFn::Tan>(unary_formula<tan_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV&, const PV& y, LocalValueId dx) {
-                                      PV y2 = e.fixed_mul(y, y);
-                                      return e.scale(e.fixed_add(one_like(e, y), y2), dx);
+                                    traced_unary_jvp([](const Traced&, const Traced& y, const Traced& dx) {
+                                      return (1.0 + y * y) * dx;
                                     }), Domain::Centered);
   return d;
 }
 
 const OpDef& def_Asin() {
   static const OpDef d = formula_op("asin", OpKind::Asin, {kNonlinear}, vectorized<MathFn::Asin>(unary_formula<asin_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV x2 = e.fixed_mul(x, x);
-                                      PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
-                                      return e.divide(dx, root);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / sqrt(1.0 - x * x);
                                     }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }
 
 const OpDef& def_Acos() {
   static const OpDef d = formula_op("acos", OpKind::Acos, {kNonlinear}, vectorized<MathFn::Acos>(unary_formula<acos_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV x2 = e.fixed_mul(x, x);
-                                      PV root = e.fixed(OpKind::Sqrt, e.fixed_sub(one_like(e, x), x2));
-                                      return e.divide(dx, e.fixed(OpKind::Neg, root));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / -sqrt(1.0 - x * x);
                                     }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }
 
 const OpDef& def_Atan() {
   static const OpDef d = formula_op("atan", OpKind::Atan, {kNonlinear}, vectorized<MathFn::Atan>(unary_formula<atan_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV x2 = e.fixed_mul(x, x);
-                                      return e.divide(dx, e.fixed_add(one_like(e, x), x2));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / (1.0 + x * x);
                                     }), Domain::Centered, Discontinuity::None,
                                     kCutOutsideUnitImaginary);
   return d;
@@ -102,25 +84,24 @@ const OpDef& def_Atan() {
 
 const OpDef& def_Sinh() {
   static const OpDef d = formula_op("sinh", OpKind::Sinh, {kNonlinear}, vectorized<MathFn::Sinh>(unary_formula<sinh_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.scale(e.fixed(OpKind::Cosh, x), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return cosh(x) * dx;
                                     }));
   return d;
 }
 
 const OpDef& def_Cosh() {
   static const OpDef d = formula_op("cosh", OpKind::Cosh, {kNonlinear}, vectorized<MathFn::Cosh>(unary_formula<cosh_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      return e.scale(e.fixed(OpKind::Sinh, x), dx);
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return sinh(x) * dx;
                                     }));
   return d;
 }
 
 const OpDef& def_Asinh() {
   static const OpDef d = formula_op("asinh", OpKind::Asinh, {kNonlinear}, vectorized<MathFn::Asinh>(unary_formula<asinh_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV x2 = e.fixed_mul(x, x);
-                                      return e.divide(dx, e.fixed(OpKind::Sqrt, e.fixed_add(x2, one_like(e, x))));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / sqrt(x * x + 1.0);
                                     }), Domain::Centered, Discontinuity::None,
                                     kCutOutsideUnitImaginary);
   return d;
@@ -128,20 +109,17 @@ const OpDef& def_Asinh() {
 
 const OpDef& def_Acosh() {
   static const OpDef d = formula_op("acosh", OpKind::Acosh, {kNonlinear}, vectorized<MathFn::Acosh>(unary_formula<acosh_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      const PV one = one_like(e, x);
-                                      PV below = e.fixed(OpKind::Sqrt, e.fixed_sub(x, one));
-                                      PV above = e.fixed(OpKind::Sqrt, e.fixed_add(x, one));
-                                      return e.divide(dx, e.fixed_mul(below, above));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      const Traced below = sqrt(x - 1.0);
+                                      return dx / (below * sqrt(x + 1.0));
                                     }), Domain::AboveOne, Discontinuity::None, kCutLeftOfOne);
   return d;
 }
 
 const OpDef& def_Atanh() {
   static const OpDef d = formula_op("atanh", OpKind::Atanh, {kNonlinear}, vectorized<MathFn::Atanh>(unary_formula<atanh_fn, true>()),
-                                    unary_jvp([](Emit& e, const PV& x, const PV&, LocalValueId dx) {
-                                      PV x2 = e.fixed_mul(x, x);
-                                      return e.divide(dx, e.fixed_sub(one_like(e, x), x2));
+                                    traced_unary_jvp([](const Traced& x, const Traced&, const Traced& dx) {
+                                      return dx / (1.0 - x * x);
                                     }), Domain::Centered, Discontinuity::None, kCutOutsideUnit);
   return d;
 }

@@ -18,12 +18,16 @@ namespace tenferro {
 
 namespace detail {
 struct EagerStore;  // src/api/eager_store.hpp
+struct RuleTape;    // tenferro/ops/rule.hpp
 }
 
 static_assert(std::is_same_v<Traced::ValueId, computegraph::LocalValueId>);
 
 /// The graph under construction by one trace. An eager trace (tenferro/eager.hpp) records into its
 /// own tape instead (`eager`; its builder stays empty): its operations run as they are recorded.
+///
+/// A rule's trace (tenferro/ops/rule.hpp, RuleTrace) records into the graph that the rule is
+/// emitting, through `rule`, instead of its own builder.
 ///
 /// A nested trace records the body of a control-flow op (tenferro/control_flow.hpp). It has the
 /// trace it is nested in as `parent`; when an operation mixes values of the nested trace with
@@ -33,6 +37,7 @@ static_assert(std::is_same_v<Traced::ValueId, computegraph::LocalValueId>);
 struct TraceState {
   computegraph::GraphBuilder<StdTensorOp> builder;
   std::shared_ptr<detail::EagerStore> eager;
+  std::shared_ptr<detail::RuleTape> rule;
   std::shared_ptr<TraceState> parent;
   /// Captured values: (id in the parent trace, id of the input standing for it here), in capture order.
   std::vector<std::pair<computegraph::LocalValueId, computegraph::LocalValueId>> captures;
@@ -51,6 +56,11 @@ Traced apply(StdTensorOp op, std::initializer_list<Traced> inputs);
 std::vector<Traced> apply_outputs(StdTensorOp op, std::span<const Traced> inputs);
 
 namespace detail {
+/// apply(op, {a}) and apply(op, {a, b}) without copying the operands (a copy of a Traced counts a
+/// reference, an atomic operation): the path of the elementwise functions, which AD rules run
+/// once per op of every derivative.
+Traced apply_unary(StdTensorOp op, const Traced& a);
+Traced apply_binary(StdTensorOp op, const Traced& a, const Traced& b);
 /// An op without operands (a constant, iota, zeros) recorded in `like`'s trace as the constant it
 /// evaluates to: what replays of graphs into a trace record for such ops.
 Traced record_nullary(const Traced& like, const StdTensorOp& op);
