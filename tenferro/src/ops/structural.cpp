@@ -17,11 +17,11 @@
 
 #include "ir/batching.hpp"
 #include "ir/elementwise_formulas.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "ir/vector_blocks.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -199,8 +199,8 @@ namespace {
 Tangents jvp_structural(const StdTensorOp& op, const JvpArgs& a) {
   // Linear ops: the tangent map is the op itself. Integer and bool results carry no tangent.
   if (!is_inexact(op.out.dtype) || !is_inexact(type_of(a.x[0]).dtype)) return {std::nullopt};
-  Emit e(a.b);
-  return {e.linear(op, {Emit::local(*a.t[0])}, {true})};
+  RuleTrace r(a.b);
+  return {r.result(apply_unary(op, r.linear(*a.t[0])), op, tidu::RuleKind::Jvp)};
 }
 }  // namespace
 
@@ -212,7 +212,7 @@ namespace {
 /// The adjoint of broadcast_in_dim: sum over the result axes the operand does not supply (or
 /// supplies with length 1 where the result is longer), then restore the operand's axis order and
 /// its length-1 axes.
-LocalValueId unbroadcast(Emit& e, const StdTensorOp& op, const TensorType& in, LocalValueId ct) {
+Traced unbroadcast(const StdTensorOp& op, const TensorType& in, Traced v) {
   const auto& dims = op.attrs.get<BroadcastDims>().dims;
   std::vector<std::int64_t> summed;
   std::vector<std::size_t> kept;  // operand axes that survive the sum
@@ -225,81 +225,68 @@ LocalValueId unbroadcast(Emit& e, const StdTensorOp& op, const TensorType& in, L
       kept.push_back(i);  // in increasing result-axis order
     }
   }
-  LocalValueId v = ct;
-  if (!summed.empty()) {
-    v = e.linear(ops::reduce(OpKind::ReduceSum, e.type(Emit::local(v)), summed), {Emit::local(v)}, {true});
-  }
+  if (!summed.empty()) v = apply_unary(ops::reduce(OpKind::ReduceSum, v.type(), summed), v);
   // The surviving axes are ordered by result axis; put them in operand order.
   std::vector<std::size_t> sorted = kept;
   std::sort(sorted.begin(), sorted.end());
   if (sorted != kept) {
     Axes perm;
     for (std::size_t i : sorted) perm.push_back(std::find(kept.begin(), kept.end(), i) - kept.begin());
-    v = e.linear(ops::transpose(e.type(Emit::local(v)), perm), {Emit::local(v)}, {true});
+    v = apply_unary(ops::transpose(v.type(), perm), v);
   }
-  if (e.type(Emit::local(v)).shape != in.shape) {
-    v = e.linear(ops::reshape(e.type(Emit::local(v)), in.shape), {Emit::local(v)}, {true});
-  }
+  if (v.shape() != in.shape) v = apply_unary(ops::reshape(v.type(), in.shape), v);
   return v;
 }
 
 /// The adjoint of convert between float/complex dtypes: the embedding real -> complex transposes
 /// to real(), a change of precision to the opposite change.
-LocalValueId unconvert(Emit& e, const TensorType& in, LocalValueId ct) {
-  LocalValueId v = ct;
-  if (!is_complex(in.dtype) && is_complex(e.type(Emit::local(v)).dtype)) v = e.unary_linear(OpKind::Real, v);
-  if (e.type(Emit::local(v)).dtype != in.dtype) {
-    v = e.linear(ops::convert(e.type(Emit::local(v)), in.dtype), {Emit::local(v)}, {true});
-  }
+Traced unconvert(const TensorType& in, Traced v) {
+  if (!is_complex(in.dtype) && is_complex(v.dtype())) v = real(v);
+  if (v.dtype() != in.dtype) v = apply_unary(ops::convert(v.type(), in.dtype), v);
   return v;
 }
 
-/// The operand type and cotangent of a structural op's transpose (its one operand must be active).
-struct StructuralCt {
-  const TensorType& in;
-  PV ct;
-  const TensorType& ct_type;
-};
-StructuralCt structural_ct(Emit& e, const StdTensorOp& op, const TransposeArgs& a) {
+/// The transpose rule of a structural op of one operand, which must be active: `adjoint(op,
+/// operand type, cotangent)` maps the cotangent back.
+template <class Adjoint>
+Tangents structural_transpose(const StdTensorOp& op, const TransposeArgs& a, Adjoint adjoint) {
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  const PV ct = Emit::local(a.ct());
-  return {e.type(a.x[0]), ct, e.type(ct)};
+  RuleTrace r(a.b);
+  const TensorType& in = type_of(a.b.key_of(a.x[0]));
+  return {r.result(adjoint(in, r.linear(a.ct())), op, tidu::RuleKind::Transpose)};
 }
 
 Tangents transpose_transpose(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
-  return {e.linear(ops::transpose(ct_type, inverse_permutation(op.attrs.get<Permutation>().perm)), {ct}, {true})};
+  return structural_transpose(op, a, [&](const TensorType&, const Traced& ct) {
+    return apply_unary(ops::transpose(ct.type(), inverse_permutation(op.attrs.get<Permutation>().perm)), ct);
+  });
 }
 Tangents transpose_reshape(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
-  return {e.linear(ops::reshape(ct_type, in.shape), {ct}, {true})};
+  return structural_transpose(op, a, [](const TensorType& in, const Traced& ct) {
+    return apply_unary(ops::reshape(ct.type(), in.shape), ct);
+  });
 }
 Tangents transpose_broadcast(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
-  return {unbroadcast(e, op, in, a.ct())};
+  return structural_transpose(op, a, [&](const TensorType& in, const Traced& ct) { return unbroadcast(op, in, ct); });
 }
 Tangents transpose_convert(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
+  const TensorType& in = type_of(a.b.key_of(a.x[0]));
   if (!is_inexact(in.dtype) || !is_inexact(op.out.dtype)) {
     not_linear(op, "a conversion to or from an integer or bool dtype carries no tangent");
   }
-  return {unconvert(e, in, a.ct())};
+  return structural_transpose(op, a, [](const TensorType& operand, const Traced& ct) { return unconvert(operand, ct); });
 }
 Tangents transpose_extract_diag(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
   const DiagAxes& d = op.attrs.get<DiagAxes>();
-  return {e.linear(ops::embed_diag(ct_type, d.axis1, d.axis2), {ct}, {true})};
+  return structural_transpose(op, a, [&](const TensorType&, const Traced& ct) {
+    return apply_unary(ops::embed_diag(ct.type(), d.axis1, d.axis2), ct);
+  });
 }
 Tangents transpose_embed_diag(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
-  auto [in, ct, ct_type] = structural_ct(e, op, a);
   const DiagAxes& d = op.attrs.get<DiagAxes>();
-  return {e.linear(ops::extract_diag(ct_type, d.axis1, d.axis2), {ct}, {true})};
+  return structural_transpose(op, a, [&](const TensorType&, const Traced& ct) {
+    return apply_unary(ops::extract_diag(ct.type(), d.axis1, d.axis2), ct);
+  });
 }
 }  // namespace
 
