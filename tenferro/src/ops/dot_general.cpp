@@ -15,10 +15,10 @@
 
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/blas_gemm.hpp"
 #include "kernels/parallel.hpp"
+#include "tenferro/ops/rule.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/record.hpp"
 #include "tenferro/threads.hpp"
@@ -401,11 +401,11 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
 Tangents jvp_dot(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
   // Bilinear: d(a . b) = da . b + a . db, each term linear in its active operand.
-  Emit e(a.b);
-  std::optional<LocalValueId> da, db;
-  if (a.t[0]) da = e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false});
-  if (a.t[1]) db = e.linear(op, {Emit::ext(a.x[0]), Emit::local(*a.t[1])}, {false, true});
-  return {e.sum(da, db)};
+  RuleTrace r(a.b);
+  std::optional<Traced> da, db;
+  if (a.t[0]) da = apply_binary(op, r.linear(*a.t[0]), r.fixed(a.x[1]));
+  if (a.t[1]) db = apply_binary(op, r.fixed(a.x[0]), r.linear(*a.t[1]));
+  return {r.result(sum_present(da, db), op, tidu::RuleKind::Jvp)};
 }
 
 // ---- transpose rule ----------------------------------------------------------------------------
@@ -428,11 +428,11 @@ Axes range(std::int64_t from, std::size_t count) {
   return r;
 }
 
-/// Emits transpose(v, perm) unless perm is the identity.
-LocalValueId permute_to(Emit& e, LocalValueId v, const Axes& perm) {
+/// transpose(v, perm), or v where perm is the identity.
+Traced permute_to(const Traced& v, const Axes& perm) {
   Axes identity = range(0, perm.size());
   if (perm == identity) return v;
-  return e.linear(ops::transpose(e.type(Emit::local(v)), perm), {Emit::local(v)}, {true});
+  return apply_unary(ops::transpose(v.type(), perm), v);
 }
 }  // namespace
 
@@ -440,11 +440,11 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0) == a.role.is_active(1)) {
     not_linear(op, "dot_general is linear only when exactly one operand is active");
   }
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const DotDims& d = op.attrs.get<DotDims>();
-  const TensorType& lt = e.type(a.x[0]);
-  const TensorType& rt = e.type(a.x[1]);
-  const PV ct = Emit::local(a.ct());
+  const TensorType& lt = type_of(a.b.key_of(a.x[0]));
+  const TensorType& rt = type_of(a.b.key_of(a.x[1]));
+  const Traced ct = r.linear(a.ct());
   const auto nb = d.lhs_batch.size(), nc = d.lhs_contract.size();
   const std::size_t nlf = lt.rank() - nb - nc, nrf = rt.rank() - nb - nc;
   const Axes ct_batch = range(0, nb);
@@ -453,9 +453,9 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
   Tangents result(2);
   if (a.role.is_active(0)) {
     // ct_a = dot(ct, conj(b)): result [batch, lhs free, rhs contracting axes ascending].
-    const PV fixed = e.conj_fixed(a.x[1]);
+    const Traced fixed = conj_if_complex(r.fixed(a.x[1]));
     DotDims dd{ct_batch, d.rhs_batch, ct_rhs_free, free_axes(d.rhs_batch, d.rhs_contract, rt.rank())};
-    LocalValueId v = e.linear(ops::dot_general(e.type(ct), e.type(fixed), dd), {ct, fixed}, {true, false});
+    const Traced v = apply_binary(ops::dot_general(ct.type(), fixed.type(), dd), ct, fixed);
     Axes perm(lt.rank());
     const auto rk = ranks_of(d.rhs_contract);
     for (std::size_t i = 0; i < nb; ++i)
@@ -466,12 +466,12 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
     for (std::size_t q = 0; q < nc; ++q) {
       perm[static_cast<std::size_t>(d.lhs_contract[q])] = static_cast<std::int64_t>(nb + nlf) + rk[q];
     }
-    result[0] = permute_to(e, v, perm);
+    result[0] = r.result(permute_to(v, perm), op, tidu::RuleKind::Transpose);
   } else {
     // ct_b = dot(conj(a), ct): result [batch, lhs contracting axes ascending, rhs free].
-    const PV fixed = e.conj_fixed(a.x[0]);
+    const Traced fixed = conj_if_complex(r.fixed(a.x[0]));
     DotDims dd{d.lhs_batch, ct_batch, free_axes(d.lhs_batch, d.lhs_contract, lt.rank()), ct_lhs_free};
-    LocalValueId v = e.linear(ops::dot_general(e.type(fixed), e.type(ct), dd), {fixed, ct}, {false, true});
+    const Traced v = apply_binary(ops::dot_general(fixed.type(), ct.type(), dd), fixed, ct);
     Axes perm(rt.rank());
     const auto lk = ranks_of(d.lhs_contract);
     for (std::size_t i = 0; i < nb; ++i)
@@ -482,7 +482,7 @@ Tangents transpose_dot(const StdTensorOp& op, const TransposeArgs& a) {
     const Axes rf = free_axes(d.rhs_batch, d.rhs_contract, rt.rank());
     for (std::size_t j = 0; j < nrf; ++j)
       perm[static_cast<std::size_t>(rf[j])] = static_cast<std::int64_t>(nb + nc + j);
-    result[1] = permute_to(e, v, perm);
+    result[1] = r.result(permute_to(v, perm), op, tidu::RuleKind::Transpose);
   }
   return result;
 }
