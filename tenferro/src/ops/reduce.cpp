@@ -19,13 +19,13 @@
 
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/parallel.hpp"
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -216,38 +216,27 @@ Tensor eval_reduce(const StdTensorOp& op, Operands in, Fold fold_kind) {
 // ---- JVP rules ---------------------------------------------------------------------------------
 
 namespace {
-/// Emits the fixed values and linear ops of the reduction rules for one reduction op.
+/// What the reduction rules share for one reduction op: broadcasting a reduced value back over
+/// the reduced axes, constants, and sums over the reduced axes.
 class ReduceRule {
  public:
-  ReduceRule(Emit& e, const StdTensorOp& op, const TensorType& in) : e_(e), op_(op), in_(in) {}
+  ReduceRule(RuleTrace& r, const StdTensorOp& op, const TensorType& in) : r_(r), op_(op), in_(in) {}
 
   /// A value of the reduced type broadcast back over the reduced axes (the operand's shape).
-  PV broadcast_back(const PV& v) { return e_.primal(broadcast_op(e_.type(v)), {v}); }
+  Traced broadcast_back(const Traced& v) const { return apply_unary(broadcast_op(v.type()), v); }
   StdTensorOp broadcast_op(const TensorType& reduced) const {
     return ops::broadcast_in_dim(reduced, in_.shape,
                                  complement_axes(axes_of(op_), static_cast<std::int64_t>(in_.rank())));
   }
-  PV fixed(StdTensorOp op, std::vector<PV> in) { return e_.primal(std::move(op), std::move(in)); }
-  /// A fixed tensor of `type` with every element `value`.
-  PV full(const TensorType& type, double value) {
-    if (value == 0.0) return fixed(ops::zeros(type), {});
-    PV s = fixed(ops::constant(Tensor::scalar(value, type.dtype)), {});
-    return fixed(ops::broadcast_in_dim(TensorType{type.dtype, {}}, type.shape, {}), {s});
+  /// A fixed tensor of `type` with every element `value` (`like`: any value of the rule's trace).
+  Traced full(const Traced& like, const TensorType& type, double value) const {
+    if (value == 0.0) return r_.zeros(type);
+    return broadcast_to(constant(like, Tensor::scalar(value, type.dtype)), type.shape);
   }
-  /// The fixed bool mask x == y.
-  PV equal(const PV& x, const PV& y) {
-    return fixed(ops::compare(CompareDir::Eq, e_.type(x), e_.type(y)), {x, y});
-  }
-  PV sum(const PV& v) { return fixed(ops::reduce(OpKind::ReduceSum, e_.type(v), axes_of(op_)), {v}); }
-  /// reduce_sum(w * t): the tangent of a reduction whose derivative is the weight w.
-  LocalValueId weighted_sum(const PV& w, LocalValueId t) {
-    LocalValueId wt = e_.scale(w, t);
-    return e_.linear(ops::reduce(OpKind::ReduceSum, e_.type(Emit::local(wt)), axes_of(op_)),
-                     {Emit::local(wt)}, {true});
-  }
+  Traced sum(const Traced& v) const { return apply_unary(ops::reduce(OpKind::ReduceSum, v.type(), axes_of(op_)), v); }
 
  private:
-  Emit& e_;
+  RuleTrace& r_;
   const StdTensorOp& op_;
   const TensorType& in_;
 };
@@ -256,52 +245,55 @@ class ReduceRule {
 namespace {
 Tangents jvp_reduce(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};  // integers carry no tangent
-  Emit e(a.b);
-  const LocalValueId t = *a.t[0];
+  RuleTrace r(a.b);
+  const Traced t = r.linear(*a.t[0]);
   if (op.kind == OpKind::ReduceSum || axes_of(op).empty()) {  // linear (or the identity)
-    return {e.linear(op, {Emit::local(t)}, {true})};
+    return {r.result(apply_unary(op, t), op, tidu::RuleKind::Jvp)};
   }
   const TensorType& in = type_of(a.x[0]);
-  const TensorType boolean{DType::Bool, in.shape};
   const TensorType real{real_dtype(in.dtype), in.shape};
-  ReduceRule rule(e, op, in);
-  const PV x = Emit::ext(a.x[0]);
+  ReduceRule rule(r, op, in);
+  const Traced x = r.fixed(a.x[0]);
   if (op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceMin) {
-      // The derivative goes to the extremal elements, split equally among ties:
-      // dy = reduce_sum(mask * t) / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
-      // Dividing after the sum divides on the reduced shape, and the transpose,
-      // mask * broadcast(ct / count), reads one broadcast (a max pool's gradient).
-      PV mask = rule.equal(x, rule.broadcast_back(Emit::ext(a.y[0])));
-      PV m = rule.fixed(ops::convert(boolean, in.dtype), {mask});
-      return {e.divide(rule.weighted_sum(m, t), rule.sum(m))};
+    // The derivative goes to the extremal elements, split equally among ties:
+    // dy = reduce_sum(mask * t) / count with mask = (x == broadcast(y)), count = reduce_sum(mask).
+    // Dividing after the sum divides on the reduced shape, and the transpose,
+    // mask * broadcast(ct / count), reads one broadcast (a max pool's gradient).
+    const Traced m = astype(eq(x, rule.broadcast_back(r.fixed(a.y[0]))), in.dtype);
+    const Traced count = rule.sum(m);
+    return {r.result(rule.sum(m * t) / count, op, tidu::RuleKind::Jvp)};
   }
-  {
-      // dy = sum_i t_i * o_i with o_i = prod_{j != i} x_j, the product of the others, computed
-      // without dividing by zero. Per slice, with c the number of zeros, p the product of the
-      // nonzero elements and s the sum of the zero elements (value 0, tangent their tangents):
-      //   x_i != 0:  o_i = (p / x_i) * g,  g = 1 if c == 0, s if c == 1, 0 if c >= 2
-      //   x_i == 0:  o_i = p * h,          h = 1 if c == 1, s - x_i if c == 2, 0 if c >= 3
-      // The factors s and s - x_i are 0 but carry the tangent of the remaining zero, so the
-      // derivative of o (the second derivative of the product) is exact at zeros as well: the
-      // rule is exact through second order everywhere. p / x_i may overflow where the exact
-      // product of the others would not (as in the usual y / x_i rule).
-      const StdTensorOp sel = ops::select(boolean, in, in);
-      const PV zeros = rule.full(in, 0.0), ones = rule.full(in, 1.0);
-      const PV is_zero = rule.equal(x, zeros);
-      const PV x_or_one = rule.fixed(sel, {is_zero, ones, x});
-      const PV p =
-          rule.broadcast_back(rule.fixed(ops::reduce(OpKind::ReduceProd, in, axes_of(op)), {x_or_one}));
-      const PV s = rule.broadcast_back(rule.sum(rule.fixed(sel, {is_zero, x, zeros})));
-      const PV c = rule.broadcast_back(rule.sum(rule.fixed(ops::convert(boolean, real.dtype), {is_zero})));
-      auto count_is = [&](double k) { return rule.equal(c, rule.full(real, k)); };
-      const PV g = rule.fixed(sel, {count_is(0), ones, rule.fixed(sel, {count_is(1), s, zeros})});
-      const PV s_minus_x = rule.fixed(ops::add(in, in), {s, rule.fixed(ops::unary(OpKind::Neg, in), {x})});
-      const PV h = rule.fixed(sel, {count_is(1), ones, rule.fixed(sel, {count_is(2), s_minus_x, zeros})});
-      const PV q = rule.fixed(ops::div(in, in), {p, x_or_one});
-      const PV others = rule.fixed(
-          sel, {is_zero, rule.fixed(ops::mul(in, in), {p, h}), rule.fixed(ops::mul(in, in), {q, g})});
-      return {rule.weighted_sum(others, t)};
-  }
+  // dy = sum_i t_i * o_i with o_i = prod_{j != i} x_j, the product of the others, computed
+  // without dividing by zero. Per slice, with c the number of zeros, p the product of the
+  // nonzero elements and s the sum of the zero elements (value 0, tangent their tangents):
+  //   x_i != 0:  o_i = (p / x_i) * g,  g = 1 if c == 0, s if c == 1, 0 if c >= 2
+  //   x_i == 0:  o_i = p * h,          h = 1 if c == 1, s - x_i if c == 2, 0 if c >= 3
+  // The factors s and s - x_i are 0 but carry the tangent of the remaining zero, so the
+  // derivative of o (the second derivative of the product) is exact at zeros as well: the
+  // rule is exact through second order everywhere. p / x_i may overflow where the exact
+  // product of the others would not (as in the usual y / x_i rule). Values that record are
+  // named one per line (see "Order" in tenferro/ops/rule.hpp).
+  const Traced zeros = rule.full(x, in, 0.0);
+  const Traced ones = rule.full(x, in, 1.0);
+  const Traced is_zero = eq(x, zeros);
+  const Traced x_or_one = where(is_zero, ones, x);
+  const Traced p = rule.broadcast_back(apply_unary(ops::reduce(OpKind::ReduceProd, in, axes_of(op)), x_or_one));
+  const Traced s = rule.broadcast_back(rule.sum(where(is_zero, x, zeros)));
+  const Traced c = rule.broadcast_back(rule.sum(astype(is_zero, real.dtype)));
+  auto count_is = [&](double k) { return eq(c, rule.full(x, real, k)); };
+  const Traced c0 = count_is(0);
+  const Traced c1 = count_is(1);
+  const Traced s_if_one = where(c1, s, zeros);
+  const Traced g = where(c0, ones, s_if_one);
+  const Traced s_minus_x = s - x;
+  const Traced c2 = count_is(2);
+  const Traced s_minus_x_if_two = where(c2, s_minus_x, zeros);
+  const Traced h = where(c1, ones, s_minus_x_if_two);
+  const Traced q = p / x_or_one;
+  const Traced ph = p * h;
+  const Traced qg = q * g;
+  const Traced others = where(is_zero, ph, qg);
+  return {r.result(rule.sum(others * t), op, tidu::RuleKind::Jvp)};
 }
 
 // ---- transpose rules ---------------------------------------------------------------------------
@@ -311,12 +303,11 @@ Tangents transpose_reduce(const StdTensorOp& op, const TransposeArgs& a) {
     not_linear(op, "only reduce_sum (or a reduction over no axes) is linear");
   }
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  Emit e(a.b);
   // The adjoint of summing over axes is broadcasting back along them (docs/design.md,
   // "Vector example 2").
-  ReduceRule rule(e, op, e.type(a.x[0]));
-  const PV ct = Emit::local(a.ct());
-  return {e.linear(rule.broadcast_op(e.type(ct)), {ct}, {true})};
+  RuleTrace r(a.b);
+  const ReduceRule rule(r, op, type_of(a.b.key_of(a.x[0])));
+  return {r.result(rule.broadcast_back(r.linear(a.ct())), op, tidu::RuleKind::Transpose)};
 }
 
 TensorType reduce_type(Types t, const OpAttrs& attrs, OpKind kind) {
