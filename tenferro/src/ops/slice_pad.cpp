@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -172,13 +172,14 @@ Tensor eval_pad(const StdTensorOp& op, Operands in) {
 // ---- AD rules ----------------------------------------------------------------------------------
 
 Tangents jvp_slice(const StdTensorOp& op, const JvpArgs& a) {
-  return {Emit(a.b).linear(op, {Emit::local(*a.t[0])}, {true})};
+  RuleTrace r(a.b);
+  return {r.result(apply_unary(op, r.linear(*a.t[0])), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_slice(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  Emit e(a.b);
-  const TensorType& in = e.type(a.x[0]);
+  RuleTrace r(a.b);
+  const TensorType& in = type_of(a.b.key_of(a.x[0]));
   const auto& s = op.attrs.get<SliceAttrs>();
   PadAttrs p;
   for (std::size_t k = 0; k < in.rank(); ++k) {
@@ -187,23 +188,24 @@ Tangents transpose_slice(const StdTensorOp& op, const TransposeArgs& a) {
     p.high.push_back(in.shape[k] - s.start[k] - (count > 0 ? (count - 1) * s.stride[k] + 1 : 0));
     p.interior.push_back(count > 0 ? s.stride[k] - 1 : 0);
   }
-  const PV zero = e.full(TensorType{in.dtype, {}}, 0.0);
-  const PV ct = Emit::local(a.ct());
-  return {e.linear(ops::pad(e.type(ct), e.type(zero), std::move(p)), {ct, zero}, {true, false})};
+  const Traced ct = r.linear(a.ct());
+  const Traced zero = constant(ct, Tensor::scalar(0.0, in.dtype));
+  return {r.result(apply_binary(ops::pad(ct.type(), zero.type(), std::move(p)), ct, zero), op, tidu::RuleKind::Transpose)};
 }
 
 Tangents jvp_pad(const StdTensorOp& op, const JvpArgs& a) {
-  Emit e(a.b);
-  const PV x = a.t[0] ? Emit::local(*a.t[0]) : e.zeros(type_of(a.x[0]));
-  const PV v = a.t[1] ? Emit::local(*a.t[1]) : e.zeros(type_of(a.x[1]));
-  return {e.linear(op, {x, v}, {a.t[0].has_value(), a.t[1].has_value()})};
+  RuleTrace r(a.b);
+  const Traced x = r.linear_or_zeros(a.t[0], type_of(a.x[0]));
+  const Traced v = r.linear_or_zeros(a.t[1], type_of(a.x[1]));
+  return {r.result(apply_binary(op, x, v), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_pad(const StdTensorOp& op, const TransposeArgs& a) {
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const auto& p = op.attrs.get<PadAttrs>();
-  const TensorType& in = e.type(a.x[0]);
-  PV ct = Emit::local(a.ct());
+  const TensorType& in = type_of(a.b.key_of(a.x[0]));
+  const Traced ct_out = r.linear(a.ct());
+  Traced ct = ct_out;
   // Undo the cuts (negative low/high) with zeros, then slice out the operand's positions.
   PadAttrs uncut;
   bool cut = false;
@@ -214,8 +216,8 @@ Tangents transpose_pad(const StdTensorOp& op, const TransposeArgs& a) {
     cut = cut || p.low[k] < 0 || p.high[k] < 0;
   }
   if (cut) {
-    const PV zero = e.full(TensorType{in.dtype, {}}, 0.0);
-    ct = Emit::local(e.linear(ops::pad(e.type(ct), e.type(zero), std::move(uncut)), {ct, zero}, {true, false}));
+    const Traced zero = constant(ct, Tensor::scalar(0.0, in.dtype));
+    ct = apply_binary(ops::pad(ct.type(), zero.type(), std::move(uncut)), ct, zero);
   }
   SliceAttrs s;
   for (std::size_t k = 0; k < in.rank(); ++k) {
@@ -224,22 +226,19 @@ Tangents transpose_pad(const StdTensorOp& op, const TransposeArgs& a) {
     s.limit.push_back(in.shape[k] > 0 ? start + (in.shape[k] - 1) * step + 1 : start);
     s.stride.push_back(step);
   }
-  const LocalValueId ct_x = e.linear(ops::slice(e.type(ct), std::move(s)), {ct}, {true});
+  const Traced ct_x = apply_unary(ops::slice(ct.type(), std::move(s)), ct);
   Tangents result(2);
-  if (a.role.is_active(0)) result[0] = ct_x;
+  if (a.role.is_active(0)) result[0] = r.result(ct_x, op, tidu::RuleKind::Transpose);
   if (a.role.is_active(1)) {
     // The padding's share: everything minus the operand's share.
-    auto all_axes = [](std::size_t r) {
-      Axes axes(r);
-      for (std::size_t k = 0; k < r; ++k) axes[k] = static_cast<std::int64_t>(k);
+    auto all_axes = [](std::size_t rank) {
+      Axes axes(rank);
+      for (std::size_t k = 0; k < rank; ++k) axes[k] = static_cast<std::int64_t>(k);
       return axes;
     };
-    const TensorType& ct_type = e.type(Emit::local(a.ct()));
-    const LocalValueId total =
-        e.linear(ops::reduce(OpKind::ReduceSum, ct_type, all_axes(ct_type.rank())), {Emit::local(a.ct())}, {true});
-    const LocalValueId inner =
-        e.linear(ops::reduce(OpKind::ReduceSum, in, all_axes(in.rank())), {Emit::local(ct_x)}, {true});
-    result[1] = e.sum(total, e.neg(inner));
+    const Traced total = apply_unary(ops::reduce(OpKind::ReduceSum, ct_out.type(), all_axes(ct_out.rank())), ct_out);
+    const Traced inner = apply_unary(ops::reduce(OpKind::ReduceSum, in, all_axes(in.rank())), ct_x);
+    result[1] = r.result(total - inner, op, tidu::RuleKind::Transpose);
   }
   return result;
 }
