@@ -16,7 +16,6 @@
 #include <cstring>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/parallel.hpp"
@@ -24,6 +23,7 @@
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -270,26 +270,27 @@ Tensor eval_reverse(const StdTensorOp& op, Operands in) {
 /// for an absent one is only needed by index_add, whose two data operands are jointly linear).
 Tangents jvp_linear_data(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
-  Emit e(a.b);
+  RuleTrace r(a.b);
   if (op.kind == OpKind::Take) {
-    return {e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false})};
+    return {r.result(apply_binary(op, r.linear(*a.t[0]), r.fixed(a.x[1])), op, tidu::RuleKind::Jvp)};
   }
   if (op.kind == OpKind::IndexAdd) {
-    const PV base = a.t[0] ? Emit::local(*a.t[0]) : e.zeros(type_of(a.x[0]));
-    const PV upd = a.t[2] ? Emit::local(*a.t[2]) : e.zeros(type_of(a.x[2]));
-    return {e.linear(op, {base, Emit::ext(a.x[1]), upd}, {a.t[0].has_value(), false, a.t[2].has_value()})};
+    const Traced base = r.linear_or_zeros(a.t[0], type_of(a.x[0]));
+    const Traced upd = r.linear_or_zeros(a.t[2], type_of(a.x[2]));
+    return {r.result(apply(op, {base, r.fixed(a.x[1]), upd}), op, tidu::RuleKind::Jvp)};
   }
-  return {e.linear(op, {Emit::local(*a.t[0])}, {true})};
+  return {r.result(apply_unary(op, r.linear(*a.t[0])), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_take(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "take is linear in its data operand only");
-  Emit e(a.b);
-  const TensorType& x = e.type(a.x[0]);
-  const PV zero = e.zeros(x);
-  const PV ct = Emit::local(a.ct());
+  RuleTrace r(a.b);
+  const Traced zero = r.zeros(type_of(a.b.key_of(a.x[0])));
+  const Traced index = r.fixed(a.x[1]);
+  const Traced ct = r.linear(a.ct());
   const std::int64_t axis = op.attrs.get<AxisAttrs>().axis;
-  return {e.linear(ops::index_add(x, e.type(a.x[1]), e.type(ct), axis), {zero, a.x[1], ct}, {false, false, true}),
+  return {r.result(apply(ops::index_add(zero.type(), index.type(), ct.type(), axis), {zero, index, ct}), op,
+                   tidu::RuleKind::Transpose),
           std::nullopt};
 }
 
@@ -300,29 +301,30 @@ StdTensorOp index_add_landing(const StdTensorOp& op, std::span<const TensorType>
 
 Tangents transpose_index_add(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(1)) not_linear(op, "the index operand carries no cotangent");
-  Emit e(a.b);
   Tangents result(3);
   if (a.role.is_active(0)) result[0] = a.ct();
   if (a.role.is_active(2)) {
-    const PV ct = Emit::local(a.ct());
-    const TensorType types[] = {e.type(ct), e.type(a.x[1]), e.type(a.x[2])};
-    result[2] = e.linear(index_add_landing(op, types), {ct, a.x[1]}, {true, false});
+    RuleTrace r(a.b);
+    const Traced ct = r.linear(a.ct());
+    const Traced index = r.fixed(a.x[1]);
+    const TensorType types[] = {ct.type(), index.type(), type_of(a.b.key_of(a.x[2]))};
+    result[2] = r.result(apply_binary(index_add_landing(op, types), ct, index), op, tidu::RuleKind::Transpose);
   }
   return result;
 }
 
 Tangents transpose_cumsum(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const auto& attrs = op.attrs.get<AxisAttrs>();
-  const PV ct = Emit::local(a.ct());
-  return {e.linear(ops::cumsum(e.type(ct), attrs.axis, !attrs.reverse), {ct}, {true})};
+  const Traced ct = r.linear(a.ct());
+  return {r.result(apply_unary(ops::cumsum(ct.type(), attrs.axis, !attrs.reverse), ct), op, tidu::RuleKind::Transpose)};
 }
 
 Tangents transpose_reverse(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0)) not_linear(op, "its only operand is fixed");
-  Emit e(a.b);
-  return {e.linear(op, {Emit::local(a.ct())}, {true})};
+  RuleTrace r(a.b);
+  return {r.result(apply_unary(op, r.linear(a.ct())), op, tidu::RuleKind::Transpose)};
 }
 
 }  // namespace
