@@ -12,7 +12,6 @@
 #include <algorithm>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/indexing.hpp"
@@ -20,6 +19,7 @@
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -101,39 +101,42 @@ Tensor eval_dynamic_update_slice(const StdTensorOp&, Operands in) {
 
 Tangents jvp_dynamic_slice(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
-  Emit e(a.b);
-  return {e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false})};
+  RuleTrace r(a.b);
+  return {r.result(apply_binary(op, r.linear(*a.t[0]), r.fixed(a.x[1])), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents jvp_dynamic_update_slice(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
-  Emit e(a.b);
-  const PV x = a.t[0] ? Emit::local(*a.t[0]) : e.zeros(type_of(a.x[0]));
-  const PV u = a.t[1] ? Emit::local(*a.t[1]) : e.zeros(type_of(a.x[1]));
-  return {e.linear(op, {x, u, Emit::ext(a.x[2])}, {a.t[0].has_value(), a.t[1].has_value(), false})};
+  RuleTrace r(a.b);
+  const Traced x = r.linear_or_zeros(a.t[0], type_of(a.x[0]));
+  const Traced u = r.linear_or_zeros(a.t[1], type_of(a.x[1]));
+  return {r.result(apply(op, {x, u, r.fixed(a.x[2])}), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_dynamic_slice(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "dynamic_slice is linear in its operand only");
-  Emit e(a.b);
-  const TensorType& x = e.type(a.x[0]);
-  const PV ct = Emit::local(a.ct());
-  return {e.linear(ops::dynamic_update_slice(x, e.type(ct), e.type(a.x[1])), {e.zeros(x), ct, a.x[1]},
-                   {false, true, false}),
+  RuleTrace r(a.b);
+  const Traced ct = r.linear(a.ct());
+  const Traced starts = r.fixed(a.x[1]);
+  const Traced zero = r.zeros(type_of(a.b.key_of(a.x[0])));
+  return {r.result(apply(ops::dynamic_update_slice(zero.type(), ct.type(), starts.type()), {zero, ct, starts}), op,
+                   tidu::RuleKind::Transpose),
           std::nullopt};
 }
 
 Tangents transpose_dynamic_update_slice(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(2)) not_linear(op, "the start operand carries no cotangent");
-  Emit e(a.b);
-  const PV ct = Emit::local(a.ct());
-  const TensorType& update = e.type(a.x[1]);
+  RuleTrace r(a.b);
+  const Traced ct = r.linear(a.ct());
+  const Traced starts = r.fixed(a.x[2]);
+  const TensorType& update = type_of(a.b.key_of(a.x[1]));
   Tangents result(3);
   if (a.role.is_active(0)) {  // the window was overwritten: no cotangent flows to x there
-    result[0] = e.linear(op, {ct, e.zeros(update), a.x[2]}, {true, false, false});
+    result[0] = r.result(apply(op, {ct, r.zeros(update), starts}), op, tidu::RuleKind::Transpose);
   }
   if (a.role.is_active(1)) {
-    result[1] = e.linear(ops::dynamic_slice(e.type(ct), e.type(a.x[2]), update.shape), {ct, a.x[2]}, {true, false});
+    result[1] = r.result(apply_binary(ops::dynamic_slice(ct.type(), starts.type(), update.shape), ct, starts), op,
+                         tidu::RuleKind::Transpose);
   }
   return result;
 }
