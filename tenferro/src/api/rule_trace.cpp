@@ -57,7 +57,8 @@ Traced RuleTrace::linear_or_zeros(const std::optional<tidu::LocalValueId>& id, c
   return id ? linear(*id) : zeros(type);
 }
 
-Traced RuleTrace::zeros(const TensorType& type) { return Traced(trace_, detail::rule_record(*trace_, ops::zeros(type), {})); }
+Traced RuleTrace::zeros(const TensorType& type) { return nullary(ops::zeros(type)); }
+Traced RuleTrace::nullary(StdTensorOp op) { return Traced(trace_, detail::rule_record(*trace_, std::move(op), {})); }
 
 bool RuleTrace::is_linear(const Traced& v) const { return trace_->rule->at(v.id()).linear; }
 RuleTrace::Value RuleTrace::value(const Traced& v) const { return trace_->rule->at(v.id()).operand(); }

@@ -20,7 +20,6 @@
 #include <sstream>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "kernels/parallel.hpp"
@@ -29,6 +28,7 @@
 #include "tenferro/threads.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -395,63 +395,64 @@ StdTensorOp gather_for(const ScatterDims& dims, const TensorType& x, const Tenso
 
 Tangents jvp_gather(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
-  Emit e(a.b);
-  return {e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false})};
+  RuleTrace r(a.b);
+  return {r.result(apply_binary(op, r.linear(*a.t[0]), r.fixed(a.x[1])), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents jvp_scatter(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt};
-  Emit e(a.b);
-  const PV x = a.t[0] ? Emit::local(*a.t[0]) : e.zeros(type_of(a.x[0]));
-  const PV u = a.t[2] ? Emit::local(*a.t[2]) : e.zeros(type_of(a.x[2]));
-  return {e.linear(op, {x, Emit::ext(a.x[1]), u}, {a.t[0].has_value(), false, a.t[2].has_value()})};
+  RuleTrace r(a.b);
+  const Traced x = r.linear_or_zeros(a.t[0], type_of(a.x[0]));
+  const Traced u = r.linear_or_zeros(a.t[2], type_of(a.x[2]));
+  return {r.result(apply(op, {x, r.fixed(a.x[1]), u}), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_gather(const StdTensorOp& op, const TransposeArgs& a) {
   if (!a.role.is_active(0) || a.role.is_active(1)) not_linear(op, "gather is linear in its operand only");
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const auto& g = op.attrs.get<GatherDims>();
-  const TensorType& x = e.type(a.x[0]);
-  const PV ct = Emit::local(a.ct());
+  const Traced ct = r.linear(a.ct());
+  const Traced indices = r.fixed(a.x[1]);
+  const Traced zero = r.zeros(type_of(a.b.key_of(a.x[0])));
   ScatterDims s{g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.index_vector_dim, ScatterMode::Add};
-  return {e.linear(ops::scatter(x, e.type(a.x[1]), e.type(ct), std::move(s)), {e.zeros(x), a.x[1], ct},
-                   {false, false, true}),
+  return {r.result(apply(ops::scatter(zero.type(), indices.type(), ct.type(), std::move(s)), {zero, indices, ct}), op,
+                   tidu::RuleKind::Transpose),
           std::nullopt};
 }
 
 /// Bool, per update element: whether it is the one a replacing scatter leaves at its position.
-PV won_positions(Emit& e, const ScatterDims& dims, const PV& indices, const TensorType& x, const TensorType& updates) {
+Traced won_positions(RuleTrace& r, const ScatterDims& dims, const Traced& indices, const TensorType& x,
+                     const TensorType& updates) {
   const Shape flat{numel(updates.shape)};
-  const PV ids = e.primal(ops::reshape(TensorType{DType::I64, flat}, updates.shape),
-                          {e.primal(ops::iota(flat, 0, DType::I64), {})});
-  const PV none = e.full(TensorType{DType::I64, x.shape}, -1.0);
-  const TensorType& it = e.type(indices);
-  const PV owner = e.primal(ops::scatter(e.type(none), it, e.type(ids), dims), {none, indices, ids});
-  const PV back = e.primal(gather_for(dims, e.type(owner), it, updates), {owner, indices});
-  return e.compare(CompareDir::Eq, back, ids);
+  const Traced iota = r.nullary(ops::iota(flat, 0, DType::I64));
+  const Traced ids = apply_unary(ops::reshape(iota.type(), updates.shape), iota);
+  const Traced none = broadcast_to(constant(indices, Tensor::scalar(-1.0, DType::I64)), x.shape);
+  const Traced owner = apply(ops::scatter(none.type(), indices.type(), ids.type(), dims), {none, indices, ids});
+  const Traced back = apply_binary(gather_for(dims, owner.type(), indices.type(), updates), owner, indices);
+  return eq(back, ids);
 }
 
 Tangents transpose_scatter(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(1)) not_linear(op, "the indices carry no cotangent");
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const auto& dims = op.attrs.get<ScatterDims>();
-  const PV ct = Emit::local(a.ct());
-  const TensorType& x = e.type(a.x[0]);
-  const TensorType& updates = e.type(a.x[2]);
+  const Traced ct = r.linear(a.ct());
+  const Traced indices = r.fixed(a.x[1]);
+  const TensorType& x = type_of(a.b.key_of(a.x[0]));
+  const TensorType& updates = type_of(a.b.key_of(a.x[2]));
   Tangents result(3);
   if (a.role.is_active(0)) {
     result[0] = dims.mode == ScatterMode::Add
                     ? a.ct()
-                    : e.linear(op, {ct, a.x[1], e.zeros(updates)}, {true, false, false});  // overwritten: no cotangent
+                    : r.result(apply(op, {ct, indices, r.zeros(updates)}), op, tidu::RuleKind::Transpose);  // overwritten
   }
   if (a.role.is_active(2)) {
-    const LocalValueId picked = e.linear(gather_for(dims, x, e.type(a.x[1]), updates), {ct, a.x[1]}, {true, false});
+    const Traced picked = apply_binary(gather_for(dims, x, indices.type(), updates), ct, indices);
     if (dims.mode == ScatterMode::Add) {
-      result[2] = picked;
+      result[2] = r.result(picked, op, tidu::RuleKind::Transpose);
     } else {
-      const PV won = won_positions(e, dims, a.x[1], x, updates);
-      result[2] = e.linear(ops::select(e.type(won), updates, updates), {won, Emit::local(picked), e.zeros(updates)},
-                           {false, true, false});
+      const Traced won = won_positions(r, dims, indices, x, updates);
+      result[2] = r.result(where(won, picked, r.zeros(updates)), op, tidu::RuleKind::Transpose);
     }
   }
   return result;

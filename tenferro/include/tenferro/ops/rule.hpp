@@ -50,6 +50,8 @@ class RuleTrace {
   Traced linear(tidu::LocalValueId id);
   /// A fixed zero of `type` (the zeros op, which the executor knows to be all zeros).
   Traced zeros(const TensorType& type);
+  /// `op`, an op without operands (zeros, iota, a constant), recorded as a fixed value.
+  Traced nullary(StdTensorOp op);
   /// The given tangent or cotangent, or a fixed zero of `type` where none flows (nullopt).
   Traced linear_or_zeros(const std::optional<tidu::LocalValueId>& id, const TensorType& type);
 
