@@ -11,10 +11,10 @@
 #include <cmath>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/layout.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -85,19 +85,17 @@ void eval_reduce_index(const StdTensorOp& op, Operands in, std::span<Tensor> out
 
 Tangents jvp_reduce_index(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt, std::nullopt};  // integers carry no tangent
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const TensorType& in = type_of(a.x[0]);
   const std::int64_t axis = op.attrs.get<ReduceAxis>().axis;
   const TensorType& index_type = op.output_type(1);
   std::vector<std::int64_t> kept = complement_axes(std::vector<std::int64_t>{axis}, static_cast<std::int64_t>(in.rank()));
-  PV positions = e.primal(ops::iota(in.shape, axis, DType::I64), {});
-  PV chosen = e.primal(ops::broadcast_in_dim(index_type, in.shape, kept), {Emit::ext(a.y[1])});
-  PV at_index = e.compare(CompareDir::Eq, positions, chosen);
-  const TensorType mask_type{DType::Bool, in.shape};
-  LocalValueId picked = e.linear(ops::select(mask_type, in, in), {at_index, Emit::local(*a.t[0]), e.zeros(in)},
-                                 {false, true, false});
-  LocalValueId dv = e.linear(ops::reduce(OpKind::ReduceSum, in, {axis}), {Emit::local(picked)}, {true});
-  return {dv, std::nullopt};
+  const Traced positions = r.nullary(ops::iota(in.shape, axis, DType::I64));
+  const Traced chosen = apply_unary(ops::broadcast_in_dim(index_type, in.shape, kept), r.fixed(a.y[1]));
+  const Traced at_index = eq(positions, chosen);
+  const Traced picked = where(at_index, r.linear(*a.t[0]), r.zeros(in));
+  const Traced dv = apply_unary(ops::reduce(OpKind::ReduceSum, in, {axis}), picked);
+  return {r.result(dv, op, tidu::RuleKind::Jvp), std::nullopt};
 }
 
 std::vector<TensorType> reduce_index_types(Types t, const OpAttrs& attrs, OpKind kind) {

@@ -16,11 +16,11 @@
 #include <numeric>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -105,12 +105,11 @@ void eval_sort(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 
 Tangents jvp_sort(const StdTensorOp& op, const JvpArgs& a) {
   if (!is_inexact(op.out.dtype)) return {std::nullopt, std::nullopt};
-  Emit e(a.b);
+  RuleTrace r(a.b);
   const TensorType& x = type_of(a.x[0]);
   const std::int64_t axis = op.attrs.get<SortAttrs>().axis;
-  const LocalValueId dv =
-      e.linear(ops::take(x, op.output_type(1), axis), {Emit::local(*a.t[0]), Emit::ext(a.y[1])}, {true, false});
-  return {dv, std::nullopt};
+  const Traced dv = apply_binary(ops::take(x, op.output_type(1), axis), r.linear(*a.t[0]), r.fixed(a.y[1]));
+  return {r.result(dv, op, tidu::RuleKind::Jvp), std::nullopt};
 }
 
 }  // namespace
