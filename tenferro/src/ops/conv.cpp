@@ -23,13 +23,13 @@
 #include <numeric>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "kernels/conv_kernel.hpp"
 #include "tenferro/ops/conv_attrs.hpp"
 #include "tenferro/ops/index_attrs.hpp"
 #include "tenferro/ops/make.hpp"
 #include "tenferro/ops/record.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -108,38 +108,37 @@ Tensor eval_conv(const StdTensorOp& op, Operands in) {
 // ---- AD rules ----------------------------------------------------------------------------------
 
 Tangents jvp_conv(const StdTensorOp& op, const JvpArgs& a) {
-  Emit e(a.b);
-  std::optional<LocalValueId> dx, dw;
-  if (a.t[0]) dx = e.linear(op, {Emit::local(*a.t[0]), Emit::ext(a.x[1])}, {true, false});
-  if (a.t[1]) dw = e.linear(op, {Emit::ext(a.x[0]), Emit::local(*a.t[1])}, {false, true});
-  return {e.sum(dx, dw)};
+  RuleTrace r(a.b);
+  std::optional<Traced> dx, dw;
+  if (a.t[0]) dx = apply_binary(op, r.linear(*a.t[0]), r.fixed(a.x[1]));
+  if (a.t[1]) dw = apply_binary(op, r.fixed(a.x[0]), r.linear(*a.t[1]));
+  return {r.result(sum_present(dx, dw), op, tidu::RuleKind::Jvp)};
 }
 
-/// v sliced to [from, from + length) along `axis` (fixed or linear).
-PV slice_axis(Emit& e, const PV& v, std::int64_t axis, std::int64_t from, std::int64_t length, bool active) {
-  const TensorType& t = e.type(v);
+/// v sliced to [from, from + length) along `axis`.
+Traced slice_axis(const Traced& v, std::int64_t axis, std::int64_t from, std::int64_t length) {
+  const TensorType& t = v.type();
   std::vector<std::int64_t> start(t.rank(), 0), limit(t.shape.begin(), t.shape.end()), stride(t.rank(), 1);
   start[static_cast<std::size_t>(axis)] = from;
   limit[static_cast<std::size_t>(axis)] = from + length;
-  const StdTensorOp op = ops::slice(t, SliceAttrs{start, limit, stride});
-  return active ? Emit::local(e.linear(op, {v}, {true})) : e.primal(op, {v});
+  return apply_unary(ops::slice(t, SliceAttrs{start, limit, stride}), v);
 }
 
 /// w' for the input's cotangent, from w in either layout: conjugated, window flipped, and for
 /// several groups its groups' in/out features swapped into the default layout:
 /// w'[g cg + c, o', k] = conj w[g og + o', c, k]. For one group the swap is only a layout (the
 /// caller reads w' with its feature axes the other way round).
-PV input_transpose_kernel(Emit& e, const ConvAttrs& f, const PV& w_fixed) {
-  const TensorType& w = e.type(w_fixed);
+Traced input_transpose_kernel(const ConvAttrs& f, const Traced& w_fixed) {
+  const TensorType& w = w_fixed.type();
   const std::size_t s = w.rank() - 2;
-  PV wt = e.conj_fixed(w_fixed);
+  Traced wt = conj_if_complex(w_fixed);
   if (f.groups > 1) {
     const bool out_first = f.rhs_out_axis == 0;
     const std::int64_t o = w.shape[out_first ? 0 : 1], cg = w.shape[out_first ? 1 : 0], og = o / f.groups;
     // [G og, cg, k..] -> [G, og, cg, k..] or [cg, G og, k..] -> [cg, G, og, k..]; then [G, cg, og, k..].
     Shape grouped = out_first ? Shape{f.groups, og, cg} : Shape{cg, f.groups, og};
     grouped.insert(grouped.end(), w.shape.begin() + 2, w.shape.end());
-    wt = e.primal(ops::reshape(w, grouped), {wt});
+    wt = apply_unary(ops::reshape(w, grouped), wt);
     ops::Axes perm(grouped.size());
     std::iota(perm.begin(), perm.end(), 0);
     if (out_first) {
@@ -147,24 +146,24 @@ PV input_transpose_kernel(Emit& e, const ConvAttrs& f, const PV& w_fixed) {
     } else {
       std::swap(perm[0], perm[1]);
     }
-    wt = e.primal(ops::transpose(e.type(wt), perm), {wt});
+    wt = apply_unary(ops::transpose(wt.type(), perm), wt);
     Shape swapped = {f.groups * cg, og};
     swapped.insert(swapped.end(), w.shape.begin() + 2, w.shape.end());
-    wt = e.primal(ops::reshape(e.type(wt), swapped), {wt});
+    wt = apply_unary(ops::reshape(wt.type(), swapped), wt);
   }
   std::vector<std::int64_t> window_axes(s);
   std::iota(window_axes.begin(), window_axes.end(), 2);
-  return e.primal(ops::reverse(e.type(wt), window_axes), {wt});
+  return apply_unary(ops::reverse(wt.type(), window_axes), wt);
 }
 
 /// The cotangent of the input: conv(ct, w') (see the file comment), read in ct's layout and
 /// written in the input's.
-LocalValueId transpose_input(Emit& e, const StdTensorOp& op, const TransposeArgs& a) {
+Traced transpose_input(RuleTrace& r, const StdTensorOp& op, const TransposeArgs& a) {
   const auto& f = op.attrs.get<ConvAttrs>();
-  const TensorType& x = e.type(a.x[0]);
-  const TensorType& w = e.type(a.x[1]);
+  const TensorType& x = type_of(a.b.key_of(a.x[0]));
+  const TensorType& w = type_of(a.b.key_of(a.x[1]));
   const std::size_t s = x.rank() - 2;
-  const PV wt = input_transpose_kernel(e, f, a.x[1]);
+  const Traced wt = input_transpose_kernel(f, r.fixed(a.x[1]));
   ConvAttrs t;
   t.groups = f.groups;
   t.lhs_batch_axis = f.out_batch_axis;
@@ -180,18 +179,18 @@ LocalValueId transpose_input(Emit& e, const StdTensorOp& op, const TransposeArgs
     t.pad_lo.push_back(kd - 1 - f.pad_lo[d]);
     t.pad_hi.push_back(xd + kd - 1 - yd - t.pad_lo.back());
   }
-  const PV ct = Emit::local(a.ct());
-  return e.linear(ops::conv(e.type(ct), e.type(wt), std::move(t)), {ct, wt}, {true, false});
+  const Traced ct = r.linear(a.ct());
+  return apply_binary(ops::conv(ct.type(), wt.type(), std::move(t)), ct, wt);
 }
 
 /// The cotangent of the kernel: per group, conv(conj x_g, ct_g) with both read batch-and-features
 /// swapped (the input's features are the new batch, the cotangent's features the new outputs,
 /// the batch summed over) and written in the kernel's layout, placed at the group's output
 /// features.
-LocalValueId transpose_kernel(Emit& e, const StdTensorOp& op, const TransposeArgs& a) {
+Traced transpose_kernel(RuleTrace& r, const StdTensorOp& op, const TransposeArgs& a) {
   const auto& f = op.attrs.get<ConvAttrs>();
-  const TensorType& x = e.type(a.x[0]);
-  const TensorType& w = e.type(a.x[1]);
+  const TensorType& x = type_of(a.b.key_of(a.x[0]));
+  const TensorType& w = type_of(a.b.key_of(a.x[1]));
   const std::size_t s = x.rank() - 2;
   const std::int64_t w_out = f.rhs_out_axis, x_feature = 1 - f.lhs_batch_axis, ct_feature = 1 - f.out_batch_axis;
   const std::int64_t o = w.shape[static_cast<std::size_t>(w_out)], cg = w.shape[static_cast<std::size_t>(1 - w_out)];
@@ -210,35 +209,37 @@ LocalValueId transpose_kernel(Emit& e, const StdTensorOp& op, const TransposeArg
     t.pad_lo.push_back(f.pad_lo[d]);
     t.pad_hi.push_back(yd - xd + kd - 1 - f.pad_lo[d]);
   }
-  const PV xc = e.conj_fixed(a.x[0]);
-  const PV ct = Emit::local(a.ct());
-  std::optional<LocalValueId> total;
+  const Traced xc = conj_if_complex(r.fixed(a.x[0]));
+  const Traced ct = r.linear(a.ct());
+  std::optional<Traced> total;
   for (std::int64_t grp = 0; grp < f.groups; ++grp) {
-    const PV lhs = f.groups == 1 ? xc : slice_axis(e, xc, x_feature, grp * cg, cg, false);
-    const PV rhs = f.groups == 1 ? ct : slice_axis(e, ct, ct_feature, grp * og, og, true);
-    PV part = Emit::local(e.linear(ops::conv(e.type(lhs), e.type(rhs), t), {lhs, rhs}, {false, true}));
+    const Traced lhs = f.groups == 1 ? xc : slice_axis(xc, x_feature, grp * cg, cg);
+    const Traced rhs = f.groups == 1 ? ct : slice_axis(ct, ct_feature, grp * og, og);
+    Traced part = apply_binary(ops::conv(lhs.type(), rhs.type(), t), lhs, rhs);
     if (f.groups > 1) {  // placed at [grp og, (grp + 1) og) of the kernel's output-feature axis
-      const TensorType& pt = e.type(part);
+      const TensorType pt = part.type();
       PadAttrs pad{std::vector<std::int64_t>(pt.rank(), 0), std::vector<std::int64_t>(pt.rank(), 0),
                    std::vector<std::int64_t>(pt.rank(), 0)};
       pad.low[static_cast<std::size_t>(w_out)] = grp * og;
       pad.high[static_cast<std::size_t>(w_out)] = o - (grp + 1) * og;
-      const PV zero = e.zeros(TensorType{pt.dtype, {}});
-      part = Emit::local(e.linear(ops::pad(pt, TensorType{pt.dtype, {}}, pad), {part, zero}, {true, false}));
+      const Traced zero = r.zeros(TensorType{pt.dtype, {}});
+      part = apply_binary(ops::pad(pt, zero.type(), pad), part, zero);
     }
-    total = e.sum(total, part.local_id());
+    total = sum_present(total, part);
   }
   return *total;
 }
 
 Tangents transpose_conv(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0) == a.role.is_active(1)) not_linear(op, "conv is linear only when exactly one operand is active");
-  Emit e(a.b);
   Tangents result(2);
   // An empty result carries no cotangent: none flows back (the operand's is zero).
-  if (op.out.numel() == 0 || e.type(a.x[0]).numel() == 0 || e.type(a.x[1]).numel() == 0) return result;
+  if (op.out.numel() == 0 || type_of(a.b.key_of(a.x[0])).numel() == 0 || type_of(a.b.key_of(a.x[1])).numel() == 0) {
+    return result;
+  }
+  RuleTrace r(a.b);
   const std::size_t k = a.role.is_active(0) ? 0 : 1;
-  result[k] = k == 0 ? transpose_input(e, op, a) : transpose_kernel(e, op, a);
+  result[k] = r.result(k == 0 ? transpose_input(r, op, a) : transpose_kernel(r, op, a), op, tidu::RuleKind::Transpose);
   return result;
 }
 
