@@ -20,11 +20,11 @@
 #include <optional>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -182,29 +182,17 @@ Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
     }
     linear.branches.emplace_back(bb.finish(std::move(results), "cond"));
   }
-  std::vector<PV> refs{Emit::ext(a.x[0])};
-  std::vector<bool> mask{false};
-  std::vector<TensorType> operand_types{type_of(a.x[0])};
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!active[i]) continue;
-    refs.push_back(Emit::local(*a.t[1 + i]));
-    mask.push_back(true);
-    operand_types.push_back(types[i]);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    refs.push_back(Emit::ext(a.x[1 + i]));
-    mask.push_back(false);
-    operand_types.push_back(types[i]);
-  }
-  for (std::size_t j = 0; j < m && s.reads_results; ++j) {
-    refs.push_back(Emit::ext(a.y[j]));
-    mask.push_back(false);
-    operand_types.push_back(op.output_type(j));
-  }
-  linear.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
-  const auto ids = a.b.add_primitive(ops::cond(std::move(linear), operand_types), std::move(refs), tidu::linear_role(mask));
+  RuleTrace r(a.b);
+  std::vector<Traced> operands{r.fixed(a.x[0])};
+  for (std::size_t i = 0; i < n; ++i) if (active[i]) operands.push_back(r.linear(*a.t[1 + i]));
+  for (std::size_t i = 0; i < n; ++i) operands.push_back(r.fixed(a.x[1 + i]));
+  for (std::size_t j = 0; j < m && s.reads_results; ++j) operands.push_back(r.fixed(a.y[j]));
+  std::vector<TensorType> operand_types;
+  for (const Traced& v : operands) operand_types.push_back(v.type());
+  linear.n_operands = static_cast<std::uint32_t>(operands.size() - 1);
+  const std::vector<Traced> tangents = apply_outputs(ops::cond(std::move(linear), operand_types), operands);
   for (std::size_t j = 0, next = 0; j < m; ++j) {
-    if (present[j]) result[j] = ids[next++];
+    if (present[j]) result[j] = r.result(tangents[next++], op, tidu::RuleKind::Jvp);
   }
   return result;
 }
@@ -234,27 +222,17 @@ Tangents transpose_cond(const StdTensorOp& op, const TransposeArgs& a) {
     }
     transposed.branches.emplace_back(bb.finish(std::move(results), "cond"));
   }
-  Emit e(a.b);
-  std::vector<PV> refs{a.x[0]};
-  std::vector<bool> mask{false};
-  std::vector<TensorType> operand_types{e.type(a.x[0])};
-  for (std::size_t j = 0; j < m; ++j) {
-    refs.push_back(a.cts[j] ? Emit::local(*a.cts[j]) : e.zeros(op.output_type(j)));
-    mask.push_back(a.cts[j].has_value());
-    operand_types.push_back(op.output_type(j));
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (linear[i]) continue;
-    refs.push_back(a.x[1 + i]);
-    mask.push_back(false);
-    operand_types.push_back(types[i]);
-  }
-  transposed.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
-  const auto ids =
-      a.b.add_primitive(ops::cond(std::move(transposed), operand_types), std::move(refs), tidu::linear_role(mask));
+  RuleTrace r(a.b);
+  std::vector<Traced> operands{r.fixed(a.x[0])};
+  for (std::size_t j = 0; j < m; ++j) operands.push_back(r.linear_or_zeros(a.cts[j], op.output_type(j)));
+  for (std::size_t i = 0; i < n; ++i) if (!linear[i]) operands.push_back(r.fixed(a.x[1 + i]));
+  std::vector<TensorType> operand_types;
+  for (const Traced& v : operands) operand_types.push_back(v.type());
+  transposed.n_operands = static_cast<std::uint32_t>(operands.size() - 1);
+  const std::vector<Traced> cts = apply_outputs(ops::cond(std::move(transposed), operand_types), operands);
   Tangents result(1 + n);
   for (std::size_t i = 0, next = 0; i < n; ++i) {
-    if (linear[i]) result[1 + i] = ids[next++];
+    if (linear[i]) result[1 + i] = r.result(cts[next++], op, tidu::RuleKind::Transpose);
   }
   return result;
 }

@@ -20,12 +20,12 @@
 #include <numeric>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
 #include "regions/steps.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro::detail {
 namespace {
@@ -114,26 +114,24 @@ Tangents jvp_map(const StdTensorOp& op, const JvpArgs& a) {
   for (std::size_t i = 0; i < n; ++i) args.push_back(bb.input(types[i]));
   for (std::size_t i = 0; i < n; ++i) if (active[i]) args.push_back(bb.input(types[i]));
   Body body(bb.finish(bb.replay(jvp.graph, args), "map"));
-  std::vector<PV> refs;
-  std::vector<bool> role, mapped;
-  std::vector<TensorType> operand_types;
+  RuleTrace r(a.b);
+  std::vector<Traced> operands;
+  std::vector<bool> mapped;
   for (std::size_t i = 0; i < n; ++i) {
-    refs.push_back(Emit::ext(a.x[i]));
-    role.push_back(false);
+    operands.push_back(r.fixed(a.x[i]));
     mapped.push_back(s.mapped[i]);
-    operand_types.push_back(type_of(a.x[i]));
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (!active[i]) continue;
-    refs.push_back(Emit::local(*a.t[i]));
-    role.push_back(true);
+    operands.push_back(r.linear(*a.t[i]));
     mapped.push_back(s.mapped[i]);
-    operand_types.push_back(type_of(a.x[i]));
   }
-  const auto ids = a.b.add_primitive(make_map(std::move(body), std::move(mapped), s.length, operand_types), std::move(refs),
-                                     tidu::linear_role(role));
+  std::vector<TensorType> operand_types;
+  for (const Traced& v : operands) operand_types.push_back(v.type());
+  const std::vector<Traced> tangents =
+      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, operand_types), operands);
   for (std::size_t j = 0, next = 0; j < m; ++j) {
-    if (jvp.present[j]) result[j] = ids[next++];
+    if (jvp.present[j]) result[j] = r.result(tangents[next++], op, tidu::RuleKind::Jvp);
   }
   return result;
 }
@@ -159,32 +157,29 @@ Tangents transpose_map(const StdTensorOp& op, const TransposeArgs& a) {
     outs.push_back(tb.reached[l++] ? cts[next++] : bb.zeros(types[i]));
   }
   Body body(bb.finish(std::move(outs), "map"));
-  Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> role, mapped;
-  std::vector<TensorType> operand_types;
+  RuleTrace r(a.b);
+  std::vector<Traced> operands;
+  std::vector<bool> mapped;
   for (std::size_t j = 0; j < m; ++j) {
-    refs.push_back(a.cts[j] ? Emit::local(*a.cts[j]) : e.zeros(op.output_type(j)));
-    role.push_back(a.cts[j].has_value());
+    operands.push_back(r.linear_or_zeros(a.cts[j], op.output_type(j)));
     mapped.push_back(true);
-    operand_types.push_back(op.output_type(j));
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (linear[i]) continue;
-    refs.push_back(a.x[i]);
-    role.push_back(false);
+    operands.push_back(r.fixed(a.x[i]));
     mapped.push_back(s.mapped[i]);
-    operand_types.push_back(e.type(a.x[i]));
   }
-  const auto ids = a.b.add_primitive(make_map(std::move(body), std::move(mapped), s.length, operand_types), std::move(refs),
-                                     tidu::linear_role(role));
+  std::vector<TensorType> operand_types;
+  for (const Traced& v : operands) operand_types.push_back(v.type());
+  const std::vector<Traced> stacked_cts =
+      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, operand_types), operands);
   Tangents result(n);
   for (std::size_t i = 0, next = 0; i < n; ++i) {
     if (!linear[i]) continue;
-    const LocalValueId stacked = ids[next++];
+    const Traced& stacked = stacked_cts[next++];
     // An unmapped operand reached every step: its cotangent is the sum over the steps.
-    result[i] = s.mapped[i] ? stacked : e.linear(ops::reduce(OpKind::ReduceSum, e.type(Emit::local(stacked)), {0}),
-                                                 {Emit::local(stacked)}, {true});
+    result[i] = r.result(s.mapped[i] ? stacked : apply_unary(ops::reduce(OpKind::ReduceSum, stacked.type(), {0}), stacked),
+                         op, tidu::RuleKind::Transpose);
   }
   return result;
 }

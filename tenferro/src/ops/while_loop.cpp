@@ -16,11 +16,11 @@
 // condition holds; an example whose condition fails keeps its carry (a select per step), so each
 // example ends where it would alone (jax.lax.while_loop does the same).
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -124,30 +124,24 @@ Tangents jvp_while(const StdTensorOp& op, const JvpArgs& a) {
   }
   WhileAttrs w{Body(std::move(cond)), Body(bb.finish(std::move(outs), "while_loop")), 0, 0};
 
-  Emit e(a.b);
-  std::vector<PV> refs;
-  std::vector<bool> mask;
-  std::vector<TensorType> operand_types;
-  auto operand = [&](PV v, bool is_active) {
-    operand_types.push_back(e.type(v));
-    refs.push_back(std::move(v));
-    mask.push_back(is_active);
-  };
-  for (std::size_t i = 0; i < nc; ++i) operand(Emit::ext(a.x[i]), false);
+  RuleTrace r(a.b);
+  std::vector<Traced> operands;
+  for (std::size_t i = 0; i < nc; ++i) operands.push_back(r.fixed(a.x[i]));
   for (std::size_t i = 0; i < nc; ++i) {
     if (!active[i]) continue;
-    if (a.t[i]) operand(Emit::local(*a.t[i]), true);
-    else operand(e.zeros(types[i]), false);
+    operands.push_back(r.linear_or_zeros(a.t[i], types[i]));
     ++w.n_carry;
   }
   w.n_carry += static_cast<std::uint32_t>(nc);
-  for (std::size_t q = 0; q < nk; ++q) operand(Emit::ext(a.x[nc + q]), false);
-  for (std::size_t q = 0; q < nk; ++q) if (active[nc + q]) operand(Emit::local(*a.t[nc + q]), true);
-  w.n_consts = static_cast<std::uint32_t>(refs.size()) - w.n_carry;
-  const auto ids = a.b.add_primitive(ops::while_loop(std::move(w), operand_types), std::move(refs), tidu::linear_role(mask));
+  for (std::size_t q = 0; q < nk; ++q) operands.push_back(r.fixed(a.x[nc + q]));
+  for (std::size_t q = 0; q < nk; ++q) if (active[nc + q]) operands.push_back(r.linear(*a.t[nc + q]));
+  w.n_consts = static_cast<std::uint32_t>(operands.size()) - w.n_carry;
+  std::vector<TensorType> operand_types;
+  for (const Traced& v : operands) operand_types.push_back(v.type());
+  const std::vector<Traced> outs_and_tangents = apply_outputs(ops::while_loop(std::move(w), operand_types), operands);
   Tangents result(nc);
   for (std::size_t i = 0, next = nc; i < nc; ++i) {
-    if (active[i]) result[i] = ids[next++];
+    if (active[i]) result[i] = r.result(outs_and_tangents[next++], op, tidu::RuleKind::Jvp);
   }
   return result;
 }
