@@ -1,6 +1,6 @@
 #pragma once
-// Writing AD rules with traced operations: the one way rules are written, by the built-in ops
-// and by custom ops alike (docs/tenferro.md, "Writing a rule").
+// Writing AD rules with traced operations, the same way for built-in ops and custom ops
+// (docs/tenferro.md, "Writing a rule", also for the built-in rules not yet written this way).
 //
 // A rule receives values of the graph that linearize (or linear_transpose) is building: fixed
 // ones (the op's operands and results, and what is computed from them alone) and linear ones (the
@@ -90,8 +90,8 @@ JvpRule traced_unary_jvp(UnaryTracedJvp rule);
 
 namespace detail {
 /// A rule's trace (TraceState::rule): the graph the rule records into and, per value of the trace
-/// (its id indexes these), the value it is there and whether it is linear. A rule's trace records
-/// nothing into its own builder.
+/// (its id indexes `entries`), what the value is there, its type and whether it is linear. A
+/// rule's trace records nothing into its own builder.
 struct RuleTape {
   /// A value of the trace: what it is in the rule's graph, its type (in the value's interned key,
   /// which the rule's graph holds: the reference survives the growth of `entries`) and whether it
