@@ -450,3 +450,35 @@ TEST(RuleTrace, NonlinearRulesAndValuesKeptPastTheRuleAreRefused) {
   }
   kept.reset();
 }
+
+// A rule may use control flow: the branches are traced under the rule's trace, and the cond they
+// make is recorded into the rule's graph, linear in the tangent it reads. piecewise(x) = x^2 for
+// x >= 0 and x^3 below; its derivatives come from transposing and differentiating that cond.
+TEST(RuleTrace, ARuleThatBranchesIsDifferentiatedInBothModesToOrderTwo) {
+  static const tf::OpDef& piecewise = tf::register_op({
+      .name = "piecewise_square_cube",
+      .operands = {tf::Linearity::Nonlinear},
+      .shape_rule = same_type,
+      .kernel = [](const tf::StdTensorOp& op, std::span<const tf::Tensor* const> in, std::span<tf::Tensor> out) {
+        const double v = in[0]->item<double>();
+        out[0] = tf::Tensor::scalar(v >= 0 ? v * v : v * v * v, op.out.dtype);
+      },
+      .jvp = tf::traced_jvp([](const tf::StdTensorOp&, std::span<const T> x, std::span<const T>, std::span<const T> t) {
+        const tf::TracedList d = tf::cond(
+            tf::ge(x[0], tf::full_like(x[0], 0.0)),
+            [](const tf::TracedList& v) { return tf::TracedList{v[0] * v[1] * 2.0}; },
+            [](const tf::TracedList& v) { return tf::TracedList{v[0] * v[0] * v[1] * 3.0}; }, {x[0], t[0]});
+        return std::vector<T>{d[0]};
+      }),
+  });
+  auto f = [](T a) { return tf::call(piecewise, {a})[0]; };
+  for (double v : {1.5, -1.0}) {
+    SCOPED_TRACE(v);
+    const tf::Tensor x = tf::Tensor::scalar(v);
+    const double slope = v >= 0 ? 2 * v : 3 * v * v, curvature = v >= 0 ? 2.0 : 6 * v;
+    EXPECT_NEAR(tf::grad(f)(x).item<double>(), slope, 1e-14);
+    EXPECT_NEAR(tf::jvp(f, {x}, {tf::Tensor::scalar(1.0)}).second.item<double>(), slope, 1e-14);
+    EXPECT_NEAR(tf::hessian(f)(x).item<double>(), curvature, 1e-13);
+    expect_grads([](T a) { return tf::call(piecewise, {a})[0]; }, {x});
+  }
+}

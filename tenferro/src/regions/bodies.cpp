@@ -2,6 +2,9 @@
 // derived bodies (a region's JVP and its transpose).
 #include "bodies.hpp"
 
+#include <optional>
+
+#include "computegraph/graph_builder.hpp"
 #include "computegraph/materialize.hpp"
 #include "computegraph/resolve.hpp"
 #include "tidu/linear_transpose.hpp"
@@ -100,8 +103,55 @@ JvpBody jvp_body(const Region& region, const std::vector<bool>& active) {
   return result;
 }
 
+namespace {
+/// `g` with the roles a rule's trace gives operations (tenferro/ops/rule.hpp): a primary operation
+/// that reads a value depending on a `linear` input becomes linear in exactly those operands.
+/// Bodies derived by linearize (jvp_body) carry their roles already and come back unchanged; a
+/// body traced with ordinary operations inside a rule (the branches of a cond that a rule
+/// records, say) gets the roles its reading of the tangents implies, without which its transpose
+/// would see no linear operation and return zeros.
+computegraph::GraphPtr<StdTensorOp> with_inferred_roles(const computegraph::GraphPtr<StdTensorOp>& g,
+                                                        const std::vector<bool>& linear) {
+  std::vector<bool> depends(g->values().size(), false);
+  for (std::size_t i = 0; i < g->inputs().size(); ++i) depends[g->inputs()[i]] = linear[i];
+  std::vector<std::optional<computegraph::OperationRole>> inferred(g->operations().size());
+  bool changed = false;
+  for (std::size_t k = 0; k < g->operations().size(); ++k) {
+    const auto& node = g->operations()[k];
+    std::vector<bool> mask;
+    bool any = false;
+    for (const auto& in : node.inputs) {
+      mask.push_back(depends[in.local_id()]);
+      any = any || mask.back();
+    }
+    if (!any) continue;
+    for (std::size_t o = 0; o < node.operation.output_count(); ++o) depends[node.outputs[0] + o] = true;
+    if (node.role.is_primary()) {
+      inferred[k] = tidu::linear_role(mask);
+      changed = true;
+    }
+  }
+  if (!changed) return g;
+  // A region is closed (no parents, no External operands).
+  computegraph::GraphBuilder<StdTensorOp> b;
+  std::vector<computegraph::LocalValueId> id(g->values().size());
+  for (const computegraph::LocalValueId v : g->inputs()) id[v] = b.add_input(g->key(v).input_key());
+  for (std::size_t k = 0; k < g->operations().size(); ++k) {
+    const auto& node = g->operations()[k];
+    std::vector<computegraph::ValueRef<StdTensorOp>> in;
+    for (const auto& r : node.inputs) in.push_back(computegraph::ValueRef<StdTensorOp>::local(id[r.local_id()]));
+    const auto outs = b.add_operation(node.operation, std::move(in), inferred[k] ? *inferred[k] : node.role);
+    for (std::size_t o = 0; o < outs.size(); ++o) id[node.outputs[0] + o] = outs[o];
+  }
+  std::vector<computegraph::LocalValueId> outputs;
+  for (const computegraph::LocalValueId v : g->outputs()) outputs.push_back(id[v]);
+  b.set_outputs(std::move(outputs));
+  return b.finish();
+}
+}  // namespace
+
 TransposedBody transpose_body(const Region& region, const std::vector<bool>& linear) {
-  const auto& g = region.graph();
+  const auto g = with_inferred_roles(region.graph(), linear);
   tidu::LinearizedGraph<StdTensorOp> lin;
   lin.graph = g;
   std::vector<TensorValueKey> fixed;
