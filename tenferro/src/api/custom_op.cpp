@@ -12,7 +12,6 @@ namespace tenferro {
 
 namespace {
 
-using PV = tidu::PrimitiveValue<StdTensorOp>;
 
 [[noreturn]] void rule_error(const StdTensorOp& op, tidu::RuleKind kind, const std::string& why) {
   throw tidu::ADRuleError(op.name(), kind, why);
@@ -73,32 +72,22 @@ TransposeRule traced_transpose(TracedTranspose rule) {
 
 JvpRule linear_jvp() {
   return [](const StdTensorOp& op, const JvpArgs& a) -> tidu::Tangents {
-    std::vector<PV> operands;
-    std::vector<bool> mask;
+    RuleTrace r(a.b);
+    std::vector<Traced> operands;
     for (std::size_t i = 0; i < a.x.size(); ++i) {
       const Linearity l = op.def->operands[i];
       if (l == Linearity::Nonlinear || l == Linearity::Bilinear) {
         rule_error(op, tidu::RuleKind::Jvp, "linear_jvp needs operands that are Linear or NonDifferentiable; operand " +
                                                 std::to_string(i) + " is " + linearity_name(l));
       }
-      if (l == Linearity::NonDifferentiable) {
-        operands.push_back(PV::external(a.x[i]));
-      } else if (a.t[i]) {
-        operands.push_back(PV::local(*a.t[i]));
-      } else {
-        operands.push_back(PV::local(a.b.add(ops::zeros(type_of(a.x[i])), {}, computegraph::OperationRole::primary())));
-      }
-      mask.push_back(l != Linearity::NonDifferentiable && a.t[i].has_value());
+      operands.push_back(l == Linearity::NonDifferentiable ? r.fixed(a.x[i]) : r.linear_or_zeros(a.t[i], type_of(a.x[i])));
     }
-    const auto out = a.b.add_primitive(op, std::move(operands), tidu::linear_role(mask));
-    return tidu::Tangents(out.begin(), out.end());
+    return r.results(apply_outputs(op, operands), op, tidu::RuleKind::Jvp);
   };
 }
 
 std::vector<Traced> call(const OpDef& def, std::span<const Traced> operands, OpAttrs attrs) {
-  std::vector<TensorType> types;
-  for (const Traced& t : operands) types.push_back(t.type());
-  return apply_outputs(make_op(def, types, std::move(attrs)), operands);
+  return apply_outputs(make_op(def, types_of(operands), std::move(attrs)), operands);
 }
 
 std::vector<Traced> call(const OpDef& def, std::initializer_list<Traced> operands, OpAttrs attrs) {

@@ -85,6 +85,13 @@ std::optional<Traced> sum_present(const std::optional<Traced>& a, const std::opt
 
 Traced conj_if_complex(const Traced& v) { return is_complex(v.dtype()) ? conj(v) : v; }
 
+std::vector<TensorType> types_of(std::span<const Traced> values) {
+  std::vector<TensorType> types;
+  types.reserve(values.size());
+  for (const Traced& v : values) types.push_back(v.type());
+  return types;
+}
+
 JvpRule traced_unary_jvp(UnaryTracedJvp rule) {
   return [rule = std::move(rule)](const StdTensorOp& op, const JvpArgs& a) -> tidu::Tangents {
     RuleTrace tr(a.b);

@@ -1,11 +1,15 @@
-// Matrix algebra over fixed and linear values for the linear-algebra AD rules (linalg_rules.hpp).
+// Matrix algebra on the Traced values of a rule trace, for the linear-algebra AD rules
+// (linalg_rules.hpp).
 #include "linalg_rules.hpp"
 
 #include <numeric>
 
-#include "kernels/layout.hpp"
+#include "family.hpp"
+#include "tenferro/ops/index_attrs.hpp"
 
-namespace tenferro::detail {
+namespace tenferro::detail::mat {
+
+using ops::Axes;
 
 namespace {
 Axes iota_axes(std::size_t n) {
@@ -13,94 +17,23 @@ Axes iota_axes(std::size_t n) {
   std::iota(a.begin(), a.end(), 0);
   return a;
 }
-}  // namespace
 
-LocalValueId MatAlg::id(const Mat& m) const {
-  if (!m.linear || !m.v.is_local()) throw Error("linalg rule: expected a linear (tangent) value as the result");
-  return m.v.local_id();
-}
-
-Mat MatAlg::apply(StdTensorOp op, const std::vector<Mat>& in) {
-  std::vector<PV> values;
-  std::vector<bool> active;
-  bool any = false;
-  for (const Mat& m : in) {
-    values.push_back(m.v);
-    active.push_back(m.linear);
-    any = any || m.linear;
-  }
-  if (!any) return {e_.primal(std::move(op), std::move(values)), false};
-  return {Emit::local(e_.linear(std::move(op), std::move(values), std::move(active))), true};
-}
-
-std::vector<Mat> MatAlg::apply_fixed_outputs(StdTensorOp op, const std::vector<Mat>& in) {
-  std::vector<PV> values;
-  for (const Mat& m : in) {
-    if (m.linear) throw Error("linalg rule: apply_fixed_outputs takes fixed operands only");
-    values.push_back(m.v);
-  }
-  std::vector<Mat> out;
-  for (LocalValueId id :
-       e_.builder().add_primitive(std::move(op), std::move(values), computegraph::OperationRole::primary())) {
-    out.push_back({Emit::local(id), false});
-  }
-  return out;
-}
-
-Mat MatAlg::matmul(const Mat& a, const Mat& b) {
-  const std::size_t r = type(a).rank();
-  const Axes batch = iota_axes(r - 2);
-  DotDims d{batch, batch, {static_cast<std::int64_t>(r - 1)}, {static_cast<std::int64_t>(r - 2)}};
-  return apply(ops::dot_general(type(a), type(b), std::move(d)), {a, b});
-}
-
-Mat MatAlg::adjoint(const Mat& a) {
-  const std::size_t r = type(a).rank();
-  Axes perm = iota_axes(r);
-  std::swap(perm[r - 1], perm[r - 2]);
-  return conj(apply(ops::transpose(type(a), std::move(perm)), {a}));
-}
-
-Mat MatAlg::conj(const Mat& a) {
-  if (!is_complex(dtype(a))) return a;
-  return apply(ops::unary(OpKind::Conj, type(a)), {a});
-}
-
-Mat MatAlg::real(const Mat& a) {
-  if (!is_complex(dtype(a))) return a;
-  return apply(ops::unary(OpKind::Real, type(a)), {a});
-}
-
-Mat MatAlg::neg(const Mat& a) { return apply(ops::unary(OpKind::Neg, type(a)), {a}); }
-Mat MatAlg::add(const Mat& a, const Mat& b) { return apply(ops::add(type(a), type(b)), {a, b}); }
-Mat MatAlg::mul(const Mat& a, const Mat& b) { return apply(ops::mul(type(a), type(b)), {a, b}); }
-Mat MatAlg::div(const Mat& a, const Mat& b) { return apply(ops::div(type(a), type(b)), {a, b}); }
-Mat MatAlg::scale(const Mat& a, c128 c) { return mul(a, fixed(e_.full(type(a), c))); }
-
-Mat MatAlg::diag(const Mat& a) {
-  const auto r = static_cast<std::int64_t>(type(a).rank());
-  return apply(ops::extract_diag(type(a), r - 2, r - 1), {a});
-}
-Mat MatAlg::diag_embed(const Mat& a) {
-  const auto r = static_cast<std::int64_t>(type(a).rank());
-  return apply(ops::embed_diag(type(a), r - 1, r), {a});
-}
-
-Mat MatAlg::broadcast_vector(const Mat& v, bool along_rows, const Shape& shape) {
-  // v [.., n] to [.., m, n] (along_rows: v_j in every row) or [.., n, m] (v_i in every column).
-  const std::size_t r = type(v).rank();
+/// v [.., n] broadcast to `shape` [.., m, n] (along_rows: v_j in every row) or [.., n, m] (v_i in
+/// every column).
+Traced broadcast_vector(const Traced& v, bool along_rows, const Shape& shape) {
+  const std::size_t r = v.rank();
   Axes dims = iota_axes(r);
   dims[r - 1] = static_cast<std::int64_t>(along_rows ? r : r - 1);
-  return apply(ops::broadcast_in_dim(type(v), shape, std::move(dims)), {v});
+  return apply_unary(ops::broadcast_in_dim(v.type(), shape, std::move(dims)), v);
 }
 
-Mat MatAlg::scale_cols(const Mat& a, const Mat& v) { return mul(a, broadcast_vector(v, true, type(a).shape)); }
-Mat MatAlg::scale_rows(const Mat& a, const Mat& v) { return mul(a, broadcast_vector(v, false, type(a).shape)); }
-
-Mat MatAlg::triangle_mask(const TensorType& like, std::int64_t k, bool lower) {
-  const std::int64_t m = like.shape[like.rank() - 2], n = like.shape.back();
-  Tensor mask(TensorType{like.dtype, {m, n}});
-  visit_dtype(like.dtype, [&](auto zero) {
+/// The fixed 0/1 mask of `like`'s type that keeps the entries on or below (lower) / on or above
+/// the k-th diagonal: a constant matrix, broadcast over the batch axes.
+Traced triangle_mask(const Traced& like, std::int64_t k, bool lower) {
+  const TensorType& t = like.type();
+  const std::int64_t m = t.shape[t.rank() - 2], n = t.shape.back();
+  Tensor mask(TensorType{t.dtype, {m, n}});
+  visit_dtype(t.dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) {
       T* p = mask.data<T>();
@@ -109,54 +42,16 @@ Mat MatAlg::triangle_mask(const TensorType& like, std::int64_t k, bool lower) {
       }
     }
   });
-  PV c = e_.primal(ops::constant(std::move(mask)), {});
-  if (like.rank() == 2) return fixed(c);
-  const auto r = static_cast<std::int64_t>(like.rank());
-  return fixed(e_.primal(ops::broadcast_in_dim(e_.type(c), like.shape, {r - 2, r - 1}), {c}));
+  const Traced c = constant(like, std::move(mask));
+  if (t.rank() == 2) return c;
+  const auto r = static_cast<std::int64_t>(t.rank());
+  return apply_unary(ops::broadcast_in_dim(c.type(), t.shape, {r - 2, r - 1}), c);
 }
 
-Mat MatAlg::tril(const Mat& a, std::int64_t k) { return mul(a, triangle_mask(type(a), k, true)); }
-Mat MatAlg::triu(const Mat& a, std::int64_t k) { return mul(a, triangle_mask(type(a), k, false)); }
-
-Mat MatAlg::to_dtype(const Mat& a, DType dtype) {
-  if (this->dtype(a) == dtype) return a;
-  return apply(ops::convert(type(a), dtype), {a});
-}
-
-Mat MatAlg::hermitian_part(const Mat& a) { return scale(add(a, adjoint(a)), 0.5); }
-
-Mat MatAlg::imag_diag(const Mat& a) {
-  if (!is_complex(dtype(a))) return zeros_like(a);
-  const Mat d = diag(a);
-  return diag_embed(scale(sub(d, conj(d)), 0.5));
-}
-
-Mat MatAlg::cols_range(const Mat& a, std::int64_t from, std::int64_t to) {
-  const TensorType& t = type(a);
-  SliceAttrs s;
-  s.start.assign(t.rank(), 0);
-  s.limit = t.shape;
-  s.stride.assign(t.rank(), 1);
-  s.start.back() = from;
-  s.limit.back() = to;
-  return apply(ops::slice(t, std::move(s)), {a});
-}
-
-Mat MatAlg::rows_range(const Mat& a, std::int64_t from, std::int64_t to) {
-  const TensorType& t = type(a);
-  SliceAttrs s;
-  s.start.assign(t.rank(), 0);
-  s.limit = t.shape;
-  s.stride.assign(t.rank(), 1);
-  s.start[t.rank() - 2] = from;
-  s.limit[t.rank() - 2] = to;
-  return apply(ops::slice(t, std::move(s)), {a});
-}
-
-namespace {
-/// Pads the last two axes of a by (low, high) rows and columns with zeros.
-PadAttrs pad_last_two(std::size_t rank, std::int64_t row_low, std::int64_t row_high, std::int64_t col_low,
-                      std::int64_t col_high) {
+/// Pads the last two axes by (low, high) rows and columns of zeros.
+Traced pad_last_two(const Traced& a, std::int64_t row_low, std::int64_t row_high, std::int64_t col_low,
+                    std::int64_t col_high) {
+  const std::size_t rank = a.rank();
   PadAttrs p;
   p.low.assign(rank, 0);
   p.high.assign(rank, 0);
@@ -165,65 +60,122 @@ PadAttrs pad_last_two(std::size_t rank, std::int64_t row_low, std::int64_t row_h
   p.high[rank - 2] = row_high;
   p.low[rank - 1] = col_low;
   p.high[rank - 1] = col_high;
-  return p;
+  const Traced zero = full(a, TensorType{a.dtype(), {}}, 0.0);
+  return apply_binary(ops::pad(a.type(), zero.type(), std::move(p)), a, zero);
+}
+
+/// The slice [from, to) of axis `axis` of a.
+Traced slice_axis(const Traced& a, std::size_t axis, std::int64_t from, std::int64_t to) {
+  const TensorType& t = a.type();
+  SliceAttrs s;
+  s.start.assign(t.rank(), 0);
+  s.limit = t.shape;
+  s.stride.assign(t.rank(), 1);
+  s.start[axis] = from;
+  s.limit[axis] = to;
+  return apply_unary(ops::slice(t, std::move(s)), a);
 }
 }  // namespace
 
-Mat MatAlg::concat_cols(const Mat& a, const Mat& b) {
-  const TensorType& ta = type(a);
-  const Mat zero = fixed(e_.full(TensorType{ta.dtype, {}}, 0.0));
-  const Mat pa = apply(ops::pad(ta, type(zero), pad_last_two(ta.rank(), 0, 0, 0, cols(b))), {a, zero});
-  const Mat pb = apply(ops::pad(type(b), type(zero), pad_last_two(ta.rank(), 0, 0, cols(a), 0)), {b, zero});
-  return add(pa, pb);
+Traced matmul(const Traced& a, const Traced& b) {
+  const std::size_t r = a.rank();
+  const Axes batch = iota_axes(r - 2);
+  DotDims d{batch, batch, {static_cast<std::int64_t>(r - 1)}, {static_cast<std::int64_t>(r - 2)}};
+  return apply_binary(ops::dot_general(a.type(), b.type(), std::move(d)), a, b);
 }
 
-Mat MatAlg::concat_rows(const Mat& a, const Mat& b) {
-  const TensorType& ta = type(a);
-  const Mat zero = fixed(e_.full(TensorType{ta.dtype, {}}, 0.0));
-  const Mat pa = apply(ops::pad(ta, type(zero), pad_last_two(ta.rank(), 0, rows(b), 0, 0)), {a, zero});
-  const Mat pb = apply(ops::pad(type(b), type(zero), pad_last_two(ta.rank(), rows(a), 0, 0, 0)), {b, zero});
-  return add(pa, pb);
+Traced adjoint(const Traced& a) {
+  const std::size_t r = a.rank();
+  Axes perm = iota_axes(r);
+  std::swap(perm[r - 1], perm[r - 2]);
+  return conj_if_complex(apply_unary(ops::transpose(a.type(), std::move(perm)), a));
 }
 
-Mat MatAlg::upper_block(const Mat& a, const Mat& b, const Mat& c) {
-  const TensorType& t = type(a);
+Traced real_part(const Traced& a) {
+  if (!is_complex(a.dtype())) return a;
+  return apply_unary(ops::unary(OpKind::Real, a.type()), a);
+}
+
+Traced diag(const Traced& a) {
+  const auto r = static_cast<std::int64_t>(a.rank());
+  return apply_unary(ops::extract_diag(a.type(), r - 2, r - 1), a);
+}
+
+Traced diag_embed(const Traced& a) {
+  const auto r = static_cast<std::int64_t>(a.rank());
+  return apply_unary(ops::embed_diag(a.type(), r - 1, r), a);
+}
+
+Traced scale_cols(const Traced& a, const Traced& v) { return a * broadcast_vector(v, true, a.shape()); }
+Traced scale_rows(const Traced& a, const Traced& v) { return a * broadcast_vector(v, false, a.shape()); }
+
+Traced tril(const Traced& a, std::int64_t k) { return a * triangle_mask(a, k, true); }
+Traced triu(const Traced& a, std::int64_t k) { return a * triangle_mask(a, k, false); }
+
+Traced to_dtype(const Traced& a, DType dtype) { return astype(a, dtype); }
+
+Traced hermitian_part(const Traced& a) { return (a + adjoint(a)) * 0.5; }
+
+Traced imag_diag(const Traced& a) {
+  if (!is_complex(a.dtype())) return record_nullary(a, ops::zeros(a.type()));
+  const Traced d = diag(a);
+  return diag_embed((d - conj(d)) * 0.5);
+}
+
+Traced cols_range(const Traced& a, std::int64_t from, std::int64_t to) { return slice_axis(a, a.rank() - 1, from, to); }
+Traced rows_range(const Traced& a, std::int64_t from, std::int64_t to) { return slice_axis(a, a.rank() - 2, from, to); }
+
+Traced concat_cols(const Traced& a, const Traced& b) {
+  const Traced pa = pad_last_two(a, 0, 0, 0, cols(b));
+  return pa + pad_last_two(b, 0, 0, cols(a), 0);
+}
+
+Traced concat_rows(const Traced& a, const Traced& b) {
+  const Traced pa = pad_last_two(a, 0, rows(b), 0, 0);
+  return pa + pad_last_two(b, rows(a), 0, 0, 0);
+}
+
+Traced upper_block(const Traced& a, const Traced& b, const Traced& c) {
   const std::int64_t n = cols(a);
-  const Mat zero = fixed(e_.full(TensorType{t.dtype, {}}, 0.0));
-  const Mat pa = apply(ops::pad(t, type(zero), pad_last_two(t.rank(), 0, n, 0, n)), {a, zero});
-  const Mat pb = apply(ops::pad(type(b), type(zero), pad_last_two(t.rank(), 0, n, n, 0)), {b, zero});
-  const Mat pc = apply(ops::pad(type(c), type(zero), pad_last_two(t.rank(), n, 0, n, 0)), {c, zero});
-  return add(add(pa, pb), pc);
+  const Traced pa = pad_last_two(a, 0, n, 0, n);
+  const Traced pb = pad_last_two(b, 0, n, n, 0);
+  const Traced ab = pa + pb;
+  return ab + pad_last_two(c, n, 0, n, 0);
 }
 
-Mat MatAlg::zeros_like(const Mat& a) { return fixed(e_.zeros(type(a))); }
-
-Mat MatAlg::lorentzian_offdiag(const Mat& x, double eps) {
-  const Mat eye = add(triangle_mask(type(x), 0, true), neg(triangle_mask(type(x), -1, true)));
-  const Mat off = add(fixed(e_.full(type(x), 1.0)), neg(eye));
-  const Mat shifted = add(x, eye);
-  return mul(div(shifted, add(mul(shifted, shifted), fixed(e_.full(type(x), eps)))), off);
+Traced full(const Traced& like, const TensorType& type, double value) {
+  const Traced s = constant(like, Tensor::scalar(value, type.dtype));
+  return broadcast_to(s, type.shape);
 }
 
-Mat MatAlg::safe_reciprocal(const Mat& x) {
-  const PV zero = e_.full(type(x), 0.0), one = e_.full(type(x), 1.0);
-  const PV is_zero = e_.compare(CompareDir::Eq, x.v, zero);
-  // 1 / select(x == 0, 1, x), then 0 where x == 0: no division by zero is ever evaluated.
-  const Mat safe = fixed(e_.primal(ops::select(e_.type(is_zero), type(x), type(x)), {is_zero, one, x.v}));
-  const Mat inv = div(fixed(one), safe);
-  return fixed(e_.primal(ops::select(e_.type(is_zero), type(x), type(x)), {is_zero, zero, inv.v}));
+Traced lorentzian_offdiag(const Traced& x, double eps) {
+  const Traced lower = triangle_mask(x, 0, true);
+  const Traced eye = lower - triangle_mask(x, -1, true);
+  const Traced off = 1.0 - eye;
+  const Traced shifted = x + eye;
+  const Traced square = shifted * shifted;
+  return (shifted / (square + eps)) * off;
 }
 
-Mat MatAlg::pairwise_diff(const Mat& v) {
-  Shape shape = type(v).shape;
+Traced safe_reciprocal(const Traced& x) {
+  const Traced is_zero = eq(x, full(x, x.type(), 0.0));
+  const Traced one = full(x, x.type(), 1.0);
+  const Traced inv = one / where(is_zero, one, x);
+  return where(is_zero, 0.0, inv);
+}
+
+Traced pairwise_diff(const Traced& v) {
+  Shape shape = v.shape();
   shape.push_back(shape.back());
-  // [i, j] = v_j - v_i.
-  return sub(broadcast_vector(v, true, shape), broadcast_vector(v, false, shape));
+  const Traced vj = broadcast_vector(v, true, shape);  // [i, j] = v_j
+  return vj - broadcast_vector(v, false, shape);
 }
 
-Mat MatAlg::pairwise_sum(const Mat& v) {
-  Shape shape = type(v).shape;
+Traced pairwise_sum(const Traced& v) {
+  Shape shape = v.shape();
   shape.push_back(shape.back());
-  return add(broadcast_vector(v, true, shape), broadcast_vector(v, false, shape));
+  const Traced vj = broadcast_vector(v, true, shape);
+  return vj + broadcast_vector(v, false, shape);
 }
 
-}  // namespace tenferro::detail
+}  // namespace tenferro::detail::mat

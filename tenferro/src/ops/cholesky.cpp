@@ -41,15 +41,16 @@ Tensor eval_cholesky(const StdTensorOp& op, Operands in) {
   return l;
 }
 
-Tangents jvp_cholesky(const StdTensorOp&, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat l = g.fixed(a.y[0]);
-  const Mat dh = g.hermitian_part(g.tangent(*a.t[0]));
-  const Mat y = g.apply(ops::triangular_solve(g.type(l), g.type(dh), {.left_side = true, .lower = true}), {l, dh});
-  const Mat x = g.apply(ops::triangular_solve(g.type(l), g.type(y), {.left_side = false, .lower = true, .adjoint = true}),
+Tangents jvp_cholesky(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced l = r.fixed(a.y[0]);
+  const Traced dh = mat::hermitian_part(r.linear(*a.t[0]));
+  const Traced y = apply(ops::triangular_solve(l.type(), dh.type(), {.left_side = true, .lower = true}), {l, dh});
+  const Traced x = apply(ops::triangular_solve(l.type(), y.type(), {.left_side = false, .lower = true, .adjoint = true}),
                         {l, y});
-  const Mat phi = g.add(g.tril(x, -1), g.scale(g.diag_embed(g.diag(x)), 0.5));
-  return {g.id(g.matmul(l, phi))};
+  const Traced below = mat::tril(x, -1);
+  const Traced phi = below + mat::diag_embed(mat::diag(x)) * 0.5;
+  return {r.result(mat::matmul(l, phi), op, tidu::RuleKind::Jvp)};
 }
 
 }  // namespace

@@ -187,10 +187,8 @@ Tangents jvp_cond(const StdTensorOp& op, const JvpArgs& a) {
   for (std::size_t i = 0; i < n; ++i) if (active[i]) operands.push_back(r.linear(*a.t[1 + i]));
   for (std::size_t i = 0; i < n; ++i) operands.push_back(r.fixed(a.x[1 + i]));
   for (std::size_t j = 0; j < m && s.reads_results; ++j) operands.push_back(r.fixed(a.y[j]));
-  std::vector<TensorType> operand_types;
-  for (const Traced& v : operands) operand_types.push_back(v.type());
   linear.n_operands = static_cast<std::uint32_t>(operands.size() - 1);
-  const std::vector<Traced> tangents = apply_outputs(ops::cond(std::move(linear), operand_types), operands);
+  const std::vector<Traced> tangents = apply_outputs(ops::cond(std::move(linear), types_of(operands)), operands);
   for (std::size_t j = 0, next = 0; j < m; ++j) {
     if (present[j]) result[j] = r.result(tangents[next++], op, tidu::RuleKind::Jvp);
   }
@@ -226,10 +224,8 @@ Tangents transpose_cond(const StdTensorOp& op, const TransposeArgs& a) {
   std::vector<Traced> operands{r.fixed(a.x[0])};
   for (std::size_t j = 0; j < m; ++j) operands.push_back(r.linear_or_zeros(a.cts[j], op.output_type(j)));
   for (std::size_t i = 0; i < n; ++i) if (!linear[i]) operands.push_back(r.fixed(a.x[1 + i]));
-  std::vector<TensorType> operand_types;
-  for (const Traced& v : operands) operand_types.push_back(v.type());
   transposed.n_operands = static_cast<std::uint32_t>(operands.size() - 1);
-  const std::vector<Traced> cts = apply_outputs(ops::cond(std::move(transposed), operand_types), operands);
+  const std::vector<Traced> cts = apply_outputs(ops::cond(std::move(transposed), types_of(operands)), operands);
   Tangents result(1 + n);
   for (std::size_t i = 0, next = 0; i < n; ++i) {
     if (linear[i]) result[1 + i] = r.result(cts[next++], op, tidu::RuleKind::Transpose);

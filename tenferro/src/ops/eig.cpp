@@ -49,23 +49,24 @@ void eval_eig(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 }
 
 Tangents jvp_eig(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   const double eps = op.attrs.get<EighAttrs>().broadening;
-  const Mat w = g.fixed(a.y[0]), v = g.fixed(a.y[1]);
-  const DType c = g.dtype(w);
-  const Mat da = g.to_dtype(g.tangent(*a.t[0]), c);
-  const Mat p = g.apply(ops::solve(g.type(v), g.type(v), SolveAttrs{false}), {v, g.matmul(da, v)});
-  const Mat dw = g.diag(p);
+  const Traced w = r.fixed(a.y[0]), v = r.fixed(a.y[1]);
+  const DType c = w.dtype();
+  const Traced da = mat::to_dtype(r.linear(*a.t[0]), c);
+  const Traced p = apply(ops::solve(v.type(), v.type(), SolveAttrs{false}), {v, mat::matmul(da, v)});
+  const Traced dw = mat::diag(p);
   // Broadened 1/(w_j - w_i): conj(x) / (|x|^2 + eps), its diagonal masked (x + I there).
-  const Mat gap = g.pairwise_diff(w);
-  const Mat eye = g.diag_embed(g.fixed(g.emit().full(g.type(w), 1.0)));
-  const Mat shifted = g.add(gap, eye);
-  const Mat den = g.add(g.real(g.mul(shifted, g.conj(shifted))), g.fixed(g.emit().full(TensorType{real_dtype(c), g.type(gap).shape}, eps)));
-  const Mat off = g.add(g.fixed(g.emit().full(g.type(gap), 1.0)), g.neg(eye));
-  const Mat f = g.mul(g.div(g.conj(shifted), g.to_dtype(den, c)), off);
-  const Mat dv0 = g.matmul(v, g.mul(f, p));
-  const Mat norm_fix = g.to_dtype(g.real(g.diag(g.matmul(g.adjoint(v), dv0))), c);
-  return {g.id(dw), g.id(g.sub(dv0, g.scale_cols(v, norm_fix)))};
+  const Traced gap = mat::pairwise_diff(w);
+  const Traced eye = mat::diag_embed(full_like(w, 1.0));
+  const Traced shifted = gap + eye;
+  const Traced den = mat::real_part(shifted * conj_if_complex(shifted)) + eps;
+  const Traced off = 1.0 - eye;
+  const Traced numerator = conj_if_complex(shifted);
+  const Traced f = numerator / mat::to_dtype(den, c) * off;
+  const Traced dv0 = mat::matmul(v, f * p);
+  const Traced norm_fix = mat::to_dtype(mat::real_part(mat::diag(mat::matmul(mat::adjoint(v), dv0))), c);
+  return {r.result(dw, op, tidu::RuleKind::Jvp), r.result(dv0 - mat::scale_cols(v, norm_fix), op, tidu::RuleKind::Jvp)};
 }
 
 }  // namespace

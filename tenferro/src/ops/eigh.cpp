@@ -64,22 +64,22 @@ void eval_eigh(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 }
 
 Tangents jvp_eigh(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   const double eps = op.attrs.get<EighAttrs>().broadening;
-  const Mat x = g.fixed(a.x[0]);
-  const Mat dh = g.hermitian_part(g.tangent(*a.t[0]));
+  const Traced x = r.fixed(a.x[0]);
+  const Traced dh = mat::hermitian_part(r.linear(*a.t[0]));
   // The values' rule needs the vectors too: eigvalsh's emits an eigh of the same operand (fixed).
-  const std::vector<Mat> wv = op.kind == OpKind::Eigh
-                                  ? std::vector<Mat>{g.fixed(a.y[0]), g.fixed(a.y[1])}
-                                  : g.apply_fixed_outputs(ops::eigh(g.type(x), EighAttrs{eps}), {x});
-  const Mat& w = wv[0];
-  const Mat& v = wv[1];
-  const Mat dp = g.matmul(g.matmul(g.adjoint(v), dh), v);
-  const Mat dw = g.real(g.diag(dp));
-  if (op.kind == OpKind::EighValues) return {g.id(dw)};
-  const Mat f = g.to_dtype(g.lorentzian_offdiag(g.pairwise_diff(w), eps), g.dtype(x));
-  const Mat dv = g.matmul(v, g.mul(f, dp));
-  return {g.id(dw), g.id(dv)};
+  const std::vector<Traced> wv = op.kind == OpKind::Eigh
+                                  ? std::vector<Traced>{r.fixed(a.y[0]), r.fixed(a.y[1])}
+                                  : apply_outputs(ops::eigh(x.type(), EighAttrs{eps}), std::span(&x, 1));
+  const Traced& w = wv[0];
+  const Traced& v = wv[1];
+  const Traced dp = mat::matmul(mat::matmul(mat::adjoint(v), dh), v);
+  const Traced dw = mat::real_part(mat::diag(dp));
+  if (op.kind == OpKind::EighValues) return {r.result(dw, op, tidu::RuleKind::Jvp)};
+  const Traced f = mat::to_dtype(mat::lorentzian_offdiag(mat::pairwise_diff(w), eps), x.dtype());
+  const Traced dv = mat::matmul(v, f * dp);
+  return {r.result(dw, op, tidu::RuleKind::Jvp), r.result(dv, op, tidu::RuleKind::Jvp)};
 }
 
 std::vector<TensorType> eigh_types(Types t, const OpAttrs& attrs, bool vectors) {

@@ -140,35 +140,35 @@ Tensor eval_expm_frechet(const StdTensorOp& op, Operands in) {
   return r;
 }
 
-Tangents jvp_expm(const StdTensorOp&, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat x = g.fixed(a.x[0]), dx = g.tangent(*a.t[0]);
-  return {g.id(g.apply(ops::expm_frechet(g.type(x), g.type(dx)), {x, dx}))};
+Tangents jvp_expm(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced x = r.fixed(a.x[0]), dx = r.linear(*a.t[0]);
+  return {r.result(apply(ops::expm_frechet(x.type(), dx.type()), {x, dx}), op, tidu::RuleKind::Jvp)};
 }
 
-Tangents jvp_expm_frechet(const StdTensorOp&, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat x = g.fixed(a.x[0]), e = g.fixed(a.x[1]);
+Tangents jvp_expm_frechet(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced x = r.fixed(a.x[0]), e = r.fixed(a.x[1]);
   if (!a.t[0]) {
-    const Mat de = g.tangent(*a.t[1]);
-    return {g.id(g.apply(ops::expm_frechet(g.type(x), g.type(de)), {x, de}))};
+    const Traced de = r.linear(*a.t[1]);
+    return {r.result(apply(ops::expm_frechet(x.type(), de.type()), {x, de}), op, tidu::RuleKind::Jvp)};
   }
-  const std::int64_t n = g.cols(x);
-  const Mat dx = g.tangent(*a.t[0]);
-  const Mat block = g.upper_block(x, e, x);
+  const std::int64_t n = mat::cols(x);
+  const Traced dx = r.linear(*a.t[0]);
+  const Traced block = mat::upper_block(x, e, x);
   // An absent dE is the linear zero 0 * dA (a fixed zero would make the block affine, not linear).
-  const Mat de = a.t[1] ? g.tangent(*a.t[1]) : g.scale(dx, 0.0);
-  const Mat dblock = g.upper_block(dx, de, dx);
-  const Mat l = g.apply(ops::expm_frechet(g.type(block), g.type(dblock)), {block, dblock});
-  return {g.id(g.cols_range(g.rows_range(l, 0, n), n, 2 * n))};
+  const Traced de = a.t[1] ? r.linear(*a.t[1]) : (dx * 0.0);
+  const Traced dblock = mat::upper_block(dx, de, dx);
+  const Traced l = apply(ops::expm_frechet(block.type(), dblock.type()), {block, dblock});
+  return {r.result(mat::cols_range(mat::rows_range(l, 0, n), n, 2 * n), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_expm_frechet(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0) || !a.role.is_active(1)) not_linear(op, "expm_frechet is linear in E only, with A fixed");
-  MatAlg g(a.b);
-  const Mat xh = g.adjoint(g.fixed(a.x[0]));
-  const Mat ct = g.tangent(a.ct());
-  return {std::nullopt, g.id(g.apply(ops::expm_frechet(g.type(xh), g.type(ct)), {xh, ct}))};
+  RuleTrace r(a.b);
+  const Traced xh = mat::adjoint(r.fixed(a.x[0]));
+  const Traced ct = r.linear(a.ct());
+  return {std::nullopt, r.result(apply(ops::expm_frechet(xh.type(), ct.type()), {xh, ct}), op, tidu::RuleKind::Transpose)};
 }
 
 }  // namespace

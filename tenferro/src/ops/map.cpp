@@ -126,10 +126,8 @@ Tangents jvp_map(const StdTensorOp& op, const JvpArgs& a) {
     operands.push_back(r.linear(*a.t[i]));
     mapped.push_back(s.mapped[i]);
   }
-  std::vector<TensorType> operand_types;
-  for (const Traced& v : operands) operand_types.push_back(v.type());
   const std::vector<Traced> tangents =
-      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, operand_types), operands);
+      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, types_of(operands)), operands);
   for (std::size_t j = 0, next = 0; j < m; ++j) {
     if (jvp.present[j]) result[j] = r.result(tangents[next++], op, tidu::RuleKind::Jvp);
   }
@@ -169,10 +167,8 @@ Tangents transpose_map(const StdTensorOp& op, const TransposeArgs& a) {
     operands.push_back(r.fixed(a.x[i]));
     mapped.push_back(s.mapped[i]);
   }
-  std::vector<TensorType> operand_types;
-  for (const Traced& v : operands) operand_types.push_back(v.type());
   const std::vector<Traced> stacked_cts =
-      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, operand_types), operands);
+      apply_outputs(make_map(std::move(body), std::move(mapped), s.length, types_of(operands)), operands);
   Tangents result(n);
   for (std::size_t i = 0, next = 0; i < n; ++i) {
     if (!linear[i]) continue;

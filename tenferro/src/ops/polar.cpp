@@ -98,25 +98,28 @@ void eval_polar(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
   out[1] = std::move(p);
 }
 
-Tangents jvp_polar(const StdTensorOp&, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat da = g.tangent(*a.t[0]);
-  const Mat u = g.fixed(a.y[0]), p = g.fixed(a.y[1]);
-  const DType dt = g.dtype(p);
-  const std::vector<Mat> sv = g.apply_fixed_outputs(ops::eigh(g.type(p), EighAttrs{}), {p});
-  const Mat& s = sv[0];
-  const Mat& v = sv[1];
-  const Mat x = g.matmul(g.adjoint(u), da);
-  const Mat skew = g.sub(x, g.adjoint(x));
-  const Mat quotient = g.to_dtype(g.safe_reciprocal(g.pairwise_sum(s)), dt);
-  const Mat omega = g.matmul(g.matmul(v, g.mul(quotient, g.matmul(g.matmul(g.adjoint(v), skew), v))), g.adjoint(v));
-  const Mat dp = g.add(g.hermitian_part(x), g.scale(g.sub(g.matmul(p, omega), g.matmul(omega, p)), 0.5));
-  Mat du = g.matmul(u, omega);
-  if (g.rows(u) > g.cols(u)) {
-    const Mat p_inv = g.matmul(g.scale_cols(v, g.to_dtype(g.safe_reciprocal(s), dt)), g.adjoint(v));
-    du = g.add(du, g.matmul(g.sub(da, g.matmul(u, x)), p_inv));
+Tangents jvp_polar(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced da = r.linear(*a.t[0]);
+  const Traced u = r.fixed(a.y[0]), p = r.fixed(a.y[1]);
+  const DType dt = p.dtype();
+  const std::vector<Traced> sv = apply_outputs(ops::eigh(p.type(), EighAttrs{}), std::span(&p, 1));
+  const Traced& s = sv[0];
+  const Traced& v = sv[1];
+  const Traced x = mat::matmul(mat::adjoint(u), da);
+  const Traced skew = x - mat::adjoint(x);
+  const Traced quotient = mat::to_dtype(mat::safe_reciprocal(mat::pairwise_sum(s)), dt);
+  const Traced vh = mat::adjoint(v);
+  const Traced omega = mat::matmul(mat::matmul(v, quotient * mat::matmul(mat::matmul(vh, skew), v)), vh);
+  const Traced h = mat::hermitian_part(x);
+  const Traced p_omega = mat::matmul(p, omega);
+  const Traced dp = h + (p_omega - mat::matmul(omega, p)) * 0.5;
+  Traced du = mat::matmul(u, omega);
+  if (mat::rows(u) > mat::cols(u)) {
+    const Traced p_inv = mat::matmul(mat::scale_cols(v, mat::to_dtype(mat::safe_reciprocal(s), dt)), vh);
+    du = du + mat::matmul(da - mat::matmul(u, x), p_inv);
   }
-  return {g.id(du), g.id(dp)};
+  return {r.result(du, op, tidu::RuleKind::Jvp), r.result(dp, op, tidu::RuleKind::Jvp)};
 }
 
 }  // namespace

@@ -63,37 +63,38 @@ void eval_qr(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 }
 
 /// (dQ, dR) of the square or tall case.
-std::pair<Mat, Mat> qr_tall_tangents(MatAlg& g, const Mat& da, const Mat& q, const Mat& r) {
+std::pair<Traced, Traced> qr_tall_tangents(const Traced& da, const Traced& q, const Traced& r) {
   TriangularSolveAttrs right_upper{.left_side = false, .lower = false};
-  const Mat x = g.apply(ops::triangular_solve(g.type(r), g.type(da), right_upper), {r, da});
-  const Mat c = g.matmul(g.adjoint(q), x);
-  const Mat low = g.tril(c, -1);
-  Mat w = g.sub(low, g.adjoint(low));
-  if (is_complex(g.dtype(c))) w = g.add(w, g.imag_diag(c));
-  const Mat dq = g.add(g.matmul(q, g.sub(w, c)), x);
-  const Mat dr = g.matmul(g.sub(c, w), r);
+  const Traced x = apply(ops::triangular_solve(r.type(), da.type(), right_upper), {r, da});
+  const Traced c = mat::matmul(mat::adjoint(q), x);
+  const Traced low = mat::tril(c, -1);
+  Traced w = low - mat::adjoint(low);
+  if (is_complex(c.dtype())) w = w + mat::imag_diag(c);
+  const Traced dq = mat::matmul(q, w - c) + x;
+  const Traced dr = mat::matmul(c - w, r);
   return {dq, dr};
 }
 
 Tangents jvp_qr(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat x = g.fixed(a.x[0]), dx = g.tangent(*a.t[0]);
-  const Mat q = g.fixed(a.y[0]), r = g.fixed(a.y[1]);
-  const std::int64_t m = g.rows(x), n = g.cols(x);
+  RuleTrace rule(a.b);
+  const Traced x = rule.fixed(a.x[0]), dx = rule.linear(*a.t[0]);
+  const Traced q = rule.fixed(a.y[0]), r = rule.fixed(a.y[1]);
+  const std::int64_t m = mat::rows(x), n = mat::cols(x);
   if (m >= n) {
     if (op.attrs.get<QrAttrs>().complete && m > n) {
       throw tidu::ADRuleError(op.name(), tidu::RuleKind::Jvp,
-                              "the complete QR's extra columns of Q for a tall matrix " + g.type(x).to_string() +
+                              "the complete QR's extra columns of Q for a tall matrix " + x.type().to_string() +
                                   " are any orthonormal completion and have no derivative; use reduced mode");
     }
-    auto [dq, dr] = qr_tall_tangents(g, dx, q, r);
-    return {g.id(dq), g.id(dr)};
+    auto [dq, dr] = qr_tall_tangents(dx, q, r);
+    return {rule.result(dq, op, tidu::RuleKind::Jvp), rule.result(dr, op, tidu::RuleKind::Jvp)};
   }
   // Wide: A = [A1 | A2], A1 = Q R1 square.
-  auto [dq, dr1] = qr_tall_tangents(g, g.cols_range(dx, 0, m), q, g.cols_range(r, 0, m));
-  const Mat a2 = g.cols_range(x, m, n);
-  const Mat dr2 = g.add(g.matmul(g.adjoint(dq), a2), g.matmul(g.adjoint(q), g.cols_range(dx, m, n)));
-  return {g.id(dq), g.id(g.concat_cols(dr1, dr2))};
+  auto [dq, dr1] = qr_tall_tangents(mat::cols_range(dx, 0, m), q, mat::cols_range(r, 0, m));
+  const Traced a2 = mat::cols_range(x, m, n);
+  const Traced dq_h_a2 = mat::matmul(mat::adjoint(dq), a2);
+  const Traced dr2 = dq_h_a2 + mat::matmul(mat::adjoint(q), mat::cols_range(dx, m, n));
+  return {rule.result(dq, op, tidu::RuleKind::Jvp), rule.result(mat::concat_cols(dr1, dr2), op, tidu::RuleKind::Jvp)};
 }
 
 }  // namespace

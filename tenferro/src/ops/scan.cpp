@@ -25,12 +25,12 @@
 
 #include "computegraph/unzip.hpp"
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
 #include "regions/steps.hpp"
 #include "tenferro/control_flow.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -142,7 +142,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   for (std::size_t j = 0; j < nc + ny; ++j) any = any || jvp.present[j] || (j < nc && active[j]);
   if (!any) return result;
   if (s.snapshots > 0) return jvp_checkpointed(op, a, active, jvp);
-  Emit e(a.b);
+  RuleTrace rule(a.b);
   const Materialized& m = jvp.graph;
   // Partial evaluation of the body's JVP (computegraph::unzip): its primal half (what reads no
   // tangent) runs in the primal scan, its linear half in the linear scan. Constants are computed
@@ -170,7 +170,7 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
   // The primal scan: the body (on its own input keys, so that its results keep their keys and
   // the executor's merge_scans runs it once with the primal scan), plus every stacked residual as
   // a stacked output.
-  std::vector<PV> stacked;
+  std::vector<Traced> stacked;
   if (!residuals.empty()) {
     BodyBuilder rb;
     std::vector<ValueId> args;
@@ -179,14 +179,10 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
     const auto primal_half = rb.replay(u.fixed, std::span<const ValueId>(args.data(), n_primal));
     for (std::size_t k : residuals) outs.push_back(primal_half[k]);
     ScanAttrs r{Body(rb.finish(std::move(outs), "scan")), s.length, s.reverse, s.n_carry, s.n_xs, s.n_consts};
-    std::vector<PV> refs;
-    std::vector<TensorType> types;
-    for (const auto& x : a.x) {
-      refs.push_back(Emit::ext(x));
-      types.push_back(type_of(x));
-    }
-    const auto ids = a.b.add_primitive(ops::scan(std::move(r), types), std::move(refs), computegraph::OperationRole::primary());
-    for (std::size_t i = 0; i < residuals.size(); ++i) stacked.push_back(Emit::local(ids[nc + ny + i]));
+    std::vector<Traced> operands;
+    for (const auto& x : a.x) operands.push_back(rule.fixed(x));
+    const std::vector<Traced> results = apply_outputs(ops::scan(std::move(r), types_of(operands)), operands);
+    stacked.assign(results.begin() + static_cast<std::ptrdiff_t>(nc + ny), results.end());
   }
 
   // The linear scan: the linear half. Body inputs: [tangent carries, tangent x_t, residuals_t,
@@ -225,26 +221,21 @@ Tangents jvp_scan(const StdTensorOp& op, const JvpArgs& a) {
     ys_with_tangent.push_back(j);
   }
 
-  EmittedOperands operands(e);
-  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
-  for (std::size_t i = 0; i < nc; ++i) {
-    if (!active[i]) continue;
-    if (a.t[i]) operand(Emit::local(*a.t[i]), true);
-    else operand(e.zeros(in_types[i]), false);
-  }
-  for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) operand(Emit::local(*a.t[nc + j]), true);
-  for (const PV& v : stacked) operand(v, false);
-  for (std::size_t j : xs) operand(Emit::ext(a.x[nc + j]), false);
-  for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) operand(Emit::local(*a.t[nc + nx + q]), true);
-  for (std::size_t q : consts) operand(Emit::ext(a.x[nc + nx + q]), false);
+  std::vector<Traced> operands;
+  for (std::size_t i = 0; i < nc; ++i) if (active[i]) operands.push_back(rule.linear_or_zeros(a.t[i], in_types[i]));
+  for (std::size_t j = 0; j < nx; ++j) if (active[nc + j]) operands.push_back(rule.linear(*a.t[nc + j]));
+  operands.insert(operands.end(), stacked.begin(), stacked.end());
+  for (std::size_t j : xs) operands.push_back(rule.fixed(a.x[nc + j]));
+  for (std::size_t q = 0; q < nk; ++q) if (active[nc + nx + q]) operands.push_back(rule.linear(*a.t[nc + nx + q]));
+  for (std::size_t q : consts) operands.push_back(rule.fixed(a.x[nc + nx + q]));
   const std::size_t n_tc = tangents.size() - tx.size() - tk.size();
   ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse, static_cast<std::uint32_t>(n_tc),
                    static_cast<std::uint32_t>(tx.size() + residuals.size() + xs.size()),
                    static_cast<std::uint32_t>(tk.size() + consts.size())};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
+  const std::vector<Traced> tangent_results = apply_outputs(ops::scan(std::move(linear), types_of(operands)), operands);
   std::size_t r = 0;
-  for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = ids[r++];
-  for (std::size_t j : ys_with_tangent) result[nc + j] = ids[r++];
+  for (std::size_t i = 0; i < nc; ++i) if (active[i]) result[i] = rule.result(tangent_results[r++], op, tidu::RuleKind::Jvp);
+  for (std::size_t j : ys_with_tangent) result[nc + j] = rule.result(tangent_results[r++], op, tidu::RuleKind::Jvp);
   return result;
 }
 
@@ -286,25 +277,26 @@ Tangents jvp_checkpointed(const StdTensorOp& op, const JvpArgs& a, const std::ve
     ys_with_tangent.push_back(j);
   }
 
-  Emit e(a.b);
-  EmittedOperands operands(e);
+  RuleTrace rule(a.b);
+  std::vector<Traced> operands;
   std::size_t n_tangents[3] = {0, 0, 0};
   for (std::size_t g = 0; g < 3; ++g) {
-    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) operands.add(Emit::ext(a.x[i]), false);
+    for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) operands.push_back(rule.fixed(a.x[i]));
     for (std::size_t i = groups[g]; i < groups[g + 1]; ++i) {
       if (!active[i]) continue;
       ++n_tangents[g];
-      if (a.t[i]) operands.add(Emit::local(*a.t[i]), true);
-      else operands.add(e.zeros(in_types[i]), false);  // a carry that becomes active in the body
+      // Zeros for a carry that becomes active in the body.
+      operands.push_back(rule.linear_or_zeros(a.t[i], in_types[i]));
     }
   }
   ScanAttrs linear{Body(lb.finish(std::move(outs), "scan")), s.length, s.reverse,
                    static_cast<std::uint32_t>(nc + n_tangents[0]), static_cast<std::uint32_t>(nx + n_tangents[1]),
                    static_cast<std::uint32_t>(nk + n_tangents[2]), s.snapshots, static_cast<std::uint32_t>(nc)};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
+  const std::vector<Traced> results = apply_outputs(ops::scan(std::move(linear), types_of(operands)), operands);
+  auto tangent = [&](std::size_t k) { return rule.result(results[k], op, tidu::RuleKind::Jvp); };
   Tangents result(op.output_count());
-  for (std::size_t i = 0, r = nc; i < nc; ++i) if (active[i]) result[i] = ids[r++];
-  for (std::size_t m = 0; m < ys_with_tangent.size(); ++m) result[nc + ys_with_tangent[m]] = ids[nc + n_tc + m];
+  for (std::size_t i = 0, r = nc; i < nc; ++i) if (active[i]) result[i] = tangent(r++);
+  for (std::size_t m = 0; m < ys_with_tangent.size(); ++m) result[nc + ys_with_tangent[m]] = tangent(nc + n_tc + m);
   return result;
 }
 
@@ -382,30 +374,24 @@ Tangents transpose_checkpointed(const StdTensorOp& op, const TransposeArgs& a) {
   }
   Body adjoint(bb.finish(std::move(outs), "scan"));
 
-  Emit e(a.b);
-  EmittedOperands operands(e);
-  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
-  for (std::size_t i = 0; i < nfc; ++i) operand(a.x[i], false);
-  for (std::size_t i = nfc; i < nc; ++i) {
-    if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
-    else operand(e.zeros(in_types[i]), false);
-  }
-  for (std::size_t j = 0; j < ny; ++j) {
-    if (a.cts[nc + j]) operand(Emit::local(*a.cts[nc + j]), true);
-    else operand(e.zeros(op.output_type(nc + j)), false);
-  }
-  for (std::size_t j = 0; j < nfx; ++j) operand(a.x[nc + j], false);
-  for (std::size_t q = 0; q < nfk; ++q) operand(a.x[nc + nx + q], false);
+  RuleTrace rule(a.b);
+  std::vector<Traced> operands;
+  for (std::size_t i = 0; i < nfc; ++i) operands.push_back(rule.fixed(a.x[i]));
+  for (std::size_t i = nfc; i < nc; ++i) operands.push_back(rule.linear_or_zeros(a.cts[i], in_types[i]));
+  for (std::size_t j = 0; j < ny; ++j) operands.push_back(rule.linear_or_zeros(a.cts[nc + j], op.output_type(nc + j)));
+  for (std::size_t j = 0; j < nfx; ++j) operands.push_back(rule.fixed(a.x[nc + j]));
+  for (std::size_t q = 0; q < nfk; ++q) operands.push_back(rule.fixed(a.x[nc + nx + q]));
   ScanAdjointAttrs t{std::move(primal), std::move(adjoint), s.body, s.length, s.reverse,
                      std::max<std::int64_t>(s.snapshots, 1), static_cast<std::uint32_t>(nfc), static_cast<std::uint32_t>(nlc),
                      static_cast<std::uint32_t>(ny), static_cast<std::uint32_t>(nfx), static_cast<std::uint32_t>(nlx),
                      static_cast<std::uint32_t>(nfk), static_cast<std::uint32_t>(nlk)};
-  const auto ids = a.b.add_primitive(ops::scan_adjoint(std::move(t), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
+  const std::vector<Traced> results = apply_outputs(ops::scan_adjoint(std::move(t), types_of(operands)), operands);
+  auto cotangent = [&](std::size_t k) { return rule.result(results[k], op, tidu::RuleKind::Transpose); };
   // Results: [ct linear carry, ct linear consts, ct linear xs].
   Tangents result(nc + nx + nk);
-  for (std::size_t i = 0; i < nlc; ++i) if (a.role.is_active(nfc + i)) result[nfc + i] = ids[i];
-  for (std::size_t m = 0; m < nlk; ++m) if (a.role.is_active(nc + nx + nfk + m)) result[nc + nx + nfk + m] = ids[nlc + m];
-  for (std::size_t m = 0; m < nlx; ++m) if (a.role.is_active(nc + nfx + m)) result[nc + nfx + m] = ids[nlc + nlk + m];
+  for (std::size_t i = 0; i < nlc; ++i) if (a.role.is_active(nfc + i)) result[nfc + i] = cotangent(i);
+  for (std::size_t m = 0; m < nlk; ++m) if (a.role.is_active(nc + nx + nfk + m)) result[nc + nx + nfk + m] = cotangent(nlc + m);
+  for (std::size_t m = 0; m < nlx; ++m) if (a.role.is_active(nc + nfx + m)) result[nc + nfx + m] = cotangent(nlc + nlk + m);
   return result;
 }
 
@@ -456,29 +442,22 @@ Tangents transpose_scan(const StdTensorOp& op, const TransposeArgs& a) {
     outs.push_back(ct ? *ct : bb.zeros(in_types[nc + lx[m]]));
   }
 
-  Emit e(a.b);
-  EmittedOperands operands(e);
-  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
-  for (std::size_t i = 0; i < nc; ++i) {
-    if (a.cts[i]) operand(Emit::local(*a.cts[i]), true);
-    else operand(e.zeros(in_types[i]), false);
-  }
-  for (std::size_t q : lk) operand(e.zeros(in_types[nc + nx + q]), false);
-  for (std::size_t j = 0; j < ny; ++j) {
-    if (a.cts[nc + j]) operand(Emit::local(*a.cts[nc + j]), true);
-    else operand(e.zeros(op.output_type(nc + j)), false);
-  }
-  for (std::size_t j : fx_pos) operand(a.x[nc + j], false);
-  for (std::size_t q : fk_pos) operand(a.x[nc + nx + q], false);
+  RuleTrace rule(a.b);
+  std::vector<Traced> operands;
+  for (std::size_t i = 0; i < nc; ++i) operands.push_back(rule.linear_or_zeros(a.cts[i], in_types[i]));
+  for (std::size_t q : lk) operands.push_back(rule.zeros(in_types[nc + nx + q]));
+  for (std::size_t j = 0; j < ny; ++j) operands.push_back(rule.linear_or_zeros(a.cts[nc + j], op.output_type(nc + j)));
+  for (std::size_t j : fx_pos) operands.push_back(rule.fixed(a.x[nc + j]));
+  for (std::size_t q : fk_pos) operands.push_back(rule.fixed(a.x[nc + nx + q]));
   ScanAttrs t{Body(bb.finish(std::move(outs), "scan")), s.length, !s.reverse,
               static_cast<std::uint32_t>(nc + lk.size()), static_cast<std::uint32_t>(ny + fx_pos.size()),
               static_cast<std::uint32_t>(fk_pos.size())};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(t), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
-
+  const std::vector<Traced> results = apply_outputs(ops::scan(std::move(t), types_of(operands)), operands);
+  auto cotangent = [&](std::size_t k) { return rule.result(results[k], op, tidu::RuleKind::Transpose); };
   Tangents result(nc + nx + nk);
-  for (std::size_t i = 0; i < nc; ++i) if (a.role.is_active(i)) result[i] = ids[i];
-  for (std::size_t m = 0; m < lk.size(); ++m) result[nc + nx + lk[m]] = ids[nc + m];
-  for (std::size_t m = 0; m < lx.size(); ++m) result[nc + lx[m]] = ids[nc + lk.size() + m];
+  for (std::size_t i = 0; i < nc; ++i) if (a.role.is_active(i)) result[i] = cotangent(i);
+  for (std::size_t m = 0; m < lk.size(); ++m) result[nc + nx + lk[m]] = cotangent(nc + m);
+  for (std::size_t m = 0; m < lx.size(); ++m) result[nc + lx[m]] = cotangent(nc + lk.size() + m);
   return result;
 }
 

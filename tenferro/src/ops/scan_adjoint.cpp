@@ -20,11 +20,11 @@
 #include <numeric>
 
 #include "ir/batching.hpp"
-#include "ir/emit.hpp"
 #include "ir/family.hpp"
 #include "regions/bodies.hpp"
 #include "regions/region_runner.hpp"
 #include "regions/revolve.hpp"
+#include "tenferro/ops/rule.hpp"
 
 namespace tenferro {
 
@@ -222,11 +222,6 @@ Region expanded(const ScanAdjointAttrs& s) {
   BodyBuilder bb;
   std::vector<ValueId> in;
   for (const TensorType& t : operand_types) in.push_back(bb.input(t));
-  auto refs_of = [](std::span<const ValueId> ids) {
-    std::vector<computegraph::ValueRef<StdTensorOp>> refs;
-    for (ValueId v : ids) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(v));
-    return refs;
-  };
   auto types_of_ids = [&](std::span<const ValueId> ids) {
     std::vector<TensorType> types;
     for (ValueId v : ids) types.push_back(bb.type(v));
@@ -244,8 +239,7 @@ Region expanded(const ScanAdjointAttrs& s) {
   fwd_in.insert(fwd_in.end(), in.begin() + static_cast<std::ptrdiff_t>(g.op_xs()), in.end());
   ScanAttrs forward{Body(pb.finish(std::move(pout), "scan_adjoint")), s.length, s.reverse, static_cast<std::uint32_t>(g.fc),
                     static_cast<std::uint32_t>(g.fx), static_cast<std::uint32_t>(g.fk)};
-  const auto states = bb.add_operation(ops::scan(std::move(forward), types_of_ids(fwd_in)), refs_of(fwd_in),
-                                       computegraph::OperationRole::primary());
+  const auto states = bb.primal(ops::scan(std::move(forward), types_of_ids(fwd_in)), fwd_in);
   // The reverse scan of the adjoint body over them.
   std::vector<ValueId> rev_in(in.begin() + static_cast<std::ptrdiff_t>(g.op_ct_carry()),
                               in.begin() + static_cast<std::ptrdiff_t>(g.op_ct_ys()));
@@ -255,8 +249,7 @@ Region expanded(const ScanAdjointAttrs& s) {
   rev_in.insert(rev_in.end(), in.begin() + static_cast<std::ptrdiff_t>(g.op_xs()), in.end());
   ScanAttrs backward{s.adjoint, s.length, !s.reverse, static_cast<std::uint32_t>(g.lc + g.lk),
                      static_cast<std::uint32_t>(g.ny + g.fc + g.fx), static_cast<std::uint32_t>(g.fk)};
-  auto results = bb.add_operation(ops::scan(std::move(backward), types_of_ids(rev_in)), refs_of(rev_in),
-                                  computegraph::OperationRole::primary());
+  auto results = bb.primal(ops::scan(std::move(backward), types_of_ids(rev_in)), rev_in);
   return bb.finish(std::move(results), "scan_adjoint");
 }
 
@@ -280,25 +273,14 @@ Tangents jvp_scan_adjoint(const StdTensorOp& op, const JvpArgs& a) {
   CondAttrs linear;
   linear.checkpoint = true;
   linear.branches.emplace_back(bb.finish(bb.replay(jvp.graph, args), "scan_adjoint"));
-  Emit em(a.b);
-  std::vector<PV> refs{em.zeros(TensorType{DType::I64, {}})};
-  std::vector<bool> mask{false};
-  std::vector<TensorType> operand_types{TensorType{DType::I64, {}}};
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!active[i]) continue;
-    refs.push_back(Emit::local(*a.t[i]));
-    mask.push_back(true);
-    operand_types.push_back(types[i]);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    refs.push_back(Emit::ext(a.x[i]));
-    mask.push_back(false);
-    operand_types.push_back(types[i]);
-  }
-  linear.n_operands = static_cast<std::uint32_t>(refs.size() - 1);
-  const auto ids = a.b.add_primitive(ops::cond(std::move(linear), operand_types), std::move(refs), tidu::linear_role(mask));
+  RuleTrace rule(a.b);
+  std::vector<Traced> operands{rule.zeros(TensorType{DType::I64, {}})};  // the branch index
+  for (std::size_t i = 0; i < n; ++i) if (active[i]) operands.push_back(rule.linear(*a.t[i]));
+  for (std::size_t i = 0; i < n; ++i) operands.push_back(rule.fixed(a.x[i]));
+  linear.n_operands = static_cast<std::uint32_t>(operands.size() - 1);
+  const std::vector<Traced> linear_results = apply_outputs(ops::cond(std::move(linear), types_of(operands)), operands);
   for (std::size_t j = 0, next = 0; j < m; ++j) {
-    if (jvp.present[j]) result[j] = ids[next++];
+    if (jvp.present[j]) result[j] = rule.result(linear_results[next++], op, tidu::RuleKind::Jvp);
   }
   return result;
 }
@@ -312,26 +294,25 @@ Tangents transpose_scan_adjoint(const StdTensorOp& op, const TransposeArgs& a) {
     if (a.role.is_active(i)) not_linear(op, "the fixed xs and consts are not linear operands");
   }
   const auto step_in = region_input_types(s.step.region);
-  Emit e(a.b);
-  EmittedOperands operands(e);
-  auto operand = [&operands](PV v, bool is_active) { operands.add(std::move(v), is_active); };
+  RuleTrace rule(a.b);
+  std::vector<Traced> operands;
   auto cotangent = [&](std::size_t result, const TensorType& type) {
-    if (a.cts[result]) operand(Emit::local(*a.cts[result]), true);
-    else operand(e.zeros(type), false);
+    operands.push_back(rule.linear_or_zeros(a.cts[result], type));
   };
-  for (std::size_t i = 0; i < g.fc; ++i) operand(a.x[i], false);
+  for (std::size_t i = 0; i < g.fc; ++i) operands.push_back(rule.fixed(a.x[i]));
   for (std::size_t i = 0; i < g.lc; ++i) cotangent(i, step_in[g.fc + i]);
-  for (std::size_t j = 0; j < g.fx; ++j) operand(a.x[g.op_xs() + j], false);
+  for (std::size_t j = 0; j < g.fx; ++j) operands.push_back(rule.fixed(a.x[g.op_xs() + j]));
   for (std::size_t j = 0; j < g.lx; ++j) cotangent(g.lc + g.lk + j, op.output_type(g.lc + g.lk + j));
-  for (std::size_t q = 0; q < g.fk; ++q) operand(a.x[g.op_consts() + q], false);
+  for (std::size_t q = 0; q < g.fk; ++q) operands.push_back(rule.fixed(a.x[g.op_consts() + q]));
   for (std::size_t q = 0; q < g.lk; ++q) cotangent(g.lc + q, step_in[g.in_lk() + q]);
   ScanAttrs linear{s.step, s.length, s.reverse, static_cast<std::uint32_t>(g.fc + g.lc), static_cast<std::uint32_t>(g.fx + g.lx),
                    static_cast<std::uint32_t>(g.fk + g.lk), s.snapshots, static_cast<std::uint32_t>(g.fc)};
-  const auto ids = a.b.add_primitive(ops::scan(std::move(linear), operands.types), std::move(operands.refs), tidu::linear_role(operands.mask));
+  const std::vector<Traced> results = apply_outputs(ops::scan(std::move(linear), types_of(operands)), operands);
+  auto transposed = [&](std::size_t k) { return rule.result(results[k], op, tidu::RuleKind::Transpose); };
   // The scan's results: [fixed carry', linear carry', ys].
   Tangents result(g.operands());
-  for (std::size_t i = 0; i < g.lc; ++i) if (a.role.is_active(g.op_ct_carry() + i)) result[g.op_ct_carry() + i] = ids[g.fc + i];
-  for (std::size_t j = 0; j < g.ny; ++j) if (a.role.is_active(g.op_ct_ys() + j)) result[g.op_ct_ys() + j] = ids[g.fc + g.lc + j];
+  for (std::size_t i = 0; i < g.lc; ++i) if (a.role.is_active(g.op_ct_carry() + i)) result[g.op_ct_carry() + i] = transposed(g.fc + i);
+  for (std::size_t j = 0; j < g.ny; ++j) if (a.role.is_active(g.op_ct_ys() + j)) result[g.op_ct_ys() + j] = transposed(g.fc + g.lc + j);
   return result;
 }
 

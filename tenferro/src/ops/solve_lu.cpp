@@ -147,58 +147,60 @@ Tensor eval_lu_pivots_to_permutation(const StdTensorOp& op, Operands in) {
 }
 
 Tangents jvp_solve(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   const auto attrs = op.attrs.get<SolveAttrs>();
-  const Mat aa = g.fixed(a.x[0]);
-  std::optional<Mat> rhs;
-  if (a.t[1]) rhs = g.tangent(*a.t[1]);
+  const Traced aa = r.fixed(a.x[0]);
+  std::optional<Traced> rhs;
+  if (a.t[1]) rhs = r.linear(*a.t[1]);
   if (a.t[0]) {
-    Mat da = g.tangent(*a.t[0]);
-    if (attrs.adjoint) da = g.adjoint(da);
-    const Mat term = g.neg(g.matmul(da, g.fixed(a.y[0])));
-    rhs = a.t[1] ? g.add(*rhs, term) : term;
+    Traced da = r.linear(*a.t[0]);
+    if (attrs.adjoint) da = mat::adjoint(da);
+    const Traced term = -mat::matmul(da, r.fixed(a.y[0]));
+    rhs = a.t[1] ? (*rhs + term) : term;
   }
-  return {g.id(g.apply(ops::solve(g.type(aa), g.type(*rhs), attrs), {aa, *rhs}))};
+  return {r.result(apply(ops::solve(aa.type(), rhs->type(), attrs), {aa, *rhs}), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_solve(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0) || !a.role.is_active(1)) not_linear(op, "solve is linear in B only, with A fixed");
-  MatAlg g(a.b);
-  const Mat aa = g.fixed(a.x[0]);
-  const Mat ct = g.tangent(a.ct());
+  RuleTrace r(a.b);
+  const Traced aa = r.fixed(a.x[0]);
+  const Traced ct = r.linear(a.ct());
   return {std::nullopt,
-          g.id(g.apply(ops::solve(g.type(aa), g.type(ct), SolveAttrs{!op.attrs.get<SolveAttrs>().adjoint}), {aa, ct}))};
+          r.result(apply(ops::solve(aa.type(), ct.type(), SolveAttrs{!op.attrs.get<SolveAttrs>().adjoint}), {aa, ct}), op, tidu::RuleKind::Transpose)};
 }
 
 /// L^-1 x for unit lower L (left) and x U^-1 for upper U (right).
-Mat unit_lower_solve(MatAlg& g, const Mat& l, const Mat& x) {
-  return g.apply(ops::triangular_solve(g.type(l), g.type(x), {.left_side = true, .lower = true, .unit_diagonal = true}),
+Traced unit_lower_solve(const Traced& l, const Traced& x) {
+  return apply(ops::triangular_solve(l.type(), x.type(), {.left_side = true, .lower = true, .unit_diagonal = true}),
                  {l, x});
 }
-Mat upper_solve_right(MatAlg& g, const Mat& u, const Mat& x) {
-  return g.apply(ops::triangular_solve(g.type(u), g.type(x), {.left_side = false, .lower = false}), {u, x});
+Traced upper_solve_right(const Traced& u, const Traced& x) {
+  return apply(ops::triangular_solve(u.type(), x.type(), {.left_side = false, .lower = false}), {u, x});
 }
 
-Tangents jvp_lu(const StdTensorOp&, const JvpArgs& a) {
-  MatAlg g(a.b);
-  const Mat p = g.fixed(a.y[0]), l = g.fixed(a.y[1]), u = g.fixed(a.y[2]);
-  const std::int64_t m = g.rows(l), n = g.cols(u), k = g.cols(l);
-  const Mat d = g.matmul(g.adjoint(p), g.tangent(*a.t[0]));
+Tangents jvp_lu(const StdTensorOp& op, const JvpArgs& a) {
+  RuleTrace r(a.b);
+  const Traced p = r.fixed(a.y[0]), l = r.fixed(a.y[1]), u = r.fixed(a.y[2]);
+  const std::int64_t m = mat::rows(l), n = mat::cols(u), k = mat::cols(l);
+  const Traced d = mat::matmul(mat::adjoint(p), r.linear(*a.t[0]));
   // The square rule on the leading k x k blocks: L1 [k, k], U1 [k, k], D1 [k, k].
-  const Mat l1 = m > k ? g.rows_range(l, 0, k) : l;
-  const Mat u1 = n > k ? g.cols_range(u, 0, k) : u;
-  const Mat d1 = m > k ? g.rows_range(d, 0, k) : (n > k ? g.cols_range(d, 0, k) : d);
-  const Mat f = upper_solve_right(g, u1, unit_lower_solve(g, l1, d1));
-  Mat dl = g.matmul(l1, g.tril(f, -1));
-  Mat du = g.matmul(g.triu(f, 0), u1);
+  const Traced l1 = m > k ? mat::rows_range(l, 0, k) : l;
+  const Traced u1 = n > k ? mat::cols_range(u, 0, k) : u;
+  const Traced d1 = m > k ? mat::rows_range(d, 0, k) : (n > k ? mat::cols_range(d, 0, k) : d);
+  const Traced f = upper_solve_right(u1, unit_lower_solve(l1, d1));
+  Traced dl = mat::matmul(l1, mat::tril(f, -1));
+  Traced du = mat::matmul(mat::triu(f, 0), u1);
   if (m > k) {  // tall: dL2 = (D2 - L2 dU) U^-1
-    const Mat rest = g.sub(g.rows_range(d, k, m), g.matmul(g.rows_range(l, k, m), du));
-    dl = g.concat_rows(dl, upper_solve_right(g, u1, rest));
+    const Traced d2 = mat::rows_range(d, k, m);
+    const Traced rest = d2 - mat::matmul(mat::rows_range(l, k, m), du);
+    dl = mat::concat_rows(dl, upper_solve_right(u1, rest));
   } else if (n > k) {  // wide: dU2 = L^-1 (D2 - dL U2)
-    const Mat rest = g.sub(g.cols_range(d, k, n), g.matmul(dl, g.cols_range(u, k, n)));
-    du = g.concat_cols(du, unit_lower_solve(g, l1, rest));
+    const Traced d2 = mat::cols_range(d, k, n);
+    const Traced rest = d2 - mat::matmul(dl, mat::cols_range(u, k, n));
+    du = mat::concat_cols(du, unit_lower_solve(l1, rest));
   }
-  return {std::nullopt, g.id(dl), g.id(du), std::nullopt, std::nullopt};
+  return {std::nullopt, r.result(dl, op, tidu::RuleKind::Jvp), r.result(du, op, tidu::RuleKind::Jvp), std::nullopt, std::nullopt};
 }
 
 }  // namespace

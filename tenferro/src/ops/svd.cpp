@@ -100,56 +100,62 @@ void eval_svd(const StdTensorOp& op, Operands in, std::span<Tensor> out) {
 
 /// The tangents (dU, dS, dVh) of the thin SVD (u, s, vh) of a along da (dU, dVh only with `vectors`).
 struct SvdTangents {
-  Mat ds;
-  std::optional<Mat> du, dvh;
+  Traced ds;
+  std::optional<Traced> du, dvh;
 };
-SvdTangents svd_tangents(MatAlg& g, const Mat& a, const Mat& da, const Mat& u, const Mat& s, const Mat& vh,
+SvdTangents svd_tangents(const Traced& a, const Traced& da, const Traced& u, const Traced& s, const Traced& vh,
                          double eps, bool vectors) {
-  const DType dt = g.dtype(a);
-  const Mat v = g.adjoint(vh);
-  const Mat dp = g.matmul(g.matmul(g.adjoint(u), da), v);
-  SvdTangents t{g.real(g.diag(dp)), std::nullopt, std::nullopt};
+  const DType dt = a.dtype();
+  const Traced v = mat::adjoint(vh);
+  const Traced dp = mat::matmul(mat::matmul(mat::adjoint(u), da), v);
+  SvdTangents t{mat::real_part(mat::diag(dp)), std::nullopt, std::nullopt};
   if (!vectors) return t;
-  const std::int64_t m = g.rows(a), n = g.cols(a);
+  const std::int64_t m = mat::rows(a), n = mat::cols(a);
   // F o (dP S + S dP^H) = F- o H + F+ o W and F o (S dP + dP^H S) = F- o H - F+ o W, with the
   // Hermitian and skew parts H = (dP + dP^H)/2, W = (dP - dP^H)/2 and F-_ij = 1/(s_j - s_i),
   // F+_ij = 1/(s_j + s_i): each reciprocal broadened on its own, so a degenerate pair keeps its
   // finite skew part.
-  const Mat f_minus = g.to_dtype(g.lorentzian_offdiag(g.pairwise_diff(s), eps), dt);
-  const Mat f_plus = g.to_dtype(g.lorentzian_offdiag(g.pairwise_sum(s), eps), dt);
-  const Mat s_inv = g.to_dtype(g.safe_reciprocal(s), dt);
-  const Mat dp_h = g.adjoint(dp);
-  const Mat sym = g.mul(f_minus, g.scale(g.add(dp, dp_h), 0.5));
-  const Mat skew = g.mul(f_plus, g.scale(g.sub(dp, dp_h), 0.5));
-  Mat j = g.add(sym, skew);
-  if (is_complex(dt)) j = g.add(j, g.scale_cols(g.imag_diag(dp), s_inv));
-  Mat du = g.matmul(u, j);
-  Mat dv = g.matmul(v, g.sub(sym, skew));
-  if (m > n) du = g.add(du, g.scale_cols(g.sub(g.matmul(da, v), g.matmul(u, dp)), s_inv));
-  if (n > m) dv = g.add(dv, g.scale_cols(g.sub(g.matmul(g.adjoint(da), u), g.matmul(v, g.adjoint(dp))), s_inv));
+  const Traced f_minus = mat::to_dtype(mat::lorentzian_offdiag(mat::pairwise_diff(s), eps), dt);
+  const Traced f_plus = mat::to_dtype(mat::lorentzian_offdiag(mat::pairwise_sum(s), eps), dt);
+  const Traced s_inv = mat::to_dtype(mat::safe_reciprocal(s), dt);
+  const Traced dp_h = mat::adjoint(dp);
+  const Traced sym = f_minus * ((dp + dp_h) * 0.5);
+  const Traced skew = f_plus * ((dp - dp_h) * 0.5);
+  Traced j = sym + skew;
+  if (is_complex(dt)) j = j + mat::scale_cols(mat::imag_diag(dp), s_inv);
+  Traced du = mat::matmul(u, j);
+  Traced dv = mat::matmul(v, sym - skew);
+  if (m > n) {
+    const Traced da_v = mat::matmul(da, v);
+    du = du + mat::scale_cols(da_v - mat::matmul(u, dp), s_inv);
+  }
+  if (n > m) {
+    const Traced da_h_u = mat::matmul(mat::adjoint(da), u);
+    dv = dv + mat::scale_cols(da_h_u - mat::matmul(v, mat::adjoint(dp)), s_inv);
+  }
   t.du = du;
-  t.dvh = g.adjoint(dv);
+  t.dvh = mat::adjoint(dv);
   return t;
 }
 
 Tangents jvp_svd(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   const auto& attrs = op.attrs.get<SvdAttrs>();
-  const Mat x = g.fixed(a.x[0]), dx = g.tangent(*a.t[0]);
-  const TensorType& xt = g.type(x);
+  const Traced x = r.fixed(a.x[0]), dx = r.linear(*a.t[0]);
+  const TensorType& xt = x.type();
   const std::int64_t m = xt.shape[xt.rank() - 2], n = xt.shape.back();
   if (op.kind == OpKind::SvdValues) {
     // The values' rule needs the vectors: a thin SVD of the same operand (fixed).
-    auto usv = g.apply_fixed_outputs(ops::svd(xt, SvdAttrs{false, attrs.broadening}), {x});
-    return {g.id(svd_tangents(g, x, dx, usv[0], usv[1], usv[2], attrs.broadening, false).ds)};
+    auto usv = apply_outputs(ops::svd(xt, SvdAttrs{false, attrs.broadening}), std::span(&x, 1));
+    return {r.result(svd_tangents(x, dx, usv[0], usv[1], usv[2], attrs.broadening, false).ds, op, tidu::RuleKind::Jvp)};
   }
   if (attrs.full && m != n) {
     throw tidu::ADRuleError(op.name(), tidu::RuleKind::Jvp,
                             "the full SVD's extra singular vectors of a non-square matrix " + xt.to_string() +
                                 " are any orthonormal completion and have no derivative; use the thin SVD");
   }
-  const SvdTangents t = svd_tangents(g, x, dx, g.fixed(a.y[0]), g.fixed(a.y[1]), g.fixed(a.y[2]), attrs.broadening, true);
-  return {g.id(*t.du), g.id(t.ds), g.id(*t.dvh)};
+  const SvdTangents t = svd_tangents(x, dx, r.fixed(a.y[0]), r.fixed(a.y[1]), r.fixed(a.y[2]), attrs.broadening, true);
+  return {r.result(*t.du, op, tidu::RuleKind::Jvp), r.result(t.ds, op, tidu::RuleKind::Jvp), r.result(*t.dvh, op, tidu::RuleKind::Jvp)};
 }
 
 std::vector<TensorType> svd_types(Types t, const OpAttrs& attrs, bool vectors) {

@@ -77,33 +77,33 @@ Tensor eval_triangular_solve(const StdTensorOp& op, Operands in) {
 }
 
 Tangents jvp_triangular_solve(const StdTensorOp& op, const JvpArgs& a) {
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   const auto& attrs = op.attrs.get<TriangularSolveAttrs>();
-  const Mat aa = g.fixed(a.x[0]);
-  std::optional<Mat> rhs;
-  if (a.t[1]) rhs = g.tangent(*a.t[1]);
+  const Traced aa = r.fixed(a.x[0]);
+  std::optional<Traced> rhs;
+  if (a.t[1]) rhs = r.linear(*a.t[1]);
   if (a.t[0]) {
-    const Mat da = g.tangent(*a.t[0]);
+    const Traced da = r.linear(*a.t[0]);
     const std::int64_t off = attrs.unit_diagonal ? 1 : 0;
-    Mat dt = attrs.lower ? g.tril(da, -off) : g.triu(da, off);
-    if (attrs.adjoint) dt = g.adjoint(dt);
-    const Mat x = g.fixed(a.y[0]);
-    const Mat term = g.neg(attrs.left_side ? g.matmul(dt, x) : g.matmul(x, dt));
-    rhs = a.t[1] ? g.add(*rhs, term) : term;
+    Traced dt = attrs.lower ? mat::tril(da, -off) : mat::triu(da, off);
+    if (attrs.adjoint) dt = mat::adjoint(dt);
+    const Traced x = r.fixed(a.y[0]);
+    const Traced term = -(attrs.left_side ? mat::matmul(dt, x) : mat::matmul(x, dt));
+    rhs = a.t[1] ? (*rhs + term) : term;
   }
-  return {g.id(g.apply(ops::triangular_solve(g.type(aa), g.type(*rhs), attrs), {aa, *rhs}))};
+  return {r.result(apply(ops::triangular_solve(aa.type(), rhs->type(), attrs), {aa, *rhs}), op, tidu::RuleKind::Jvp)};
 }
 
 Tangents transpose_triangular_solve(const StdTensorOp& op, const TransposeArgs& a) {
   if (a.role.is_active(0) || !a.role.is_active(1)) {
     not_linear(op, "triangular_solve is linear in B only, with A fixed");
   }
-  MatAlg g(a.b);
+  RuleTrace r(a.b);
   TriangularSolveAttrs attrs = op.attrs.get<TriangularSolveAttrs>();
   attrs.adjoint = !attrs.adjoint;
-  const Mat aa = g.fixed(a.x[0]);
-  const Mat ct = g.tangent(a.ct());
-  return {std::nullopt, g.id(g.apply(ops::triangular_solve(g.type(aa), g.type(ct), attrs), {aa, ct}))};
+  const Traced aa = r.fixed(a.x[0]);
+  const Traced ct = r.linear(a.ct());
+  return {std::nullopt, r.result(apply(ops::triangular_solve(aa.type(), ct.type(), attrs), {aa, ct}), op, tidu::RuleKind::Transpose)};
 }
 
 }  // namespace

@@ -136,9 +136,7 @@ Tangents jvp_while(const StdTensorOp& op, const JvpArgs& a) {
   for (std::size_t q = 0; q < nk; ++q) operands.push_back(r.fixed(a.x[nc + q]));
   for (std::size_t q = 0; q < nk; ++q) if (active[nc + q]) operands.push_back(r.linear(*a.t[nc + q]));
   w.n_consts = static_cast<std::uint32_t>(operands.size()) - w.n_carry;
-  std::vector<TensorType> operand_types;
-  for (const Traced& v : operands) operand_types.push_back(v.type());
-  const std::vector<Traced> outs_and_tangents = apply_outputs(ops::while_loop(std::move(w), operand_types), operands);
+  const std::vector<Traced> outs_and_tangents = apply_outputs(ops::while_loop(std::move(w), types_of(operands)), operands);
   Tangents result(nc);
   for (std::size_t i = 0, next = nc; i < nc; ++i) {
     if (active[i]) result[i] = r.result(outs_and_tangents[next++], op, tidu::RuleKind::Jvp);

@@ -62,6 +62,13 @@ std::vector<ValueId> BodyBuilder::replay(const Materialized& graph, std::span<co
   return computegraph::replay(graph, args, recorder());
 }
 
+std::vector<ValueId> BodyBuilder::primal(StdTensorOp op, std::span<const ValueId> inputs) {
+  std::vector<computegraph::ValueRef<StdTensorOp>> refs;
+  refs.reserve(inputs.size());
+  for (ValueId v : inputs) refs.push_back(computegraph::ValueRef<StdTensorOp>::local(v));
+  return b_.add_operation(std::move(op), std::move(refs), computegraph::OperationRole::primary());
+}
+
 ValueId BodyBuilder::zeros(const TensorType& type) { return b_.add(ops::zeros(type), {}); }
 
 ValueId BodyBuilder::add(ValueId a, ValueId b) {

@@ -55,11 +55,8 @@ class BodyBuilder {
       return b_.add_operation(op, std::move(refs), role);
     };
   }
-  /// `op` on `inputs` (values of this builder) with `role`; its results.
-  std::vector<ValueId> add_operation(StdTensorOp op, std::vector<computegraph::ValueRef<StdTensorOp>> inputs,
-                                     computegraph::OperationRole role) {
-    return b_.add_operation(std::move(op), std::move(inputs), std::move(role));
-  }
+  /// `op` on `inputs` (values of this builder) as a primal operation; its results.
+  std::vector<ValueId> primal(StdTensorOp op, std::span<const ValueId> inputs);
   /// A zero of `type` (a primary op).
   ValueId zeros(const TensorType& type);
   /// a + b as a linear op (both operands active): cotangent accumulation in transposed bodies.

@@ -1,6 +1,6 @@
 #pragma once
 // Writing AD rules with traced operations, the same way for built-in ops and custom ops
-// (docs/tenferro.md, "Writing a rule", also for the built-in rules not yet written this way).
+// (docs/tenferro.md, "Writing a rule"). Every built-in rule is written this way.
 //
 // A rule receives values of the graph that linearize (or linear_transpose) is building: fixed
 // ones (the op's operands and results, and what is computed from them alone) and linear ones (the
@@ -82,6 +82,10 @@ std::optional<Traced> sum_present(const std::optional<Traced>& a, const std::opt
 
 /// conj(v) where v is complex; v itself, with no operation recorded, where it is real.
 Traced conj_if_complex(const Traced& v);
+
+/// The types of `values`: the operand types of an op a rule records with apply_outputs (a
+/// control-flow op's derived loop or branch).
+std::vector<TensorType> types_of(std::span<const Traced> values);
 
 /// The JVP rule of a one-operand, one-result op y = f(x) from `rule(x, y, dx)`, which returns
 /// f'(x) dx (the op's operand, its result and the operand's tangent, in a RuleTrace).
