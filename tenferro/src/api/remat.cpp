@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/trace_body.hpp"
+#include "computegraph/replay.hpp"
 #include "regions/revolve.hpp"
 #include "tenferro/ops/control_attrs.hpp"
 #include "tenferro/control_flow.hpp"
@@ -50,15 +51,13 @@ StdTensorOp with_loop_schedule(const StdTensorOp& op, std::span<const Traced> in
 /// the others stay as they are); like: a value of the trace for constants.
 void record_range(const Graph& g, std::size_t begin, std::size_t end, std::vector<std::optional<Traced>>& values,
                   const Traced& like, LoopRepetitions loops) {
-  const auto& ops = g.operations();
-  for (std::size_t i = begin; i < end; ++i) {
-    const auto operands = g.local_operands(static_cast<computegraph::LocalOperationId>(i));
-    std::vector<Traced> in;
-    for (auto v : operands) in.push_back(*values.at(v));
-    std::vector<Traced> out = in.empty() ? std::vector<Traced>{detail::record_nullary(like, ops[i].operation)}
-                                         : apply_outputs(with_loop_schedule(ops[i].operation, in, loops), in);
-    for (std::size_t k = 0; k < out.size(); ++k) values[ops[i].outputs[0] + k] = std::move(out[k]);
-  }
+  computegraph::replay_into(
+      g, values,
+      [&](const StdTensorOp& op, const computegraph::OperationRole&, std::span<const Traced> in) {
+        return in.empty() ? std::vector<Traced>{detail::record_nullary(like, op)}
+                          : apply_outputs(with_loop_schedule(op, in, loops), in);
+      },
+      [begin, end](std::size_t index, const auto&) { return index >= begin && index < end; });
 }
 
 /// g (closed, inputs = operands) recorded on `operands` with its operations in `cuts.size() - 1`

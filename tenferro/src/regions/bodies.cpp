@@ -2,10 +2,12 @@
 // derived bodies (a region's JVP and its transpose).
 #include "bodies.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "computegraph/graph_builder.hpp"
 #include "computegraph/materialize.hpp"
+#include "computegraph/replay.hpp"
 #include "computegraph/resolve.hpp"
 #include "tidu/linear_transpose.hpp"
 #include "tidu/linearize.hpp"
@@ -119,39 +121,37 @@ namespace {
 /// would see no linear operation and return zeros.
 computegraph::GraphPtr<StdTensorOp> with_inferred_roles(const computegraph::GraphPtr<StdTensorOp>& g,
                                                         const std::vector<bool>& linear) {
-  std::vector<bool> depends(g->values().size(), false);
-  for (std::size_t i = 0; i < g->inputs().size(); ++i) depends[g->inputs()[i]] = linear[i];
-  std::vector<std::optional<computegraph::OperationRole>> inferred(g->operations().size());
-  bool changed = false;
-  for (std::size_t k = 0; k < g->operations().size(); ++k) {
-    const auto& node = g->operations()[k];
-    std::vector<bool> mask;
-    bool any = false;
-    for (const auto& in : node.inputs) {
-      mask.push_back(depends[in.local_id()]);
-      any = any || mask.back();
-    }
-    if (!any) continue;
-    for (std::size_t o = 0; o < node.operation.output_count(); ++o) depends[node.outputs[0] + o] = true;
-    if (node.role.is_primary()) {
-      inferred[k] = tidu::linear_role(mask);
-      changed = true;
-    }
-  }
-  if (!changed) return g;
-  // A region is closed (no parents, no External operands).
+  // The replay's values: the value in the new graph, and whether it depends on a linear input.
+  struct Value {
+    computegraph::LocalValueId id;
+    bool linear;
+  };
+  // A region is closed (no parents, no External operands), so it replays as it is.
   computegraph::GraphBuilder<StdTensorOp> b;
-  std::vector<computegraph::LocalValueId> id(g->values().size());
-  for (const computegraph::LocalValueId v : g->inputs()) id[v] = b.add_input(g->key(v).input_key());
-  for (std::size_t k = 0; k < g->operations().size(); ++k) {
-    const auto& node = g->operations()[k];
-    std::vector<computegraph::ValueRef<StdTensorOp>> in;
-    for (const auto& r : node.inputs) in.push_back(computegraph::ValueRef<StdTensorOp>::local(id[r.local_id()]));
-    const auto outs = b.add_operation(node.operation, std::move(in), inferred[k] ? *inferred[k] : node.role);
-    for (std::size_t o = 0; o < outs.size(); ++o) id[node.outputs[0] + o] = outs[o];
-  }
+  std::vector<Value> args;
+  for (std::size_t i = 0; i < g->inputs().size(); ++i) args.push_back({b.add_input(g->key(g->inputs()[i]).input_key()), linear[i]});
+  bool changed = false;
+  const std::vector<Value> outs = computegraph::replay(
+      *g, std::span<const Value>(args),
+      [&](const StdTensorOp& op, const computegraph::OperationRole& role, std::span<const Value> in) {
+        std::vector<computegraph::ValueRef<StdTensorOp>> refs;
+        std::vector<bool> mask;
+        for (const Value& v : in) {
+          refs.push_back(computegraph::ValueRef<StdTensorOp>::local(v.id));
+          mask.push_back(v.linear);
+        }
+        const bool any = std::find(mask.begin(), mask.end(), true) != mask.end();
+        const bool infer = any && role.is_primary();
+        changed = changed || infer;
+        std::vector<Value> results;
+        for (const computegraph::LocalValueId id : b.add_operation(op, std::move(refs), infer ? tidu::linear_role(mask) : role)) {
+          results.push_back({id, any});
+        }
+        return results;
+      });
+  if (!changed) return g;
   std::vector<computegraph::LocalValueId> outputs;
-  for (const computegraph::LocalValueId v : g->outputs()) outputs.push_back(id[v]);
+  for (const Value& v : outs) outputs.push_back(v.id);
   b.set_outputs(std::move(outputs));
   return b.finish();
 }
