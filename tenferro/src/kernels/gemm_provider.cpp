@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <libxsmm.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -19,7 +21,9 @@ constexpr double kSmallWork = 262144.0;  // 2^18
 /// Products above this many multiply-adds go to OpenBLAS's AVX-512 kernels (on AMD: f32 ones).
 constexpr double kLargeWork = 16777216.0;  // 2^24
 /// On CPUs other than AMD's, products up to this many go to OpenBLAS's AVX-512 kernels too.
-constexpr double kTinyWork = 32768.0;  // 2^15
+constexpr double kTinyWork = 262144.0;  // 2^18
+/// One core's L2 cache where the system does not say (a common size of current x86 cores).
+constexpr std::int64_t kDefaultL2Bytes = 1 << 20;
 
 std::atomic<GemmProvider> forced{GemmProvider::Auto};
 
@@ -44,6 +48,7 @@ struct Policy {
   bool openblas_avx512 = false;
   bool libxsmm_avx512 = false;
   CpuVendor vendor = CpuVendor::Other;
+  std::int64_t l2_bytes = kDefaultL2Bytes;
 };
 
 const Policy& policy() {
@@ -57,6 +62,7 @@ const Policy& policy() {
     __builtin_cpu_init();
     q.vendor = __builtin_cpu_is("amd") ? CpuVendor::Amd : CpuVendor::Other;
 #endif
+    if (const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0) q.l2_bytes = l2;
     return q;
   }();
   return p;
@@ -67,7 +73,7 @@ bool picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) {
   GemmProvider choice = forced.load(std::memory_order_relaxed);
   if (choice == GemmProvider::Auto) choice = p.environment;
   if (choice != GemmProvider::Auto) return choice == GemmProvider::Libxsmm;
-  return policy_picks_libxsmm(f64, m, n, k, p.openblas_avx512, p.libxsmm_avx512, p.vendor);
+  return policy_picks_libxsmm(f64, m, n, k, p.openblas_avx512, p.libxsmm_avx512, p.vendor, p.l2_bytes);
 }
 
 }  // namespace
@@ -77,12 +83,13 @@ GemmProvider set_gemm_provider(GemmProvider provider) { return forced.exchange(p
 bool libxsmm_takes(bool f64, std::int64_t m, std::int64_t n, std::int64_t k) { return picks_libxsmm(f64, m, n, k); }
 
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
-                          bool libxsmm_avx512, CpuVendor vendor) {
+                          bool libxsmm_avx512, CpuVendor vendor, std::int64_t l2_bytes) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (libxsmm_avx512 && !openblas_avx512) return true;
   if (libxsmm_avx512 && openblas_avx512) {
     if (vendor == CpuVendor::Amd) return f64 || work <= kLargeWork;
-    return work > kTinyWork && work <= kLargeWork;
+    const double operand_bytes = (static_cast<double>(m) + static_cast<double>(n)) * static_cast<double>(k) * (f64 ? 8 : 4);
+    return work > kTinyWork && work <= kLargeWork && operand_bytes <= static_cast<double>(l2_bytes);
   }
   return work <= kSmallWork;
 }

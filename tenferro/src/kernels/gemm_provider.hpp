@@ -12,9 +12,15 @@
 //     halves): libxsmm for f64 at every size (0.60-0.97x) and for f32 up to 2^24 multiply-adds
 //     (0.64-1.00x); OpenBLAS for larger f32 products (libxsmm took 1.02-1.29x);
 //   - where both run AVX-512 on another CPU (measured on an Intel Xeon): libxsmm for products of
-//     more than 2^15 and at most 2^24 multiply-adds, f32 and f64 (0.58-0.84x); OpenBLAS above
-//     (libxsmm took 0.96-1.05x up to 2^27 and 2.3-2.5x for f64 products of 2^26.6 and 2^27.5)
-//     and below (1.1-2.1x at 8^3 and 16^3);
+//     more than 2^18 and at most 2^24 multiply-adds, f32 and f64 (0.58-0.84x), whose operands
+//     A and B fit in one core's L2 cache together; OpenBLAS above (libxsmm took 0.96-1.05x up to
+//     2^27 and 2.3-2.5x for f64 products of 2^26.6 and 2^27.5), below and where the operands
+//     overflow L2. Below 2^18 libxsmm's kernel alone took 0.88-1.02x from 2^15 on (1.1-2.1x at
+//     8^3 and 16^3), but inside a program it cost time: a 6 x 6 lattice of bond-4 tensors, whose
+//     products of 2^16 and 2^18 went to libxsmm, took 229-233 us against 204-211 us with
+//     OpenBLAS for all (one thread). Past L2, libxsmm's kernels stream the operands without
+//     OpenBLAS's packed panels: f64 64 x 64 x 4096, 4 MiB of operands against a 2 MiB L2, took
+//     1.4-2.3x, while 64 x 64 x 2048 and 32 x 32 x 4096, 2 MiB, took 0.47-0.74x;
 //   - otherwise (not measured: a CPU without AVX-512): libxsmm for small products only (m n k <=
 //     2^18, which split_gemm never splits), what libxsmm is made for.
 // The choice depends on the whole product's shape and on the process, never on how the product
@@ -43,9 +49,9 @@ enum class CpuVendor : std::uint8_t { Amd, Other };
 
 /// The policy above as a function of what it reads: whether an f64 (else f32) product of m n k
 /// multiply-adds goes to libxsmm, given whether OpenBLAS's kernels and libxsmm's generated code
-/// are AVX-512 ones, and the CPU's maker.
+/// are AVX-512 ones, the CPU's maker and the size of one core's L2 cache in bytes.
 bool policy_picks_libxsmm(bool f64, std::int64_t m, std::int64_t n, std::int64_t k, bool openblas_avx512,
-                          bool libxsmm_avx512, CpuVendor vendor);
+                          bool libxsmm_avx512, CpuVendor vendor, std::int64_t l2_bytes);
 
 /// Whether the policy (or a forced provider) gives an f64 (else f32) product of whole shape
 /// [m, n, k] to libxsmm: a caller whose B is stored transposed, which libxsmm cannot read, may

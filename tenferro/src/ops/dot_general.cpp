@@ -382,10 +382,9 @@ Tensor eval_dot(const StdTensorOp& op, Operands in) {
       }
     });
   };
-  constexpr double kMinWork = 1 << 18;  // multiply-adds worth a thread (split_gemm's threshold)
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const int threads = exec::in_parallel_body() ? 1 : num_threads();
-  if (batches < 2 || threads < 2 || work >= kMinWork || work * static_cast<double>(batches) < kMinWork) {
+  if (batches < 2 || threads < 2 || work >= kGemmSplitWork || work * static_cast<double>(batches) < kGemmSplitWork) {
     run_batches(0, batches);
   } else {
     const std::int64_t ranges = std::min<std::int64_t>(batches, 4 * std::int64_t{threads});
