@@ -11,6 +11,7 @@
 
 #include "ising_trg_model.hpp"
 #include "ising_trg_onsager.hpp"
+#include "computegraph/printer.hpp"
 #include "linalg_test_util.hpp"
 
 namespace tf = tenferro;
@@ -524,6 +525,34 @@ TEST(Cholesky, NotPositiveDefiniteThrowsLinalgErrorWithTheMinor) {
     EXPECT_EQ(e.info(), 2);
     EXPECT_THAT(e.what(), ::testing::HasSubstr("not positive definite"));
   }
+}
+
+// The JVP rule records its formula (src/ops/cholesky.cpp), written on the rule trace with the
+// matrix helpers: dH = (dA + dA^T) / 2, X = L^-1 dH L^-T by two triangular solves, Phi(X) =
+// tril(X, -1) + diag(X) / 2 (the mask keeps the strict lower triangle), dL = L Phi(X). Every
+// operation that reads the tangent is linear in exactly it; the factor L is fixed.
+TEST(Cholesky, JvpRuleRecordsItsFormula) {
+  const tf::Program p = tf::trace([](T a) { return la::cholesky(a); }, tf::Tensor::zeros({2, 2}));
+  EXPECT_EQ(computegraph::to_string(*tf::linearize(p).graph),
+            "graph {\n"
+            "  %0 = input t1:x0:f64[2, 2]\n"
+            "  $0 = external cholesky(x0:f64[2, 2])\n"
+            "  %1 = transpose[perm=[1, 0]](%0) linearized[active]\n"
+            "  %2 = add(%0, %1) linearized[active, active]\n"
+            "  %3 = constant[tensor(f64[], 0.5)]()\n"
+            "  %4 = broadcast_in_dim[shape=[2, 2], dims=[]](%3)\n"
+            "  %5 = mul(%2, %4) linearized[active, fixed]\n"
+            "  %6 = triangular_solve[left, lower]($0, %5) linearized[fixed, active]\n"
+            "  %7 = triangular_solve[right, lower, adjoint]($0, %6) linearized[fixed, active]\n"
+            "  %8 = constant[tensor(f64[2, 2], [[0, 0], [1, 0]])]()\n"
+            "  %9 = mul(%7, %8) linearized[active, fixed]\n"
+            "  %10 = extract_diag[axes=[0, 1]](%7) linearized[active]\n"
+            "  %11 = embed_diag[axes=[0, 1]](%10) linearized[active]\n"
+            "  %12 = mul(%11, %4) linearized[active, fixed]\n"
+            "  %13 = add(%9, %12) linearized[active, active]\n"
+            "  %14 = dot_general[batch=[][], contract=[1][0]]($0, %13) linearized[fixed, active]\n"
+            "  return %14\n"
+            "}\n");
 }
 
 TEST(LinalgErrors, ShapesAndDTypesAreChecked) {
