@@ -12,7 +12,6 @@ namespace tenferro {
 
 namespace {
 
-
 [[noreturn]] void rule_error(const StdTensorOp& op, tidu::RuleKind kind, const std::string& why) {
   throw tidu::ADRuleError(op.name(), kind, why);
 }
