@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace tenferro {
@@ -207,7 +208,24 @@ ThreadCache* thread_cache() {
 /// Each block carries kAlign bytes past its granted size that no tensor uses: OpenBLAS's vectorized
 /// kernels may read a few elements past the last one they use (seen inside zgesdd's zgemv_n), which
 /// is harmless unless the block ends a mapped page.
+///
+/// Blocks of at least kHugeFrom bytes are aligned to 2 MiB and asked to be backed by transparent
+/// huge pages (madvise; Debian's default THP mode honours only such requests). With 4 KiB pages a
+/// buffer larger than the 6 MiB that the second-level TLB covers (1536 entries) takes a page walk
+/// on most reads that do not stream: take of 10^6 random rows of a 128 MB table went from 33-35 ms
+/// to 25-27 ms on one thread. Where the kernel has no huge page at hand it falls back to small
+/// pages; the pool keeps the block, so the cost of faulting it in is paid once.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = std::size_t{8} << 20;
+
 std::byte* system_allocate(std::size_t size) {
+  if (size >= kHugeFrom) {
+    const std::size_t total = (size + kAlign + kHugePage - 1) / kHugePage * kHugePage;
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(kHugePage, total));
+    if (!p) throw std::bad_alloc();
+    madvise(p, total, MADV_HUGEPAGE);  // advice only: a refusal leaves small pages
+    return p;
+  }
   auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, size + kAlign));
   if (!p) throw std::bad_alloc();
   return p;

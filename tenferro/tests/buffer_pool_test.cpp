@@ -1,14 +1,18 @@
 // The buffer pool under threads: buffers taken and freed by different threads are never handed to
 // two owners at once, a thread's cache goes back to the shared pool when the thread ends, and
-// trim_buffer_pool and a capacity of 0 empty every thread's cache.
+// trim_buffer_pool and a capacity of 0 empty every thread's cache; large blocks ask for huge pages.
 #include "tenferro/buffer_pool.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -132,6 +136,60 @@ TEST(BufferPoolDefault, CapacityIsAQuarterOfMemoryAndAtLeastOneGiB) {
   if (capacity == 0) GTEST_SKIP() << "pooling is off in sanitizer builds";
   const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   EXPECT_EQ(capacity, std::max(std::size_t{1} << 30, physical / 4));
+}
+
+/// The first line of a file, or "" when it cannot be read.
+std::string first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+/// The kernel's THPeligible flag (/proc/self/smaps) of the mapping that holds `p`: 1 when its
+/// pages may be huge pages. -1 when no mapping holds `p` or the kernel does not report the flag.
+int thp_eligible(const void* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> start >> dash >> end && dash == '-' && line.find(':') > line.find(' ')) {
+      inside = start <= at && at < end;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      return std::stoi(line.substr(12));
+    }
+  }
+  return -1;
+}
+
+// Blocks of at least 8 MiB are 2 MiB aligned and advised to be huge pages (buffer_pool.cpp,
+// kHugeFrom); smaller ones are not. Checked through the kernel's own account of the mapping.
+TEST_F(BufferPool, LargeBlocksAskForHugePages) {
+  const std::string mode = first_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (mode.empty() || mode.find("[never]") != std::string::npos) {
+    GTEST_SKIP() << "transparent huge pages are off on this machine (" << mode << ")";
+  }
+  const Buffer large = take(std::size_t{16} << 20);
+  const Buffer small = take(std::size_t{1} << 20);
+  std::memset(large.data, 1, large.bytes);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(large.data) % (std::size_t{2} << 20), 0u);
+  const int eligible = thp_eligible(large.data);
+  if (eligible == -1) {
+    give_back(large);
+    give_back(small);
+    GTEST_SKIP() << "this kernel reports no THPeligible in /proc/self/smaps";
+  }
+  EXPECT_EQ(eligible, 1) << "THP mode " << mode;
+  // In madvise mode (Debian's default) only advised mappings are eligible.
+  if (mode.find("[madvise]") != std::string::npos) {
+    EXPECT_EQ(thp_eligible(small.data), 0);
+  }
+  give_back(large);
+  give_back(small);
 }
 
 TEST_F(BufferPool, CapacityZeroKeepsNothing) {
