@@ -39,8 +39,8 @@ inline constexpr double kGemmSplitWork = 1 << 20;
 /// Each block is its own OpenBLAS call, which packs the whole operand that the blocks share: all
 /// of B [k, n] when the rows are cut, all of A [m, k] when the columns are. Cutting the longer side
 /// repacks the smaller operand. Measured against OpenBLAS's own two threads on a 2-core Xeon
-/// (f64, row-major): 1024^3 0.92-0.99 by rows and 1.02-1.07 by columns; 4096 x 128 x 1024 0.95 and 1.17;
-/// 2048 x 64 x 2048 0.96 and 1.33; 128 x 4096 x 1024 1.10 and 0.95 (C is wide: columns).
+/// (f64, row-major): 1024^3 0.92-0.99 by rows and 1.02-1.07 by columns; 4096 x 128 x 1024 0.95
+/// and 1.17; 2048 x 64 x 2048 0.96 and 1.33; 128 x 4096 x 1024 1.10 and 0.95 (C is wide: columns).
 template <class Block>
 void split_gemm(std::int64_t m, std::int64_t n, std::int64_t k, Block block) {
   constexpr std::int64_t kMinWidth = 32;
