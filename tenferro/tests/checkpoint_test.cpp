@@ -174,6 +174,52 @@ TEST(Checkpoint, ScanInCheckpointedBlocks) {
   EXPECT_THROW(tf::trace(negative, c0), tf::ValueError);
 }
 
+// A checkpoint of 70 operands, more than one machine word of per-operand flags: its gradient is
+// the plain one bit for bit, as is a scan that carries 70 values.
+TEST(Checkpoint, SeventyOperands) {
+  constexpr int kCount = 70;
+  std::vector<tf::Tensor> xs;
+  for (int i = 0; i < kCount; ++i) xs.push_back(random_tensor({3}, 100 + static_cast<std::uint64_t>(i)));
+  const auto body = [](const L& a) {
+    T acc = tf::tanh(a[0]);
+    for (std::size_t i = 1; i < a.size(); ++i) acc = acc * 0.9 + tf::sin(a[i]) * a[i - 1];
+    return L{acc};
+  };
+  auto loss = [&](bool checkpointed) {
+    return [=](const std::vector<T>& v) {
+      const L out = checkpointed ? tf::checkpoint(body, L(v.begin(), v.end())) : body(L(v.begin(), v.end()));
+      return tf::sum(out[0] * out[0]);
+    };
+  };
+  const std::vector<tf::Tensor> plain = tf::grad(loss(false))(xs), checkpointed = tf::grad(loss(true))(xs);
+  ASSERT_EQ(checkpointed.size(), plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) expect_bitwise(checkpointed[i], plain[i]);
+
+  auto scanned = [&](bool in_scan) {
+    return [=](const std::vector<T>& v) {
+      const auto step = [](const L& carry, const L&) {
+        L next = carry;
+        for (std::size_t i = 0; i + 1 < carry.size(); ++i) next[i] = tf::sin(carry[i + 1]) * carry[i];
+        return std::pair{next, L{}};
+      };
+      L carry(v.begin(), v.end());
+      if (in_scan) {
+        carry = tf::scan(step, carry, {}, {.length = 2}).first;
+      } else {
+        for (int k = 0; k < 2; ++k) carry = step(carry, {}).first;
+      }
+      T total = tf::sum(carry[0]);
+      for (std::size_t i = 1; i < carry.size(); ++i) total = total + tf::sum(carry[i]);
+      return total;
+    };
+  };
+  const std::vector<tf::Tensor> unrolled = tf::grad(scanned(false))(xs), looped = tf::grad(scanned(true))(xs);
+  ASSERT_EQ(looped.size(), unrolled.size());
+  for (std::size_t i = 0; i < unrolled.size(); ++i) {
+    EXPECT_TRUE(tf::test::near(looped[i], unrolled[i], 1e-12)) << "operand " << i;
+  }
+}
+
 TEST(Checkpoint, NeedsAnOperand) {
   EXPECT_THROW(tf::checkpoint([](const L& xs) { return xs; }, L{}), tf::ShapeError);
 }

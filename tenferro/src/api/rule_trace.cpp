@@ -2,6 +2,7 @@
 // into the graph the rule emits into.
 #include "tenferro/ops/rule.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace tenferro {
@@ -106,10 +107,16 @@ JvpRule traced_unary_jvp(UnaryTracedJvp rule) {
 
 namespace detail {
 namespace {
-/// The role of an operation whose operands are linear where `linear` has a bit set.
-computegraph::OperationRole inferred_role(std::size_t operands, std::uint64_t linear) {
+/// The role of an operation of `operands` operands whose operand i is linear where bit i of
+/// `linear` is set; operands from the 65th on are linear where `wide[i]` is (`wide` is empty for at
+/// most 64 operands, so that the common case needs no heap-allocated mask).
+computegraph::OperationRole inferred_role(std::size_t operands, std::uint64_t linear, const std::vector<bool>& wide) {
+  if (!wide.empty()) {
+    if (std::find(wide.begin(), wide.end(), true) == wide.end()) return computegraph::OperationRole::primary();
+    return tidu::linear_role(wide);
+  }
   if (linear == 0) return computegraph::OperationRole::primary();
-  switch (operands) {  // the common arities without a heap-allocated mask
+  switch (operands) {  // the common arities
     case 1: return tidu::linear_role({true});
     case 2: return tidu::linear_role({(linear & 1) != 0, (linear & 2) != 0});
     case 3: return tidu::linear_role({(linear & 1) != 0, (linear & 2) != 0, (linear & 4) != 0});
@@ -128,16 +135,21 @@ Traced::ValueId rule_record(TraceState& trace, StdTensorOp op, std::span<const T
     throw Error("tenferro " + op.name() + ": " + std::to_string(operands.size()) + " operands given; expected " +
                 std::to_string(op.input_count()));
   }
-  if (operands.size() > 64) throw Error("tenferro rule trace: " + op.name() + " has more than 64 operands");
   std::vector<tidu::PrimitiveValue<StdTensorOp>> in;
   in.reserve(operands.size());
   std::uint64_t linear = 0;
+  std::vector<bool> wide(operands.size() > 64 ? operands.size() : 0);  // region ops with many operands
   for (std::size_t i = 0; i < operands.size(); ++i) {
     const RuleTape::Entry& e = tape.at(operands[i]);
     in.push_back(e.operand());
-    if (e.linear) linear |= std::uint64_t{1} << i;
+    if (!wide.empty()) {
+      wide[i] = e.linear;
+      if (e.linear) linear = 1;
+    } else if (e.linear) {
+      linear |= std::uint64_t{1} << i;
+    }
   }
-  const auto role = inferred_role(operands.size(), linear);
+  const auto role = inferred_role(operands.size(), linear, wide);
   const Traced::ValueId first = static_cast<Traced::ValueId>(tape.entries.size());
   if (op.output_count() == 1) {
     tape.append(tidu::PrimitiveValue<StdTensorOp>::local(graph.add(std::move(op), std::move(in), role)), linear != 0);
