@@ -166,7 +166,7 @@ int thp_eligible(const void* p) {
   return -1;
 }
 
-// Blocks of at least 8 MiB are 2 MiB aligned and advised to be huge pages (buffer_pool.cpp,
+// Blocks of at least 4 MiB are 2 MiB aligned and advised to be huge pages (buffer_pool.cpp,
 // kHugeFrom), checked through the kernel's own account of the mapping. (Whether a smaller block is
 // eligible depends on where malloc put it: a heap range once advised stays so.)
 TEST_F(BufferPool, LargeBlocksAskForHugePages) {
