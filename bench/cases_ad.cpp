@@ -23,7 +23,7 @@ volatile double sink = 0;
 void check_close(const std::string& what, double ours, double reference) {
   const double scale = std::max(1.0, std::abs(reference));
   if (!(std::abs(ours - reference) <= 1e-8 * scale)) {
-    std::fprintf(stderr, "bench: %s: tenferro gives %.17g, the reference %.17g\n", what.c_str(), ours, reference);
+    report_failed_check("%s: tenferro gives %.17g, the reference %.17g", what.c_str(), ours, reference);
   }
 }
 

@@ -76,7 +76,7 @@ void check_central_differences(const std::string& label, tf::Program& forward, c
       const double fd = (forward.run(plus).at(0).item<double>() - forward.run(minus).at(0).item<double>()) / (2 * h);
       const double ad = grads[p].data<double>()[i];
       if (!(std::abs(fd - ad) <= tolerance(ad))) {
-        std::fprintf(stderr, "bench: %s: parameter %zu element %lld: gradient %.12g, central differences %.12g\n",
+        report_failed_check("%s: parameter %zu element %lld: gradient %.12g, central differences %.12g",
                      label.c_str(), p, static_cast<long long>(i), ad, fd);
       }
     }
@@ -183,12 +183,12 @@ void gmm(const Options& options, std::int64_t d) {
   const double value = forward.run(args).at(0).item<double>();
   const double reference = gmm_reference(av, mv, qv, lv, xv, n, k, d);
   if (!(relative_gap(value, reference) <= 1e-10)) {
-    std::fprintf(stderr, "bench: gmm_fwd %s: tenferro gives %.17g, the plain loops %.17g\n", size.c_str(), value, reference);
+    report_failed_check("gmm_fwd %s: tenferro gives %.17g, the plain loops %.17g", size.c_str(), value, reference);
   }
   // Central differences on a few coordinates of each parameter, against the reverse-mode gradient.
   const auto [grad_value, grads] = gradient(args[0], args[1], args[2], args[3], args[4]);
   if (!(relative_gap(grad_value.item<double>(), value) <= 1e-12)) {
-    std::fprintf(stderr, "bench: gmm_grad %s: its value %.17g differs from the forward's\n", size.c_str(), grad_value.item<double>());
+    report_failed_check("gmm_grad %s: its value %.17g differs from the forward's", size.c_str(), grad_value.item<double>());
   }
   check_central_differences(
       "gmm_grad " + size, forward, args, grads, 4, 1e-5,
@@ -273,7 +273,7 @@ void lstm_adbench(const Options& options) {
   const double value = forward.run(args).at(0).item<double>();
   const auto [grad_value, grads] = gradient(args[0], args[1], args[2], args[3]);
   if (!(relative_gap(grad_value.item<double>(), value) <= 1e-12)) {
-    std::fprintf(stderr, "bench: lstm_adbench_grad: its value %.17g differs from the forward's %.17g\n",
+    report_failed_check("lstm_adbench_grad: its value %.17g differs from the forward's %.17g",
                  grad_value.item<double>(), value);
   }
   check_central_differences(

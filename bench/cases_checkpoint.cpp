@@ -79,7 +79,7 @@ bool bitwise_equal(const std::vector<tf::Tensor>& a, const std::vector<tf::Tenso
 std::string check_bitwise(const char* case_name, const std::vector<tf::Tensor>& checkpointed, const std::vector<tf::Tensor>& plain) {
   const double diff = max_relative_difference(checkpointed, plain);
   if (!bitwise_equal(checkpointed, plain)) {
-    std::fprintf(stderr, "bench: %s: checkpointed and plain gradients are not bit for bit equal (largest relative difference %g)\n",
+    report_failed_check("%s: checkpointed and plain gradients are not bit for bit equal (largest relative difference %g)",
                  case_name, diff);
   }
   return field("rel_diff", diff);
@@ -91,7 +91,7 @@ std::string check_close_results(const char* case_name, const std::vector<tf::Ten
                                 const std::vector<tf::Tensor>& plain, double tol) {
   const double diff = max_relative_difference(checkpointed, plain);
   if (!(diff <= tol)) {
-    std::fprintf(stderr, "bench: %s: checkpointed and plain results differ by %g relative (more than %g)\n", case_name, diff, tol);
+    report_failed_check("%s: checkpointed and plain results differ by %g relative (more than %g)", case_name, diff, tol);
   }
   return field("rel_diff", diff);
 }
@@ -360,7 +360,7 @@ void run_checkpoint_trg(const Options& options) {
       worst = std::max(worst, std::abs(a - b) / std::max(std::abs(b), 1e-300));
     }
     if (!(worst <= 1e-10)) {
-      std::fprintf(stderr, "bench: checkpoint_trg: checkpointed and plain lnZ/N, u, c differ by %g relative\n", worst);
+      report_failed_check("checkpoint_trg: checkpointed and plain lnZ/N, u, c differ by %g relative", worst);
     }
     const double u = -p.at(1).element(0).real(), heat = coupling * coupling * p.at(2).element(0).real();
     char buffer[128];

@@ -205,7 +205,7 @@ void sliced_case(const Options& options, const Network& net) {
   const std::vector<Measurement> m = {mu[0], ms[0]};
   if (!tf::allclose(tf::einsum(net.inputs, net.output, operands), tf::einsum(net.inputs, net.output, operands, limited),
                     1e-9, 1e-12)) {
-    std::fprintf(stderr, "bench: sliced and unsliced einsum differ\n");
+    report_failed_check("sliced and unsliced einsum differ");
   }
   print_line(net.name, "tenferro_unsliced", net.size, "f64", m[0].median_s, m[0].memory, m[0].repetitions,
              field("log2_size", whole.log2_size) + field("intermediate_mb", std::exp2(whole.log2_size) * 8 / (1 << 20)));
@@ -295,7 +295,7 @@ void run_tropical(const Options& options) {
         a, b);
     tf::Program gemm = tf::trace([](T x, T y) { return tf::matmul(x, y); }, a, b);
     if (!tf::allclose(fused.run({a, b})[0], composed.run({a, b})[0], 0, 0)) {
-      std::fprintf(stderr, "bench: tropical matmul %lld: kernel and composition differ\n", static_cast<long long>(n));
+      report_failed_check("tropical matmul %lld: kernel and composition differ", static_cast<long long>(n));
     }
     const auto m = measure({{"tenferro", [&] { fused.run({a, b}); }},
                             {"composition", [&] { composed.run({a, b}); }},

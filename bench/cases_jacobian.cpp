@@ -140,7 +140,7 @@ void run_one(const Options& options, const std::string& name, const std::string&
   const auto autoj = tf::jacobian(f);
   const tf::JacobianChoice choice = autoj.choice(x);
   const double diff = std::max(max_relative_difference({autoj(x)}, {fwd(x)}), max_relative_difference({rev(x)}, {fwd(x)}));
-  if (!(diff <= 1e-12)) std::fprintf(stderr, "bench: %s: the Jacobians differ by %.3g relative\n", name.c_str(), diff);
+  if (!(diff <= 1e-12)) report_failed_check("%s: the Jacobians differ by %.3g relative", name.c_str(), diff);
   const std::vector<Measurement> m =
       measure({{"auto", [&] { autoj(x); }}, {"jacfwd", [&] { fwd(x); }}, {"jacrev", [&] { rev(x); }}}, options.budget_s);
   const double best = std::min(m[1].median_s, m[2].median_s);

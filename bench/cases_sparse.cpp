@@ -72,7 +72,7 @@ void run_case(const Options& options, const std::string& name, const std::string
     adolc_analysis_s = seconds_of([&] { nnz = driver->run(true); });
     const double ours = abs_sum(m.values.data<double>(), m.pattern->nnz()), theirs = abs_sum(driver->values(), nnz);
     if (nnz != m.pattern->nnz() || std::abs(ours - theirs) > 1e-10 * theirs) {
-      std::fprintf(stderr, "bench: %s %s: tenferro %lld nonzeros, sum |v| %.17g; ADOL-C %d, %.17g\n", name.c_str(), size.c_str(),
+      report_failed_check("%s %s: tenferro %lld nonzeros, sum |v| %.17g; ADOL-C %d, %.17g", name.c_str(), size.c_str(),
                    static_cast<long long>(m.pattern->nnz()), ours, nnz, theirs);
     }
     impls.push_back({"adolc", [&] { driver->run(false); }});

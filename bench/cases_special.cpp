@@ -45,7 +45,7 @@ void special(const Options& options, const SpecialCase& c, std::int64_t n) {
     const double want = c.reference(xs[static_cast<std::size_t>(i)], ys[static_cast<std::size_t>(i)]);
     const double got = out.data<double>()[i];
     if (!(std::abs(got - want) <= 1e-13 * std::max(1.0, std::abs(want)))) {
-      std::fprintf(stderr, "bench: %s at %g: tenferro gives %.17g, libm %.17g\n", c.name, xs[static_cast<std::size_t>(i)], got, want);
+      report_failed_check("%s at %g: tenferro gives %.17g, libm %.17g", c.name, xs[static_cast<std::size_t>(i)], got, want);
     }
   }
   const std::vector<Impl> fwd = {{"tenferro", [&] { forward.run({x, y}); }}};

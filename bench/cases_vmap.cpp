@@ -67,7 +67,7 @@ tf::Tensor stack(const std::vector<tf::Tensor>& examples) {
 }
 
 void check(const char* case_name, const char* against, double diff, double tolerance) {
-  if (!(diff < tolerance)) std::fprintf(stderr, "bench: %s: vmap and %s differ by %g\n", case_name, against, diff);
+  if (!(diff < tolerance)) report_failed_check("%s: vmap and %s differ by %g", case_name, against, diff);
 }
 
 // ---- vmap_mlp_grad ----

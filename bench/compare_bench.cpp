@@ -70,5 +70,9 @@ int main(int argc, char** argv) {
   if (bench::wants(options, "checkpoint")) bench::run_checkpoint(options);
   if (bench::wants(options, "gmm")) bench::run_gmm(options);
   if (bench::wants(options, "lstm_adbench")) bench::run_lstm_adbench(options);
+  if (bench::failed_checks() > 0) {
+    std::fprintf(stderr, "bench_compare: %d of the cases' own checks failed (above)\n", bench::failed_checks());
+    return 1;
+  }
   return 0;
 }

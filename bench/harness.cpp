@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -75,6 +76,22 @@ bool wants(const Options& options, const std::string& family) {
 bool selected(const Options& options, const std::string& key) {
   return options.only.empty() || std::find(options.only.begin(), options.only.end(), key) != options.only.end();
 }
+
+namespace {
+int failed_check_count = 0;
+}  // namespace
+
+void report_failed_check(const char* format, ...) {
+  std::fputs("bench: ", stderr);
+  std::va_list args;
+  va_start(args, format);
+  std::vfprintf(stderr, format, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  ++failed_check_count;
+}
+
+int failed_checks() { return failed_check_count; }
 
 void reset_peak_rss() {
   // Freed blocks that glibc keeps would otherwise count towards the next case's baseline.

@@ -25,6 +25,14 @@ struct Options {
   std::string einsum_networks;
 };
 
+/// Reports that a case's own check failed (its result disagrees with a reference, or with the
+/// same computation done another way): prints "bench: " and the printf-style message to stderr,
+/// and counts it. bench_compare exits with status 1 when any check failed, so the suite's smoke
+/// run (bench.smoke) fails on a wrong benchmark result, not only on a crash.
+[[gnu::format(printf, 1, 2)]] void report_failed_check(const char* format, ...);
+/// The number of failed checks reported so far.
+int failed_checks();
+
 /// Parses --threads N, --cases a,b,..., --only k1,k2,..., --budget S and --einsum-networks FILE;
 /// throws std::invalid_argument on anything else.
 Options parse_options(int argc, char** argv);
