@@ -107,14 +107,9 @@ JvpRule traced_unary_jvp(UnaryTracedJvp rule) {
 
 namespace detail {
 namespace {
-/// The role of an operation of `operands` operands whose operand i is linear where bit i of
-/// `linear` is set; operands from the 65th on are linear where `wide[i]` is (`wide` is empty for at
-/// most 64 operands, so that the common case needs no heap-allocated mask).
-computegraph::OperationRole inferred_role(std::size_t operands, std::uint64_t linear, const std::vector<bool>& wide) {
-  if (!wide.empty()) {
-    if (std::find(wide.begin(), wide.end(), true) == wide.end()) return computegraph::OperationRole::primary();
-    return tidu::linear_role(wide);
-  }
+/// The role of an operation whose operand i is linear where bit i of `linear` is set (at most 64
+/// operands: the common case, with no heap-allocated mask).
+computegraph::OperationRole inferred_role(std::size_t operands, std::uint64_t linear) {
   if (linear == 0) return computegraph::OperationRole::primary();
   switch (operands) {  // the common arities
     case 1: return tidu::linear_role({true});
@@ -125,6 +120,12 @@ computegraph::OperationRole inferred_role(std::size_t operands, std::uint64_t li
   std::vector<bool> mask(operands);
   for (std::size_t i = 0; i < operands; ++i) mask[i] = ((linear >> i) & 1) != 0;
   return tidu::linear_role(mask);
+}
+
+/// The same for any number of operands (region ops may have more than 64).
+computegraph::OperationRole inferred_role(const std::vector<bool>& linear) {
+  if (std::find(linear.begin(), linear.end(), true) == linear.end()) return computegraph::OperationRole::primary();
+  return tidu::linear_role(linear);
 }
 }  // namespace
 
@@ -137,25 +138,26 @@ Traced::ValueId rule_record(TraceState& trace, StdTensorOp op, std::span<const T
   }
   std::vector<tidu::PrimitiveValue<StdTensorOp>> in;
   in.reserve(operands.size());
-  std::uint64_t linear = 0;
-  std::vector<bool> wide(operands.size() > 64 ? operands.size() : 0);  // region ops with many operands
+  std::uint64_t linear = 0;                                             // operands 0-63
+  std::vector<bool> wide(operands.size() > 64 ? operands.size() : 0);  // all, past 64 operands
   for (std::size_t i = 0; i < operands.size(); ++i) {
     const RuleTape::Entry& e = tape.at(operands[i]);
     in.push_back(e.operand());
-    if (!wide.empty()) {
-      wide[i] = e.linear;
-      if (e.linear) linear = 1;
-    } else if (e.linear) {
+    if (!e.linear) continue;
+    if (wide.empty()) {
       linear |= std::uint64_t{1} << i;
+    } else {
+      wide[i] = true;
     }
   }
-  const auto role = inferred_role(operands.size(), linear, wide);
+  const auto role = wide.empty() ? inferred_role(operands.size(), linear) : inferred_role(wide);
+  const bool any_linear = !role.is_primary();
   const Traced::ValueId first = static_cast<Traced::ValueId>(tape.entries.size());
   if (op.output_count() == 1) {
-    tape.append(tidu::PrimitiveValue<StdTensorOp>::local(graph.add(std::move(op), std::move(in), role)), linear != 0);
+    tape.append(tidu::PrimitiveValue<StdTensorOp>::local(graph.add(std::move(op), std::move(in), role)), any_linear);
   } else {
     for (const tidu::LocalValueId v : graph.add_primitive(std::move(op), std::move(in), role)) {
-      tape.append(tidu::PrimitiveValue<StdTensorOp>::local(v), linear != 0);
+      tape.append(tidu::PrimitiveValue<StdTensorOp>::local(v), any_linear);
     }
   }
   return first;
